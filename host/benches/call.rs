@@ -1,0 +1,94 @@
+//! Benchmarks: one `echo` call through the whole pipeline (fresh instance and
+//! Store per call), and loading 100 distinct components from a warm cache.
+//!
+//! Run with `cargo bench -p toolhost --bench call`; figures go in bench/RESULTS.md.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use toolhost::{CallOptions, Host, Session};
+
+fn echo_path() -> &'static str {
+    toolhost_test_artifacts::PLUGINS
+        .iter()
+        .find(|(name, _)| *name == "echo")
+        .map(|(_, path)| *path)
+        .expect("echo artifact")
+}
+
+/// Append a custom section so each copy has its own hash (and cache entry).
+fn distinct_copy(bytes: &[u8], n: u32) -> Vec<u8> {
+    let name = b"toolhost-bench";
+    let payload = n.to_le_bytes();
+    let size = 1 + name.len() + payload.len();
+    let mut out = bytes.to_vec();
+    out.push(0);
+    out.push(u8::try_from(size).expect("small section"));
+    out.push(u8::try_from(name.len()).expect("short name"));
+    out.extend_from_slice(name);
+    out.extend_from_slice(&payload);
+    out
+}
+
+fn call_echo(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("tools")).expect("tools");
+    std::fs::copy(echo_path(), dir.path().join("tools/echo.wasm")).expect("copy");
+    let host = rt
+        .block_on(Host::builder(dir.path()).build())
+        .expect("host");
+    let options = CallOptions::new(Arc::new(Session::ephemeral().expect("session")));
+    let input = serde_json::json!({"text": "hello"});
+    c.bench_function("call echo (fresh instance + Store per call)", |b| {
+        b.iter(|| {
+            let result = rt
+                .block_on(host.call("echo", input.clone(), &options))
+                .expect("call");
+            assert!(!result.is_error);
+        })
+    });
+}
+
+fn load_100(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = dir.path().join("tools");
+    std::fs::create_dir_all(&tools).expect("tools");
+    let echo = std::fs::read(echo_path()).expect("echo");
+    for n in 0..100 {
+        std::fs::write(
+            tools.join(format!("echo{n:03}.wasm")),
+            distinct_copy(&echo, n),
+        )
+        .expect("write");
+    }
+    let build = |dir: &Path| rt.block_on(Host::builder(dir).build()).expect("host");
+    let warm = build(dir.path());
+    assert_eq!(
+        warm.registry().tools().count(),
+        100,
+        "{:?}",
+        warm.registry().failures()
+    );
+    drop(warm);
+    let mut group = c.benchmark_group("load");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
+    group.bench_function("100 distinct tools, warm cache", |b| {
+        b.iter(|| build(dir.path()))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, call_echo, load_100);
+criterion_main!(benches);

@@ -1,0 +1,17 @@
+//! Host bindings for the toolhost contract (`toolhost:tool/contract`).
+//!
+//! Only the toolhost-specific interfaces are generated here; the standard
+//! WASI interfaces come from wasmtime-wasi and wasmtime-wasi-http.
+
+wasmtime::component::bindgen!({
+    path: "../wit",
+    world: "toolhost:tool/contract",
+    exports: { default: async },
+    with: {
+        "wasi:keyvalue/store.bucket": crate::caps::kv::Bucket,
+        "wasi:keyvalue/atomics.cas": crate::caps::kv::Cas,
+    },
+});
+
+pub use exports::toolhost::tool::tool as guest;
+pub use toolhost::tool::types;

@@ -1,0 +1,722 @@
+//! The call pipeline: the one function every surface calls.
+//!
+//! resolve → validate input → `asOf` time bounds → effect → approval →
+//! dry-run stub → session write slot → run in a fresh sandbox → retries →
+//! envelope → trace events. See DESIGN.md section 4.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::bindings::{guest, types};
+use crate::caps::http::HttpCtx;
+use crate::caps::kv::KvCtx;
+use crate::caps::log::{LogLine, TraceLog};
+use crate::caps::stdio::{Capture, DEFAULT_CAPTURE_BYTES};
+use crate::caps::workspace::{self, WasiSetup};
+use crate::config::{Permission, WorkspaceAccess};
+use crate::error::{CallError, InputError};
+use crate::host::Host;
+use crate::instance::{Caps, Failure, Instance};
+use crate::output::ToolOutput;
+use crate::registry::{Tool, effect_from_guest};
+use crate::session::{EventKind, Session, SessionMode, parse_instant};
+use crate::tool::{Effect, EffectDecl};
+
+/// The largest input accepted, in bytes of JSON.
+pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
+/// The largest result a tool may return, in bytes.
+pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
+/// Attempts a transiently failing read or idempotent call gets, in all.
+pub const MAX_ATTEMPTS: u32 = 3;
+/// What a stubbed call returns when the tool has no dry-run result.
+pub const STUB_TEXT: &str = "Operation acknowledged.";
+
+/// A call's input: JSON text as received, or a value already parsed.
+#[derive(Debug, Clone)]
+pub enum CallInput {
+    /// JSON text; malformed text is an `invalid_tool_input` error.
+    Text(String),
+    /// A parsed JSON value.
+    Json(Value),
+}
+
+impl From<Value> for CallInput {
+    fn from(value: Value) -> Self {
+        Self::Json(value)
+    }
+}
+
+impl From<&str> for CallInput {
+    fn from(text: &str) -> Self {
+        Self::Text(text.to_string())
+    }
+}
+
+impl From<String> for CallInput {
+    fn from(text: String) -> Self {
+        Self::Text(text)
+    }
+}
+
+/// A call that needs someone's approval.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRequest {
+    /// The call id.
+    pub call_id: String,
+    /// The tool.
+    pub tool_name: String,
+    /// The validated input.
+    pub input: Value,
+    /// The call's effect.
+    pub effect: Effect,
+    /// The session.
+    pub session_id: String,
+}
+
+/// The answer to an [`ApprovalRequest`].
+#[derive(Debug, Clone)]
+pub enum ApprovalDecision {
+    /// Run it; `by` (auth JSON) reaches the tool as `approved-by`.
+    Approved {
+        /// Who approved.
+        by: Value,
+    },
+    /// Do not run it; the result is `isError` naming who denied.
+    Denied {
+        /// Who denied.
+        by: Value,
+        /// Why, if they said.
+        reason: Option<String>,
+    },
+    /// Nobody can answer here; `how` says how to approve on this surface.
+    Unavailable {
+        /// How to grant approval.
+        how: String,
+    },
+}
+
+/// Decides `always_ask` calls. Surfaces bring their own: the CLI's
+/// `--approve`, the HTTP API's approval endpoint, MCP elicitation.
+pub trait Approver: Send + Sync {
+    /// Decide one call (may wait for a person).
+    fn decide<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'a>>;
+}
+
+/// Approves every call on behalf of `by` (the CLI's `--approve`).
+pub struct PreApproved(pub Value);
+
+impl Approver for PreApproved {
+    fn decide<'a>(
+        &'a self,
+        _request: &'a ApprovalRequest,
+    ) -> Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'a>> {
+        Box::pin(async move { ApprovalDecision::Approved { by: self.0.clone() } })
+    }
+}
+
+/// Approves nothing: calls that need approval are refused with `how`.
+pub struct NoApprover(pub String);
+
+impl Approver for NoApprover {
+    fn decide<'a>(
+        &'a self,
+        _request: &'a ApprovalRequest,
+    ) -> Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'a>> {
+        Box::pin(async move {
+            ApprovalDecision::Unavailable {
+                how: self.0.clone(),
+            }
+        })
+    }
+}
+
+/// How a call is made: in which session, approved by whom.
+#[derive(Clone)]
+pub struct CallOptions {
+    /// The session the call belongs to.
+    pub session: Arc<Session>,
+    /// Who decides `always_ask` calls.
+    pub approver: Arc<dyn Approver>,
+}
+
+impl CallOptions {
+    /// Options for a call in `session` where nobody can approve.
+    pub fn new(session: Arc<Session>) -> Self {
+        Self {
+            session,
+            approver: Arc::new(NoApprover("no approver is available".into())),
+        }
+    }
+
+    /// The same options with another approver.
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = approver;
+        self
+    }
+}
+
+/// What a call left in its trace besides the result.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallTrace {
+    /// The call's effect, once known.
+    pub effect: Option<Effect>,
+    /// Who approved it, if it needed approval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approved_by: Option<Value>,
+    /// The tool's log lines and the host's notes.
+    pub logs: Vec<LogLine>,
+    /// Log lines dropped past the cap.
+    pub logs_dropped: usize,
+    /// What the tool printed to stdout (capped).
+    pub stdout: String,
+    /// Whether stdout was cut at the cap.
+    pub stdout_truncated: bool,
+    /// What the tool printed to stderr (capped).
+    pub stderr: String,
+    /// Whether stderr was cut at the cap.
+    pub stderr_truncated: bool,
+    /// The limit or trap that ended the call, if one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+/// A call's envelope: what every surface returns for a call that ran.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallResult {
+    /// Always true: the call was delivered (a refused call is a [`CallError`]).
+    pub ok: bool,
+    /// The tool called.
+    pub tool_name: String,
+    /// The call id, as in the trace events.
+    pub call_id: String,
+    /// Whether the tool failed (its own error, a trap, a limit).
+    pub is_error: bool,
+    /// The tool's text, its JSON, or `{content, isError}`.
+    pub result: Value,
+    /// Wall time of the whole call.
+    pub duration_ms: u64,
+    /// Whether a dry-run session stubbed the call.
+    pub stubbed: bool,
+    /// How many times `execute` ran.
+    pub attempts: u32,
+    /// The full output, for surfaces that pass content blocks on (MCP).
+    #[serde(skip)]
+    pub output: ToolOutput,
+    /// Logs, stdio and failure details.
+    #[serde(skip)]
+    pub trace: CallTrace,
+}
+
+/// Everything one call shares across its instances.
+struct Call<'a> {
+    host: &'a Host,
+    tool: &'a Arc<Tool>,
+    session: &'a Session,
+    id: String,
+    input_text: String,
+    started: Instant,
+    deadline: Instant,
+    trace: TraceLog,
+    stdout: Capture,
+    stderr: Capture,
+}
+
+impl Host {
+    /// Run one call through the whole pipeline.
+    pub async fn call(
+        &self,
+        tool_name: &str,
+        input: impl Into<CallInput>,
+        options: &CallOptions,
+    ) -> Result<CallResult, CallError> {
+        let started = Instant::now();
+        let session = &*options.session;
+        let registry = self.registry();
+        let tool = registry
+            .get(tool_name)
+            .ok_or_else(|| CallError::UnknownTool {
+                name: tool_name.to_string(),
+                known: registry.tools().map(|t| t.name().to_string()).collect(),
+            })?;
+        let input = parse_input(tool, input.into())?;
+        check_time_args(tool, session, &input)?;
+
+        let call = Call {
+            host: self,
+            tool,
+            session,
+            id: format!("call_{}", uuid::Uuid::new_v4().simple()),
+            input_text: input.to_string(),
+            started,
+            deadline: started + tool.policy().timeout,
+            trace: TraceLog::default(),
+            stdout: Capture::new(DEFAULT_CAPTURE_BYTES),
+            stderr: Capture::new(DEFAULT_CAPTURE_BYTES),
+        };
+        session.events().emit(
+            EventKind::ActionsRequested,
+            json!({
+                "callId": call.id,
+                "toolName": tool.name(),
+                "input": input,
+                "sessionId": session.id(),
+            }),
+        );
+        let outcome = call.run(&input, options).await;
+        match &outcome {
+            Ok(result) => {
+                let mut data = serde_json::to_value(result).unwrap_or_default();
+                data["trace"] = serde_json::to_value(&result.trace).unwrap_or_default();
+                session.events().emit(EventKind::ActionResult, data);
+            }
+            Err(error) => {
+                session.events().emit(
+                    EventKind::ActionResult,
+                    json!({
+                        "ok": false,
+                        "callId": call.id,
+                        "toolName": tool.name(),
+                        "error": { "code": error.code(), "message": error.to_string() },
+                    }),
+                );
+            }
+        }
+        outcome
+    }
+}
+
+/// Parse (when text) and validate the input against the tool's schema.
+fn parse_input(tool: &Tool, input: CallInput) -> Result<Value, CallError> {
+    let invalid = |pointer: &str, message: String| CallError::InvalidInput {
+        tool: tool.name().to_string(),
+        errors: vec![InputError {
+            pointer: pointer.to_string(),
+            message,
+        }],
+    };
+    let value = match input {
+        CallInput::Text(text) => {
+            if text.len() > MAX_INPUT_BYTES {
+                return Err(invalid(
+                    "",
+                    format!(
+                        "input is {} bytes; at most {MAX_INPUT_BYTES} are accepted",
+                        text.len()
+                    ),
+                ));
+            }
+            serde_json::from_str(&text).map_err(|e| invalid("", format!("not valid JSON: {e}")))?
+        }
+        CallInput::Json(value) => value,
+    };
+    let size = value.to_string().len();
+    if size > MAX_INPUT_BYTES {
+        return Err(invalid(
+            "",
+            format!("input is {size} bytes; at most {MAX_INPUT_BYTES} are accepted"),
+        ));
+    }
+    let errors = tool.validate(&value);
+    if !errors.is_empty() {
+        return Err(CallError::InvalidInput {
+            tool: tool.name().to_string(),
+            errors,
+        });
+    }
+    Ok(value)
+}
+
+/// In a session with `asOf`, every time argument must be an absolute instant
+/// with a timezone, no later than `asOf`.
+fn check_time_args(tool: &Tool, session: &Session, input: &Value) -> Result<(), CallError> {
+    let Some(as_of) = session.as_of() else {
+        return Ok(());
+    };
+    let errors: Vec<InputError> = tool
+        .metadata()
+        .time_args
+        .iter()
+        .filter_map(|arg| {
+            let problem = match input.get(arg) {
+                None | Some(Value::Null) => format!(
+                    "time argument `{arg}` is required in a session with asOf {}",
+                    as_of.to_rfc3339()
+                ),
+                Some(Value::String(text)) => match parse_instant(text) {
+                    Err(reason) => format!("time argument `{arg}`: {reason}"),
+                    Ok(t) if t > as_of => format!(
+                        "time argument `{arg}` = {text} is later than the session's asOf {}",
+                        as_of.to_rfc3339()
+                    ),
+                    Ok(_) => return None,
+                },
+                Some(other) => {
+                    format!("time argument `{arg}` must be an ISO-8601 string, found {other}")
+                }
+            };
+            Some(InputError {
+                pointer: format!("/{}", arg.replace('~', "~0").replace('/', "~1")),
+                message: problem,
+            })
+        })
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(CallError::InvalidInput {
+            tool: tool.name().to_string(),
+            errors,
+        })
+    }
+}
+
+impl Call<'_> {
+    async fn run(&self, input: &Value, options: &CallOptions) -> Result<CallResult, CallError> {
+        let effect = match self.effect().await {
+            Ok(effect) => effect,
+            Err(failure) => return Ok(self.failed(None, 0, None, &failure.to_string())),
+        };
+        let stubbed = self.session.mode() == SessionMode::DryRun && effect != Effect::Read;
+
+        let mut approved_by = None;
+        if self.tool.policy().permission == Permission::AlwaysAsk && !stubbed {
+            let request = ApprovalRequest {
+                call_id: self.id.clone(),
+                tool_name: self.tool.name().to_string(),
+                input: input.clone(),
+                effect,
+                session_id: self.session.id().to_string(),
+            };
+            match options.approver.decide(&request).await {
+                ApprovalDecision::Approved { by } => approved_by = Some(by),
+                ApprovalDecision::Denied { by, reason } => {
+                    let who = by.to_string();
+                    let message = match reason {
+                        Some(reason) => format!("call denied by {who}: {reason}"),
+                        None => format!("call denied by {who}"),
+                    };
+                    return Ok(self.finish(
+                        Some(effect),
+                        0,
+                        false,
+                        ToolOutput::text(message, true),
+                        None,
+                        None,
+                    ));
+                }
+                ApprovalDecision::Unavailable { how } => {
+                    return Err(CallError::ApprovalRequired {
+                        tool: self.tool.name().to_string(),
+                        how,
+                    });
+                }
+            }
+        }
+
+        if stubbed {
+            return Ok(self.stub(effect).await);
+        }
+
+        let _slot = match effect {
+            Effect::Read => None,
+            Effect::Idempotent | Effect::Write => Some(self.session.try_write_slot()?),
+        };
+        let workspace = self.workspace(effect)?;
+        Ok(self
+            .execute(effect, approved_by, workspace.as_deref())
+            .await)
+    }
+
+    /// The call's effect: declared, or asked of the tool for this input.
+    async fn effect(&self) -> Result<Effect, Failure> {
+        match self.tool.metadata().effect {
+            EffectDecl::Fixed(effect) => Ok(effect),
+            EffectDecl::ByInput => {
+                let mut instance = self.instance(self.no_caps()?).await?;
+                Ok(effect_from_guest(
+                    instance.effect_for(&self.input_text).await?,
+                ))
+            }
+        }
+    }
+
+    /// The result of a call a dry-run session stubs.
+    async fn stub(&self, effect: Effect) -> CallResult {
+        if !self.tool.metadata().has_dry_run_result {
+            return self.finish(
+                Some(effect),
+                0,
+                true,
+                ToolOutput::text(STUB_TEXT, false),
+                None,
+                None,
+            );
+        }
+        let result = async {
+            let mut instance = self.instance(self.no_caps()?).await?;
+            instance.dry_run_result(&self.input_text).await
+        }
+        .await;
+        match result {
+            Ok(Some(out)) => match ToolOutput::from_guest(out) {
+                Ok(output) => self.finish(Some(effect), 0, true, output, None, None),
+                Err(problem) => {
+                    self.failed(Some(effect), 0, None, &format!("dry-run result {problem}"))
+                }
+            },
+            Ok(None) => self.finish(
+                Some(effect),
+                0,
+                true,
+                ToolOutput::text(STUB_TEXT, false),
+                None,
+                None,
+            ),
+            Err(failure) => {
+                self.failed(Some(effect), 0, None, &format!("dry-run result: {failure}"))
+            }
+        }
+    }
+
+    /// The workspace directory this call gets, if its grant gives one.
+    fn workspace(&self, effect: Effect) -> Result<Option<std::path::PathBuf>, CallError> {
+        if self.tool.policy().grants.workspace == WorkspaceAccess::None {
+            return Ok(None);
+        }
+        let dir = self.session.workspace();
+        match std::fs::create_dir_all(dir) {
+            Ok(()) => Ok(Some(dir.to_path_buf())),
+            Err(e) if effect == Effect::Read => {
+                self.trace.host(format!(
+                    "workspace {} unavailable ({e}); the read runs without it",
+                    dir.display()
+                ));
+                Ok(None)
+            }
+            Err(e) => Err(CallError::WorkspaceUnavailable {
+                session: self.session.id().to_string(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    /// Run `execute`, retrying transient failures of read and idempotent calls.
+    async fn execute(
+        &self,
+        effect: Effect,
+        approved_by: Option<Value>,
+        workspace: Option<&std::path::Path>,
+    ) -> CallResult {
+        let max_attempts = if effect.is_retryable() {
+            MAX_ATTEMPTS
+        } else {
+            1
+        };
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let ctx = self.context(attempt, approved_by.as_ref());
+            let outcome = async {
+                let caps = self
+                    .caps(effect, workspace)
+                    .map_err(|e| Failure::Host(format!("{e:#}")))?;
+                let mut instance = self.instance(caps).await?;
+                instance.execute(&self.input_text, &ctx).await
+            }
+            .await;
+            let output = match outcome {
+                Err(failure) => {
+                    return self.failed(
+                        Some(effect),
+                        attempt,
+                        approved_by,
+                        &self.describe(&failure),
+                    );
+                }
+                Ok(Err(types::ToolError::Transient(message)))
+                    if attempt < max_attempts && Instant::now() < self.deadline =>
+                {
+                    self.trace.host(format!(
+                        "attempt {attempt} failed transiently: {message}; retrying"
+                    ));
+                    continue;
+                }
+                Ok(Err(error)) => ToolOutput::text(tool_error_message(error), true),
+                Ok(Ok(out)) => match ToolOutput::from_guest(out) {
+                    Ok(output) if output.size() > MAX_OUTPUT_BYTES => {
+                        return self.failed(
+                            Some(effect),
+                            attempt,
+                            approved_by,
+                            &format!(
+                                "output cap hit: the result is {} bytes; at most {MAX_OUTPUT_BYTES} are allowed",
+                                output.size()
+                            ),
+                        );
+                    }
+                    Ok(output) => output,
+                    Err(problem) => {
+                        return self.failed(
+                            Some(effect),
+                            attempt,
+                            approved_by,
+                            &format!("the tool {problem}"),
+                        );
+                    }
+                },
+            };
+            return self.finish(Some(effect), attempt, false, output, approved_by, None);
+        }
+    }
+
+    /// The guest's view of this call.
+    fn context(&self, attempt: u32, approved_by: Option<&Value>) -> guest::CallContext {
+        let session = self.session;
+        types::CallContext {
+            call_id: self.id.clone(),
+            attempt,
+            session: types::SessionInfo {
+                id: session.id().to_string(),
+                channel: session.channel().map(str::to_string),
+                mode: match session.mode() {
+                    SessionMode::Live => types::SessionMode::Live,
+                    SessionMode::DryRun => types::SessionMode::DryRun,
+                },
+                auth: session.auth().map(Value::to_string),
+            },
+            approved_by: approved_by.map(Value::to_string),
+            as_of: session.as_of().map(|t| t.to_rfc3339()),
+        }
+    }
+
+    /// The capabilities `execute` gets: the grant, narrowed by the effect.
+    fn caps(&self, effect: Effect, workspace: Option<&std::path::Path>) -> anyhow::Result<Caps> {
+        let grants = &self.tool.policy().grants;
+        let read_only = effect == Effect::Read;
+        let perms = workspace::permissions(grants.workspace, read_only);
+        let kv = match (&self.host.kv_backend(), grants.kv.is_empty()) {
+            (Some(backend), false) => KvCtx::new(Arc::clone(backend), grants.kv.clone(), read_only),
+            _ => KvCtx::deny_all(),
+        };
+        Ok(Caps {
+            wasi: WasiSetup {
+                workspace: workspace.zip(perms),
+                env: &grants.env,
+                stdout: self.stdout.clone(),
+                stderr: self.stderr.clone(),
+            }
+            .build()?,
+            http: HttpCtx::new(Arc::new(grants.http.clone()), read_only, self.trace.clone()),
+            kv,
+        })
+    }
+
+    fn no_caps(&self) -> Result<Caps, Failure> {
+        Caps::none(&self.trace, &self.stdout, &self.stderr)
+            .map_err(|e| Failure::Host(format!("{e:#}")))
+    }
+
+    async fn instance(&self, caps: Caps) -> Result<Instance, Failure> {
+        if Instant::now() >= self.deadline {
+            return Err(Failure::Timeout(self.tool.policy().timeout));
+        }
+        Instance::new(
+            &self.host.engine,
+            &self.tool.pre,
+            caps,
+            &self.trace,
+            self.tool.policy().memory_bytes,
+            self.deadline,
+            self.tool.policy().timeout,
+        )
+        .await
+    }
+
+    /// A failure's message, with the guest's panic message when it left one.
+    fn describe(&self, failure: &Failure) -> String {
+        let (stderr, _) = self.stderr.contents();
+        match (failure, stderr.lines().find(|l| l.contains("panicked at"))) {
+            (Failure::Trap(_), Some(panic)) => {
+                let detail = stderr
+                    .lines()
+                    .skip_while(|l| !l.contains("panicked at"))
+                    .nth(1)
+                    .unwrap_or_default();
+                format!("{failure} ({} {})", panic.trim(), detail.trim())
+            }
+            _ => failure.to_string(),
+        }
+    }
+
+    fn failed(
+        &self,
+        effect: Option<Effect>,
+        attempts: u32,
+        approved_by: Option<Value>,
+        message: &str,
+    ) -> CallResult {
+        let message = format!("tool `{}` failed: {message}", self.tool.name());
+        self.finish(
+            effect,
+            attempts,
+            false,
+            ToolOutput::text(message.clone(), true),
+            approved_by,
+            Some(message),
+        )
+    }
+
+    fn finish(
+        &self,
+        effect: Option<Effect>,
+        attempts: u32,
+        stubbed: bool,
+        output: ToolOutput,
+        approved_by: Option<Value>,
+        failure: Option<String>,
+    ) -> CallResult {
+        let (logs, logs_dropped) = self.trace.snapshot();
+        let (stdout, stdout_truncated) = self.stdout.contents();
+        let (stderr, stderr_truncated) = self.stderr.contents();
+        CallResult {
+            ok: true,
+            tool_name: self.tool.name().to_string(),
+            call_id: self.id.clone(),
+            is_error: output.is_error,
+            result: output.result_value(),
+            duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            stubbed,
+            attempts,
+            output,
+            trace: CallTrace {
+                effect,
+                approved_by,
+                logs,
+                logs_dropped,
+                stdout,
+                stdout_truncated,
+                stderr,
+                stderr_truncated,
+                failure,
+            },
+        }
+    }
+}
+
+fn tool_error_message(error: types::ToolError) -> String {
+    match error {
+        types::ToolError::InvalidInput(message) => format!("invalid input: {message}"),
+        types::ToolError::Transient(message) | types::ToolError::Failed(message) => message,
+    }
+}

@@ -1,0 +1,305 @@
+//! `toolhost.toml`: the operator's settings and grants, parsed strictly.
+//!
+//! Every table rejects unknown keys, naming the key and its line. What a
+//! tool gets is its `[tools.<name>]` entry over `[defaults]` over the built-in
+//! defaults, which deny every capability.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+
+use crate::caps::http::AllowList;
+
+/// The file name looked for in a host directory.
+pub const CONFIG_FILE: &str = "toolhost.toml";
+/// A call's deadline when none is configured.
+pub const DEFAULT_TIMEOUT_MS: u64 = 10_000;
+/// A call's memory cap when none is configured: sized for the Python and JS examples.
+pub const DEFAULT_MEMORY_MB: u64 = 128;
+/// The largest memory cap a tool may be given.
+pub const MAX_MEMORY_MB: u64 = 4096;
+/// The longest deadline a tool may be given.
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+
+/// The whole `toolhost.toml`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The agent's slug, used in HTTP routes.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Settings for every tool, unless a tool's own entry overrides them.
+    #[serde(default)]
+    pub defaults: ToolSettings,
+    /// Per-tool settings, by tool name.
+    #[serde(default)]
+    pub tools: BTreeMap<String, ToolSettings>,
+}
+
+/// Settings that `[defaults]` and `[tools.<name>]` may hold; unset keys inherit.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSettings {
+    /// Whether the tool is listed and callable.
+    pub enabled: Option<bool>,
+    /// Whether calls need approval.
+    pub permission: Option<Permission>,
+    /// The call's deadline, all attempts together, in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// The call's linear-memory cap, in MiB.
+    pub memory_mb: Option<u64>,
+    /// Access to the session's workspace directory.
+    pub workspace: Option<WorkspaceAccess>,
+    /// Key-value buckets the tool may open.
+    pub kv: Option<Vec<String>>,
+    /// Origins the tool may send HTTP requests to.
+    pub http: Option<Vec<String>>,
+    /// Environment variables given to the tool.
+    pub env: Option<BTreeMap<String, String>>,
+}
+
+/// Whether a tool's calls run at once or wait for someone to approve them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Permission {
+    /// Calls run without asking.
+    #[default]
+    AlwaysAllow,
+    /// Every call waits for an approval.
+    AlwaysAsk,
+}
+
+/// How much of the session's workspace a tool may touch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WorkspaceAccess {
+    /// No workspace at all.
+    #[default]
+    None,
+    /// Read-only.
+    Read,
+    /// Read and write.
+    Write,
+}
+
+/// What one tool is allowed, resolved from the config.
+#[derive(Debug, Clone)]
+pub struct ToolPolicy {
+    /// Whether the tool is listed and callable.
+    pub enabled: bool,
+    /// Whether calls need approval.
+    pub permission: Permission,
+    /// The call's deadline, all attempts together.
+    pub timeout: Duration,
+    /// The call's linear-memory cap in bytes.
+    pub memory_bytes: usize,
+    /// The capabilities granted.
+    pub grants: Grants,
+}
+
+/// The capabilities granted to one tool. Empty denies everything.
+#[derive(Debug, Clone, Default)]
+pub struct Grants {
+    /// Workspace access.
+    pub workspace: WorkspaceAccess,
+    /// Buckets the tool may open.
+    pub kv: Vec<String>,
+    /// Where the tool may send HTTP requests.
+    pub http: AllowList,
+    /// Environment variables, by name.
+    pub env: BTreeMap<String, String>,
+}
+
+impl Config {
+    /// Parse `toolhost.toml` text; `origin` names the file in errors.
+    pub fn parse(text: &str, origin: &Path) -> anyhow::Result<Self> {
+        let config: Self =
+            toml::from_str(text).with_context(|| format!("invalid {}", origin.display()))?;
+        config
+            .validate()
+            .with_context(|| format!("invalid {}", origin.display()))?;
+        Ok(config)
+    }
+
+    /// Read `<dir>/toolhost.toml`, or the defaults when there is none.
+    pub fn load(dir: &Path) -> anyhow::Result<Self> {
+        let path = dir.join(CONFIG_FILE);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Self::parse(&text, &path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+
+    /// The file a host directory's config lives in.
+    pub fn path_in(dir: &Path) -> PathBuf {
+        dir.join(CONFIG_FILE)
+    }
+
+    /// The resolved policy of the tool `name`.
+    pub fn policy_for(&self, name: &str) -> anyhow::Result<ToolPolicy> {
+        let own = self.tools.get(name);
+        let http_entries: Vec<String> = own
+            .and_then(|s| s.http.clone())
+            .or_else(|| self.defaults.http.clone())
+            .unwrap_or_default();
+        let http = AllowList::parse(&http_entries)
+            .with_context(|| format!("invalid `http` grant for tool `{name}`"))?;
+        Ok(ToolPolicy {
+            enabled: pick(own, &self.defaults, |s| s.enabled).unwrap_or(true),
+            permission: pick(own, &self.defaults, |s| s.permission).unwrap_or_default(),
+            timeout: Duration::from_millis(
+                pick(own, &self.defaults, |s| s.timeout_ms).unwrap_or(DEFAULT_TIMEOUT_MS),
+            ),
+            memory_bytes: usize::try_from(
+                pick(own, &self.defaults, |s| s.memory_mb).unwrap_or(DEFAULT_MEMORY_MB),
+            )
+            .unwrap_or(usize::MAX)
+            .saturating_mul(1024 * 1024),
+            grants: Grants {
+                workspace: pick(own, &self.defaults, |s| s.workspace).unwrap_or_default(),
+                kv: own
+                    .and_then(|s| s.kv.clone())
+                    .or_else(|| self.defaults.kv.clone())
+                    .unwrap_or_default(),
+                http,
+                env: own
+                    .and_then(|s| s.env.clone())
+                    .or_else(|| self.defaults.env.clone())
+                    .unwrap_or_default(),
+            },
+        })
+    }
+
+    /// The largest memory cap any tool may get, for sizing the instance pool.
+    pub fn max_memory_bytes(&self) -> usize {
+        let mb = std::iter::once(&self.defaults)
+            .chain(self.tools.values())
+            .filter_map(|s| s.memory_mb)
+            .chain([DEFAULT_MEMORY_MB])
+            .max()
+            .unwrap_or(DEFAULT_MEMORY_MB);
+        usize::try_from(mb).unwrap_or(usize::MAX) * 1024 * 1024
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        if let Some(name) = &self.name {
+            let ok = !name.is_empty()
+                && name.len() <= 64
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+            anyhow::ensure!(
+                ok,
+                "`name` = {name:?} is not a slug: use 1-64 characters of a-z, 0-9, `-` and `_`"
+            );
+        }
+        let sections = std::iter::once(("[defaults]".to_string(), &self.defaults))
+            .chain(self.tools.iter().map(|(n, s)| (format!("[tools.{n}]"), s)));
+        for (section, settings) in sections {
+            settings
+                .validate()
+                .with_context(|| format!("in {section}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// A setting from the tool's own entry, else from `[defaults]`.
+fn pick<T>(
+    own: Option<&ToolSettings>,
+    defaults: &ToolSettings,
+    get: impl Fn(&ToolSettings) -> Option<T>,
+) -> Option<T> {
+    own.and_then(&get).or_else(|| get(defaults))
+}
+
+impl ToolSettings {
+    fn validate(&self) -> anyhow::Result<()> {
+        if let Some(ms) = self.timeout_ms {
+            anyhow::ensure!(
+                (1..=MAX_TIMEOUT_MS).contains(&ms),
+                "`timeout_ms` = {ms} is out of range: expected 1 to {MAX_TIMEOUT_MS}"
+            );
+        }
+        if let Some(mb) = self.memory_mb {
+            anyhow::ensure!(
+                (1..=MAX_MEMORY_MB).contains(&mb),
+                "`memory_mb` = {mb} is out of range: expected 1 to {MAX_MEMORY_MB}"
+            );
+        }
+        for bucket in self.kv.iter().flatten() {
+            anyhow::ensure!(
+                !bucket.is_empty() && bucket.len() <= 128,
+                "`kv` bucket name {bucket:?} must be 1-128 characters"
+            );
+        }
+        if let Some(entries) = &self.http {
+            AllowList::parse(entries).context("invalid `http` entry")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> anyhow::Result<Config> {
+        Config::parse(text, Path::new("toolhost.toml"))
+    }
+
+    #[test]
+    fn unknown_key_is_named_with_its_line() {
+        let err = parse("name = \"a\"\n[defaults]\ntimeout_ms = 5\ntimeuot_ms = 6\n").unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(msg.contains("timeuot_ms"), "{msg}");
+        assert!(msg.contains("line 4"), "{msg}");
+    }
+
+    #[test]
+    fn tool_entry_overrides_defaults() {
+        let config = parse(
+            r#"
+            [defaults]
+            permission = "always_ask"
+            timeout_ms = 2000
+            workspace = "read"
+            [tools.echo]
+            permission = "always_allow"
+            memory_mb = 64
+            "#,
+        )
+        .unwrap();
+        let echo = config.policy_for("echo").unwrap();
+        assert_eq!(echo.permission, Permission::AlwaysAllow);
+        assert_eq!(echo.timeout, Duration::from_millis(2000));
+        assert_eq!(echo.memory_bytes, 64 << 20);
+        assert_eq!(echo.grants.workspace, WorkspaceAccess::Read);
+        let other = config.policy_for("other").unwrap();
+        assert_eq!(other.permission, Permission::AlwaysAsk);
+        assert_eq!(other.memory_bytes, (DEFAULT_MEMORY_MB as usize) << 20);
+    }
+
+    #[test]
+    fn defaults_deny_everything() {
+        let policy = Config::default().policy_for("any").unwrap();
+        assert!(policy.enabled);
+        assert_eq!(policy.grants.workspace, WorkspaceAccess::None);
+        assert!(policy.grants.kv.is_empty());
+        assert!(policy.grants.http.is_empty());
+        assert!(policy.grants.env.is_empty());
+    }
+
+    #[test]
+    fn out_of_range_values_are_refused() {
+        let err = parse("[tools.x]\nmemory_mb = 0\n").unwrap_err();
+        assert!(format!("{err:#}").contains("[tools.x]"), "{err:#}");
+        assert!(parse("[defaults]\ntimeout_ms = 0\n").is_err());
+        assert!(parse("[defaults]\npermission = \"sometimes\"\n").is_err());
+        assert!(parse("name = \"Has Spaces\"\n").is_err());
+    }
+}

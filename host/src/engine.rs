@@ -1,0 +1,259 @@
+//! The shared wasmtime Engine: configuration, compile cache, epoch ticker.
+//!
+//! Each component is compiled once and cached on disk under the state
+//! directory, keyed by its content hash and the engine's compatibility hash.
+//! Only files this cache wrote are ever deserialized. Every call gets a fresh
+//! Store from the pooling allocator; an epoch ticker gives every call a
+//! deadline and lets looping guests yield to the async runtime.
+
+use std::hash::{Hash, Hasher};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use sha2::{Digest, Sha256};
+use wasmtime::component::{Component, Linker};
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, UpdateDeadline,
+};
+
+use crate::bindings::ContractPre;
+use crate::state::{self, CallState};
+
+/// How often the epoch advances: the granularity of deadlines and of yields.
+pub const EPOCH_TICK: Duration = Duration::from_millis(5);
+/// The wasm stack cap: deeper recursion traps with a stack overflow.
+pub const MAX_WASM_STACK_BYTES: usize = 1024 * 1024;
+
+/// How to size the engine.
+#[derive(Debug, Clone)]
+pub struct EngineOptions {
+    /// The largest memory cap any tool has, in bytes.
+    pub max_memory_bytes: usize,
+    /// How many instances may be alive at once (calls plus loads).
+    pub max_instances: u32,
+    /// Where compiled components are cached.
+    pub cache_dir: PathBuf,
+}
+
+/// A compiled component and the SHA-256 of its bytes.
+pub struct Compiled {
+    /// The compiled component.
+    pub component: Component,
+    /// Hex SHA-256 of the `.wasm` bytes.
+    pub sha256: String,
+}
+
+/// The engine, the linker with every capability, and the compile cache.
+pub struct ToolEngine {
+    engine: Engine,
+    linker: Linker<CallState>,
+    cache_dir: PathBuf,
+    engine_key: String,
+    _ticker: EpochTicker,
+}
+
+impl ToolEngine {
+    /// Build the engine and start its epoch ticker.
+    pub fn new(options: &EngineOptions) -> anyhow::Result<Self> {
+        let engine = Engine::new(&engine_config(options)).map_err(|e| {
+            anyhow::anyhow!("cannot create the wasmtime engine with the configured limits: {e:#}")
+        })?;
+        let mut linker = Linker::new(&engine);
+        state::add_to_linker(&mut linker)?;
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        engine.precompile_compatibility_hash().hash(&mut hasher);
+        let engine_key = format!("{:016x}", hasher.finish());
+        std::fs::create_dir_all(&options.cache_dir)
+            .with_context(|| format!("cannot create cache dir {}", options.cache_dir.display()))?;
+        let ticker = EpochTicker::start(engine.clone());
+        Ok(Self {
+            engine,
+            linker,
+            cache_dir: options.cache_dir.clone(),
+            engine_key,
+            _ticker: ticker,
+        })
+    }
+
+    /// The wasmtime engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Compile `bytes` (or load the cached compilation).
+    pub fn compile(&self, bytes: &[u8]) -> anyhow::Result<Compiled> {
+        check_is_component(bytes)?;
+        let sha256 = hex::encode(Sha256::digest(bytes));
+        let path = self
+            .cache_dir
+            .join(format!("{sha256}-{}.cwasm", self.engine_key));
+        if path.exists() {
+            // SAFETY: the file is in our own cache directory, named by the
+            // content hash and this engine's compatibility hash, and written
+            // only by `write_atomically` below from `Component::serialize`.
+            match unsafe { Component::deserialize_file(&self.engine, &path) } {
+                Ok(component) => return Ok(Compiled { component, sha256 }),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), "discarding unusable cache entry: {e}");
+                    let _ = std::fs::remove_file(&path);
+                }
+            }
+        }
+        let component =
+            Component::new(&self.engine, bytes).map_err(|e| anyhow::anyhow!("{e:#}"))?;
+        match component.serialize() {
+            Ok(serialized) => {
+                if let Err(e) = write_atomically(&path, &serialized) {
+                    tracing::warn!(path = %path.display(), "cannot write compile cache: {e:#}");
+                }
+            }
+            Err(e) => tracing::warn!("cannot serialize component: {e}"),
+        }
+        Ok(Compiled { component, sha256 })
+    }
+
+    /// Resolve a component's imports against every capability and check it
+    /// exports the toolhost contract.
+    pub(crate) fn instantiate_pre(
+        &self,
+        component: &Component,
+    ) -> anyhow::Result<ContractPre<CallState>> {
+        let pre = self
+            .linker
+            .instantiate_pre(component)
+            .map_err(|e| anyhow::anyhow!("imports something toolhost does not provide: {e:#}"))?;
+        ContractPre::new(pre).map_err(|_| {
+            anyhow::anyhow!(
+                "does not implement the toolhost contract: it must export `toolhost:tool/tool@0.1.0`"
+            )
+        })
+    }
+
+    /// A fresh Store for one instance: memory cap, deadline, epoch yields.
+    pub(crate) fn store(&self, state: CallState) -> Store<CallState> {
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|mut ctx| {
+            let state = ctx.data_mut();
+            if Instant::now() >= state.deadline {
+                state.timed_out = true;
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
+        store
+    }
+}
+
+fn engine_config(options: &EngineOptions) -> Config {
+    let mut pool = PoolingAllocationConfig::default();
+    let instances = options.max_instances.max(1);
+    pool.total_component_instances(instances)
+        .total_core_instances(instances * 16)
+        .total_memories(instances * 8)
+        .total_tables(instances * 8)
+        .total_stacks(instances)
+        .max_core_instances_per_component(64)
+        .max_memories_per_component(16)
+        .max_tables_per_component(16)
+        .max_memory_size(options.max_memory_bytes)
+        .linear_memory_keep_resident(1 << 20)
+        .table_keep_resident(64 << 10);
+    let mut config = Config::new();
+    config
+        .epoch_interruption(true)
+        .max_wasm_stack(MAX_WASM_STACK_BYTES)
+        .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    config
+}
+
+/// Refuse files that are not components, with a message saying what they are.
+fn check_is_component(bytes: &[u8]) -> anyhow::Result<()> {
+    const MAGIC: &[u8] = b"\0asm";
+    if bytes.len() < 8 || &bytes[..4] != MAGIC {
+        anyhow::bail!("is not a WebAssembly file (no `\\0asm` header)");
+    }
+    // Bytes 6..8 are the layer: 0 for a core module, 1 for a component.
+    if bytes[6..8] == [0, 0] {
+        anyhow::bail!(
+            "is a core WebAssembly module, not a component: build it for `wasm32-wasip2` \
+             or wrap it with `wasm-tools component new`"
+        );
+    }
+    Ok(())
+}
+
+/// Write a file so that readers see either nothing or all of it.
+fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = path.parent().context("cache path has no parent")?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path)?;
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(())
+}
+
+/// Advances the engine's epoch every [`EPOCH_TICK`] until dropped.
+struct EpochTicker {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl EpochTicker {
+    fn start(engine: Engine) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("toolhost-epoch".into())
+            .spawn(move || {
+                while !flag.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    engine.increment_epoch();
+                }
+            })
+            .ok();
+        Self { stop, thread }
+    }
+}
+
+impl Drop for EpochTicker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_components_are_named() {
+        let err = check_is_component(b"hello world").unwrap_err();
+        assert!(err.to_string().contains("not a WebAssembly file"));
+        let core = [0, b'a', b's', b'm', 1, 0, 0, 0];
+        let err = check_is_component(&core).unwrap_err();
+        assert!(err.to_string().contains("core WebAssembly module"));
+        let component = [0, b'a', b's', b'm', 0x0d, 0, 1, 0];
+        assert!(check_is_component(&component).is_ok());
+    }
+
+    #[test]
+    fn atomic_write_leaves_no_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.cwasm");
+        write_atomically(&path, b"abc").unwrap();
+        write_atomically(&path, b"defg").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"defg");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+}

@@ -1,0 +1,163 @@
+//! [`Host`]: a loaded tools folder with its engine, config and state.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use anyhow::Context as _;
+
+use crate::caps::kv::{KvBackend, RedbBackend};
+use crate::config::Config;
+use crate::engine::{EngineOptions, ToolEngine};
+use crate::registry::Registry;
+
+/// The folder under a host directory where tools live.
+pub const TOOLS_DIR: &str = "tools";
+/// The folder under a host directory where state (cache, KV) lives.
+pub const STATE_DIR: &str = ".toolhost";
+/// The default number of instances alive at once.
+pub const DEFAULT_MAX_INSTANCES: u32 = 64;
+
+/// Builds a [`Host`] from a directory holding `toolhost.toml` and `tools/`.
+#[derive(Debug, Clone)]
+pub struct HostBuilder {
+    dir: PathBuf,
+    tools_dir: Option<PathBuf>,
+    state_dir: Option<PathBuf>,
+    cache_dir: Option<PathBuf>,
+    config: Option<Config>,
+    max_instances: u32,
+}
+
+impl HostBuilder {
+    /// A builder for the host directory `dir`.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self {
+            dir: dir.into(),
+            tools_dir: None,
+            state_dir: None,
+            cache_dir: None,
+            config: None,
+            max_instances: DEFAULT_MAX_INSTANCES,
+        }
+    }
+
+    /// Load tools from this folder instead of `<dir>/tools`.
+    pub fn tools_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.tools_dir = Some(dir.into());
+        self
+    }
+
+    /// Keep state here instead of `<dir>/.toolhost`.
+    pub fn state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
+        self
+    }
+
+    /// Keep the compile cache here instead of `<state dir>/cache` (it may be
+    /// shared by several hosts: entries are keyed by content and engine).
+    pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// Use this config instead of reading `<dir>/toolhost.toml`.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = Some(config);
+        self
+    }
+
+    /// How many instances may be alive at once.
+    pub fn max_instances(mut self, n: u32) -> Self {
+        self.max_instances = n;
+        self
+    }
+
+    /// Read the config, start the engine and load every tool.
+    pub async fn build(self) -> anyhow::Result<Host> {
+        let config = match self.config {
+            Some(config) => config,
+            None => Config::load(&self.dir)?,
+        };
+        let tools_dir = self.tools_dir.unwrap_or_else(|| self.dir.join(TOOLS_DIR));
+        let state_dir = self.state_dir.unwrap_or_else(|| self.dir.join(STATE_DIR));
+        let engine = ToolEngine::new(&EngineOptions {
+            max_memory_bytes: config.max_memory_bytes(),
+            max_instances: self.max_instances,
+            cache_dir: self.cache_dir.unwrap_or_else(|| state_dir.join("cache")),
+        })?;
+        let registry = Registry::load(&engine, &tools_dir, &config).await?;
+        let needs_kv = registry.all().any(|t| !t.policy().grants.kv.is_empty());
+        let kv: Option<Arc<dyn KvBackend>> = if needs_kv {
+            let path = state_dir.join("kv.redb");
+            Some(Arc::new(RedbBackend::open(&path).with_context(
+                || "the key-value store is needed because a tool is granted `kv`",
+            )?))
+        } else {
+            None
+        };
+        Ok(Host {
+            engine,
+            registry: RwLock::new(Arc::new(registry)),
+            config,
+            kv,
+            dir: self.dir,
+            tools_dir,
+            state_dir,
+        })
+    }
+}
+
+/// A loaded tools folder: call its tools with [`Host::call`].
+pub struct Host {
+    pub(crate) engine: ToolEngine,
+    registry: RwLock<Arc<Registry>>,
+    config: Config,
+    kv: Option<Arc<dyn KvBackend>>,
+    dir: PathBuf,
+    tools_dir: PathBuf,
+    state_dir: PathBuf,
+}
+
+impl Host {
+    /// A builder for the host directory `dir`.
+    pub fn builder(dir: impl Into<PathBuf>) -> HostBuilder {
+        HostBuilder::new(dir)
+    }
+
+    /// The tools currently served.
+    pub fn registry(&self) -> Arc<Registry> {
+        self.registry
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The config in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The host directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The tools folder.
+    pub fn tools_dir(&self) -> &Path {
+        &self.tools_dir
+    }
+
+    /// The state directory (compile cache, key-value database).
+    pub fn state_dir(&self) -> &Path {
+        &self.state_dir
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &ToolEngine {
+        &self.engine
+    }
+
+    pub(crate) fn kv_backend(&self) -> Option<&Arc<dyn KvBackend>> {
+        self.kv.as_ref()
+    }
+}

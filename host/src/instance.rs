@@ -1,0 +1,229 @@
+//! One fresh, sandboxed instance of a tool: build it, call one export, and
+//! turn a trap or a limit hit into a one-line message.
+
+use std::time::{Duration, Instant};
+
+use wasmtime::{Store, Trap};
+use wasmtime_wasi::WasiCtx;
+
+use crate::bindings::{Contract, ContractPre, guest, types};
+use crate::caps::http::HttpCtx;
+use crate::caps::kv::KvCtx;
+use crate::caps::log::TraceLog;
+use crate::caps::stdio::Capture;
+use crate::caps::workspace::WasiSetup;
+use crate::engine::{MAX_WASM_STACK_BYTES, ToolEngine};
+use crate::state::CallState;
+
+/// How long past the deadline a host call may run before the call is dropped.
+const HOST_CALL_GRACE: Duration = Duration::from_millis(250);
+
+/// The capabilities one instance gets.
+pub(crate) struct Caps {
+    pub wasi: WasiCtx,
+    pub http: HttpCtx,
+    pub kv: KvCtx,
+}
+
+impl Caps {
+    /// No workspace, KV, HTTP or environment: for metadata, effect-for and dry-run.
+    pub fn none(trace: &TraceLog, stdout: &Capture, stderr: &Capture) -> anyhow::Result<Self> {
+        let env = Default::default();
+        Ok(Self {
+            wasi: WasiSetup {
+                workspace: None,
+                env: &env,
+                stdout: stdout.clone(),
+                stderr: stderr.clone(),
+            }
+            .build()?,
+            http: HttpCtx::deny_all(trace.clone()),
+            kv: KvCtx::deny_all(),
+        })
+    }
+}
+
+/// Why an instance stopped without returning.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Failure {
+    /// The deadline passed.
+    #[error("timed out: the call ran past its {}ms deadline (timeout_ms)", .0.as_millis())]
+    Timeout(Duration),
+    /// Linear memory would have grown past the cap.
+    #[error("memory cap hit: the tool tried to grow past {} MiB (memory_mb)", .0 / (1024 * 1024))]
+    Memory(usize),
+    /// The wasm stack overflowed.
+    #[error("stack overflow: recursion went past the {} KiB wasm stack cap", MAX_WASM_STACK_BYTES / 1024)]
+    StackOverflow,
+    /// The guest trapped (a panic, an unreachable, a bad access).
+    #[error("the tool trapped: {0}")]
+    Trap(String),
+    /// The host could not set the instance up.
+    #[error("the host could not run the tool: {0}")]
+    Host(String),
+}
+
+/// A fresh instance and its Store.
+pub(crate) struct Instance {
+    store: Store<CallState>,
+    guest: Contract,
+    budget: Duration,
+}
+
+impl Instance {
+    /// Instantiate `pre` in a fresh Store with `caps`, a memory cap and a deadline.
+    pub async fn new(
+        engine: &ToolEngine,
+        pre: &ContractPre<CallState>,
+        caps: Caps,
+        trace: &TraceLog,
+        memory_bytes: usize,
+        deadline: Instant,
+        budget: Duration,
+    ) -> Result<Self, Failure> {
+        let state = CallState::new(
+            caps.wasi,
+            caps.http,
+            caps.kv,
+            trace.clone(),
+            memory_bytes,
+            deadline,
+        );
+        let mut store = engine.store(state);
+        let instantiate = pre.instantiate_async(&mut store);
+        let guest = match tokio::time::timeout_at(
+            tokio::time::Instant::from_std(deadline) + HOST_CALL_GRACE,
+            instantiate,
+        )
+        .await
+        {
+            Ok(Ok(guest)) => guest,
+            Ok(Err(e)) => return Err(classify(&e, &store, budget)),
+            Err(_) => return Err(Failure::Timeout(budget)),
+        };
+        Ok(Self {
+            store,
+            guest,
+            budget,
+        })
+    }
+
+    /// Call `metadata`.
+    pub async fn metadata(&mut self) -> Result<types::ToolMetadata, Failure> {
+        let Self {
+            store,
+            guest,
+            budget,
+        } = self;
+        let deadline = host_deadline(store);
+        let outcome = tokio::time::timeout_at(
+            deadline,
+            guest.toolhost_tool_tool().call_metadata(&mut *store),
+        )
+        .await;
+        settle(outcome, store, *budget)
+    }
+
+    /// Call `effect-for`.
+    pub async fn effect_for(&mut self, input: &str) -> Result<types::Effect, Failure> {
+        let Self {
+            store,
+            guest,
+            budget,
+        } = self;
+        let deadline = host_deadline(store);
+        let outcome = tokio::time::timeout_at(
+            deadline,
+            guest
+                .toolhost_tool_tool()
+                .call_effect_for(&mut *store, input),
+        )
+        .await;
+        settle(outcome, store, *budget)
+    }
+
+    /// Call `dry-run-result`.
+    pub async fn dry_run_result(
+        &mut self,
+        input: &str,
+    ) -> Result<Option<types::ToolOutput>, Failure> {
+        let Self {
+            store,
+            guest,
+            budget,
+        } = self;
+        let deadline = host_deadline(store);
+        let outcome = tokio::time::timeout_at(
+            deadline,
+            guest
+                .toolhost_tool_tool()
+                .call_dry_run_result(&mut *store, input),
+        )
+        .await;
+        settle(outcome, store, *budget)
+    }
+
+    /// Call `execute`.
+    pub async fn execute(
+        &mut self,
+        input: &str,
+        ctx: &guest::CallContext,
+    ) -> Result<Result<types::ToolOutput, types::ToolError>, Failure> {
+        let Self {
+            store,
+            guest,
+            budget,
+        } = self;
+        let deadline = host_deadline(store);
+        let outcome = tokio::time::timeout_at(
+            deadline,
+            guest
+                .toolhost_tool_tool()
+                .call_execute(&mut *store, input, ctx),
+        )
+        .await;
+        settle(outcome, store, *budget)
+    }
+}
+
+/// When a guest call is abandoned: the deadline plus a grace for host calls.
+fn host_deadline(store: &Store<CallState>) -> tokio::time::Instant {
+    tokio::time::Instant::from_std(store.data().deadline) + HOST_CALL_GRACE
+}
+
+/// Classify the outcome of a guest call made under [`host_deadline`].
+fn settle<R>(
+    outcome: Result<wasmtime::Result<R>, tokio::time::error::Elapsed>,
+    store: &Store<CallState>,
+    budget: Duration,
+) -> Result<R, Failure> {
+    match outcome {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(e)) => Err(classify(&e, store, budget)),
+        Err(_) => Err(Failure::Timeout(budget)),
+    }
+}
+
+fn classify(error: &wasmtime::Error, store: &Store<CallState>, budget: Duration) -> Failure {
+    let state = store.data();
+    if state.timed_out {
+        return Failure::Timeout(budget);
+    }
+    if state.limits.memory_hit {
+        return Failure::Memory(state.limits.memory_bytes());
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::StackOverflow) => Failure::StackOverflow,
+        Some(Trap::Interrupt) => Failure::Timeout(budget),
+        Some(Trap::MemoryOutOfBounds) => Failure::Trap(format!(
+            "{} (a guest whose shadow stack overflows, e.g. by unbounded recursion, traps this way)",
+            Trap::MemoryOutOfBounds
+        )),
+        Some(trap) => Failure::Trap(trap.to_string()),
+        None => Failure::Trap(first_line(&format!("{error:#}"))),
+    }
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or(text).to_string()
+}

@@ -1,0 +1,235 @@
+//! A tool's result on the host side, and how it becomes an envelope's `result`.
+
+use base64::Engine as _;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::bindings::types;
+
+/// One block of a tool's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    /// Plain text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// A JSON value.
+    Json {
+        /// The value.
+        json: Value,
+    },
+    /// An image.
+    Image {
+        /// Its media type.
+        #[serde(rename = "mediaType")]
+        media_type: String,
+        /// The bytes, base64 in JSON.
+        #[serde(serialize_with = "base64_bytes")]
+        data: Vec<u8>,
+    },
+    /// A document.
+    Document {
+        /// Its media type.
+        #[serde(rename = "mediaType")]
+        media_type: String,
+        /// The bytes, base64 in JSON.
+        #[serde(serialize_with = "base64_bytes")]
+        data: Vec<u8>,
+        /// Its name, if any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+    /// A search hit.
+    SearchResult {
+        /// Where it was found.
+        source: String,
+        /// Its title.
+        title: String,
+        /// The text.
+        text: String,
+    },
+}
+
+/// A tool's result.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolOutput {
+    /// The blocks, in order.
+    pub content: Vec<ContentBlock>,
+    /// The structured result (a JSON object), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured: Option<Value>,
+    /// Whether the tool reports failure.
+    pub is_error: bool,
+}
+
+fn base64_bytes<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
+impl ToolOutput {
+    /// A result of one text block.
+    pub fn text(text: impl Into<String>, is_error: bool) -> Self {
+        Self {
+            content: vec![ContentBlock::Text { text: text.into() }],
+            structured: None,
+            is_error,
+        }
+    }
+
+    /// Convert the guest's output, checking that its JSON is JSON.
+    pub(crate) fn from_guest(out: types::ToolOutput) -> Result<Self, String> {
+        let content = out
+            .content
+            .into_iter()
+            .map(|block| {
+                Ok(match block {
+                    types::ContentBlock::Text(text) => ContentBlock::Text { text },
+                    types::ContentBlock::Json(text) => ContentBlock::Json {
+                        json: serde_json::from_str(&text)
+                            .map_err(|e| format!("returned a json block that is not JSON: {e}"))?,
+                    },
+                    types::ContentBlock::Image(blob) => ContentBlock::Image {
+                        media_type: blob.media_type,
+                        data: blob.data,
+                    },
+                    types::ContentBlock::Document(doc) => ContentBlock::Document {
+                        media_type: doc.body.media_type,
+                        data: doc.body.data,
+                        name: doc.name,
+                    },
+                    types::ContentBlock::SearchResult(hit) => ContentBlock::SearchResult {
+                        source: hit.source,
+                        title: hit.title,
+                        text: hit.text,
+                    },
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let structured = match out.structured {
+            None => None,
+            Some(text) => match serde_json::from_str::<Value>(&text) {
+                Ok(value @ Value::Object(_)) => Some(value),
+                Ok(_) => {
+                    return Err("returned a structured result that is not a JSON object".into());
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "returned a structured result that is not JSON: {e}"
+                    ));
+                }
+            },
+        };
+        Ok(Self {
+            content,
+            structured,
+            is_error: out.is_error,
+        })
+    }
+
+    /// Approximate size in bytes, for the output cap.
+    pub fn size(&self) -> usize {
+        let blocks: usize = self
+            .content
+            .iter()
+            .map(|b| match b {
+                ContentBlock::Text { text } => text.len(),
+                ContentBlock::Json { json } => json.to_string().len(),
+                ContentBlock::Image { data, media_type } => data.len() + media_type.len(),
+                ContentBlock::Document {
+                    data,
+                    media_type,
+                    name,
+                } => data.len() + media_type.len() + name.as_ref().map_or(0, String::len),
+                ContentBlock::SearchResult {
+                    source,
+                    title,
+                    text,
+                } => source.len() + title.len() + text.len(),
+            })
+            .sum();
+        blocks + self.structured.as_ref().map_or(0, |s| s.to_string().len())
+    }
+
+    /// The envelope's `result`: the text when there is only text, the
+    /// structured JSON (or a lone JSON block) when there is one, else the
+    /// whole `{content, isError}`.
+    pub fn result_value(&self) -> Value {
+        if let Some(structured) = &self.structured {
+            return structured.clone();
+        }
+        let texts: Option<Vec<&str>> = self
+            .content
+            .iter()
+            .map(|b| match b {
+                ContentBlock::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        match (texts, self.content.as_slice()) {
+            (Some(texts), _) if !texts.is_empty() => Value::String(texts.join("\n")),
+            (_, [ContentBlock::Json { json }]) => json.clone(),
+            _ => json!({ "content": self.content, "isError": self.is_error }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_prefers_text_then_structured_then_envelope() {
+        assert_eq!(ToolOutput::text("hi", false).result_value(), json!("hi"));
+        let structured = ToolOutput {
+            content: vec![ContentBlock::Json {
+                json: json!({"a": 1}),
+            }],
+            structured: Some(json!({"a": 1})),
+            is_error: false,
+        };
+        assert_eq!(structured.result_value(), json!({"a": 1}));
+        let lone_json = ToolOutput {
+            content: vec![ContentBlock::Json {
+                json: json!([1, 2]),
+            }],
+            ..Default::default()
+        };
+        assert_eq!(lone_json.result_value(), json!([1, 2]));
+        let mixed = ToolOutput {
+            content: vec![
+                ContentBlock::Text { text: "t".into() },
+                ContentBlock::Image {
+                    media_type: "image/png".into(),
+                    data: vec![1, 2, 3],
+                },
+            ],
+            ..Default::default()
+        };
+        let value = mixed.result_value();
+        assert_eq!(value["content"][1]["data"], json!("AQID"));
+        assert_eq!(value["isError"], json!(false));
+    }
+
+    #[test]
+    fn guest_json_must_be_json() {
+        let out = types::ToolOutput {
+            content: vec![types::ContentBlock::Json("{".into())],
+            structured: None,
+            is_error: false,
+        };
+        assert!(ToolOutput::from_guest(out).is_err());
+        let out = types::ToolOutput {
+            content: vec![],
+            structured: Some("[1]".into()),
+            is_error: false,
+        };
+        assert!(
+            ToolOutput::from_guest(out)
+                .unwrap_err()
+                .contains("not a JSON object")
+        );
+    }
+}

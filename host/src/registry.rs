@@ -1,0 +1,321 @@
+//! Load a tools folder into checked, pre-instantiated tools.
+//!
+//! Every `.wasm` file is one tool named by its file slug. A tool that fails
+//! its checks is reported by file and reason while the others still load.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use serde::Serialize;
+
+use crate::bindings::{ContractPre, types};
+use crate::caps::log::TraceLog;
+use crate::caps::stdio::Capture;
+use crate::config::{Config, ToolPolicy};
+use crate::engine::ToolEngine;
+use crate::instance::{Caps, Instance};
+use crate::state::CallState;
+use crate::tool::{self, Effect, EffectDecl, MAX_TOOLS, ToolMetadata};
+
+/// How long a tool's `metadata` may take at load.
+const METADATA_DEADLINE: Duration = Duration::from_secs(10);
+/// How much of a tool's stdout/stderr is kept while loading it.
+const LOAD_CAPTURE_BYTES: usize = 4096;
+
+/// A loaded, checked tool, ready to instantiate.
+pub struct Tool {
+    name: String,
+    path: PathBuf,
+    sha256: String,
+    metadata: ToolMetadata,
+    policy: ToolPolicy,
+    imports: Vec<String>,
+    validator: jsonschema::Validator,
+    pub(crate) pre: ContractPre<CallState>,
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("path", &self.path)
+            .field("sha256", &self.sha256)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tool {
+    /// The name the model sees.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The component file it was loaded from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Hex SHA-256 of the component.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+
+    /// The checked metadata.
+    pub fn metadata(&self) -> &ToolMetadata {
+        &self.metadata
+    }
+
+    /// What the operator allows it.
+    pub fn policy(&self) -> &ToolPolicy {
+        &self.policy
+    }
+
+    /// The interfaces the component imports: what it could ask for.
+    pub fn imports(&self) -> &[String] {
+        &self.imports
+    }
+
+    /// Validate an input against the input schema.
+    pub(crate) fn validate(&self, input: &serde_json::Value) -> Vec<crate::error::InputError> {
+        self.validator
+            .iter_errors(input)
+            .map(|e| crate::error::InputError {
+                pointer: e.instance_path().to_string(),
+                message: e.to_string(),
+            })
+            .collect()
+    }
+}
+
+/// A file that did not load, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadFailure {
+    /// The file (or `toolhost.toml` for a config problem).
+    pub file: PathBuf,
+    /// The tool name it would have had, if known.
+    pub tool: Option<String>,
+    /// Why, in words.
+    pub reason: String,
+}
+
+impl std::fmt::Display for LoadFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.tool {
+            Some(tool) => write!(
+                f,
+                "{} (tool `{tool}`): {}",
+                self.file.display(),
+                self.reason
+            ),
+            None => write!(f, "{}: {}", self.file.display(), self.reason),
+        }
+    }
+}
+
+/// The tools a host serves.
+#[derive(Debug, Default)]
+pub struct Registry {
+    tools: BTreeMap<String, Arc<Tool>>,
+    failures: Vec<LoadFailure>,
+}
+
+impl Registry {
+    /// Load every `.wasm` in `dir`. Fails only when the folder cannot be read
+    /// or holds more than [`MAX_TOOLS`] tools; a bad tool is a [`LoadFailure`].
+    pub async fn load(engine: &ToolEngine, dir: &Path, config: &Config) -> anyhow::Result<Self> {
+        let files = tool_files(dir)?;
+        anyhow::ensure!(
+            files.len() <= MAX_TOOLS,
+            "{} holds {} tools; at most {MAX_TOOLS} are allowed (remove some, or disable \
+             them by moving them out of the folder)",
+            dir.display(),
+            files.len()
+        );
+        let mut registry = Self::default();
+        for path in files {
+            let name = slug(&path);
+            let loaded = match config.policy_for(&name) {
+                Ok(policy) => load_tool(engine, &path, &name, policy).await,
+                Err(e) => Err(format!("{e:#}")),
+            };
+            match loaded {
+                Ok(tool) => {
+                    registry.tools.insert(name, Arc::new(tool));
+                }
+                Err(reason) => registry.failures.push(LoadFailure {
+                    file: path,
+                    tool: Some(name),
+                    reason,
+                }),
+            }
+        }
+        for name in config.tools.keys() {
+            let known = registry.tools.contains_key(name)
+                || registry
+                    .failures
+                    .iter()
+                    .any(|f| f.tool.as_deref() == Some(name));
+            if !known {
+                registry.failures.push(LoadFailure {
+                    file: Config::path_in(dir.parent().unwrap_or(dir)),
+                    tool: Some(name.clone()),
+                    reason: format!(
+                        "[tools.{name}] configures a tool that does not exist in {}",
+                        dir.display()
+                    ),
+                });
+            }
+        }
+        Ok(registry)
+    }
+
+    /// An enabled tool by name.
+    pub fn get(&self, name: &str) -> Option<&Arc<Tool>> {
+        self.tools.get(name).filter(|t| t.policy.enabled)
+    }
+
+    /// The enabled tools, by name.
+    pub fn tools(&self) -> impl Iterator<Item = &Arc<Tool>> {
+        self.tools.values().filter(|t| t.policy.enabled)
+    }
+
+    /// Every loaded tool, disabled ones included.
+    pub fn all(&self) -> impl Iterator<Item = &Arc<Tool>> {
+        self.tools.values()
+    }
+
+    /// The files that did not load.
+    pub fn failures(&self) -> &[LoadFailure] {
+        &self.failures
+    }
+}
+
+/// The `.wasm` files of a folder, sorted.
+fn tool_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read tools folder {}", dir.display()))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "wasm") && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The tool name of a file: its stem.
+pub fn slug(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Load and check one component file as the tool `name`.
+pub async fn load_tool(
+    engine: &ToolEngine,
+    path: &Path,
+    name: &str,
+    policy: ToolPolicy,
+) -> Result<Tool, String> {
+    tool::check_name(name).map_err(|e| e.to_string())?;
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    let compiled = engine.compile(&bytes).map_err(|e| format!("{e:#}"))?;
+    let imports = compiled
+        .component
+        .component_type()
+        .imports(engine.engine())
+        .map(|(name, _)| name.to_string())
+        .collect();
+    let pre = engine
+        .instantiate_pre(&compiled.component)
+        .map_err(|e| format!("{e:#}"))?;
+    let raw = read_metadata(engine, &pre, policy.memory_bytes).await?;
+    let (metadata, validator) = check_metadata(raw)?;
+    Ok(Tool {
+        name: name.to_string(),
+        path: path.to_path_buf(),
+        sha256: compiled.sha256,
+        metadata,
+        policy,
+        imports,
+        validator,
+        pre,
+    })
+}
+
+async fn read_metadata(
+    engine: &ToolEngine,
+    pre: &ContractPre<CallState>,
+    memory_bytes: usize,
+) -> Result<types::ToolMetadata, String> {
+    let trace = TraceLog::default();
+    let capture = Capture::new(LOAD_CAPTURE_BYTES);
+    let caps = Caps::none(&trace, &capture, &capture).map_err(|e| format!("{e:#}"))?;
+    let deadline = Instant::now() + METADATA_DEADLINE;
+    let mut instance = Instance::new(
+        engine,
+        pre,
+        caps,
+        &trace,
+        memory_bytes,
+        deadline,
+        METADATA_DEADLINE,
+    )
+    .await
+    .map_err(|e| format!("cannot instantiate: {e}"))?;
+    instance
+        .metadata()
+        .await
+        .map_err(|e| format!("`metadata` failed: {e}"))
+}
+
+/// Check raw metadata and compile the input schema.
+fn check_metadata(
+    raw: types::ToolMetadata,
+) -> Result<(ToolMetadata, jsonschema::Validator), String> {
+    tool::check_description(&raw.description).map_err(|e| e.to_string())?;
+    let input_text = raw
+        .input_schema
+        .as_deref()
+        .unwrap_or(r#"{"type":"object"}"#);
+    let (input_schema, validator) =
+        tool::check_object_schema("input", input_text).map_err(|e| e.to_string())?;
+    let output_schema = match raw.output_schema.as_deref() {
+        Some(text) => Some(
+            tool::check_object_schema("output", text)
+                .map_err(|e| e.to_string())?
+                .0,
+        ),
+        None => None,
+    };
+    tool::check_time_args(&input_schema, &raw.time_args).map_err(|e| e.to_string())?;
+    let effect = match raw.effect {
+        types::EffectDeclaration::Fixed(e) => EffectDecl::Fixed(effect_from_guest(e)),
+        types::EffectDeclaration::ByInput => EffectDecl::ByInput,
+    };
+    Ok((
+        ToolMetadata {
+            description: raw.description,
+            input_schema,
+            output_schema,
+            effect,
+            time_args: raw.time_args,
+            has_dry_run_result: raw.has_dry_run_result,
+        },
+        validator,
+    ))
+}
+
+/// The host's effect for the guest's.
+pub(crate) fn effect_from_guest(effect: types::Effect) -> Effect {
+    match effect {
+        types::Effect::Read => Effect::Read,
+        types::Effect::Idempotent => Effect::Idempotent,
+        types::Effect::Write => Effect::Write,
+    }
+}

@@ -1,0 +1,3 @@
+//! The surfaces that bring calls in. Each is a thin layer over [`crate::Host::call`].
+
+pub mod cli;

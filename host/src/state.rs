@@ -1,0 +1,132 @@
+//! Per-call Store data, and every wasmtime view-trait impl in one place.
+//!
+//! A wasmtime upgrade that moves these traits touches only this file.
+
+use std::time::Instant;
+
+use wasmtime::ResourceLimiter;
+use wasmtime::component::{Linker, ResourceTable};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+use crate::caps::http::HttpCtx;
+use crate::caps::kv::{KvCtx, KvView};
+use crate::caps::log::TraceLog;
+
+/// Everything one call's Store holds.
+pub struct CallState {
+    pub(crate) wasi: WasiCtx,
+    pub(crate) http: HttpCtx,
+    pub(crate) http_ctx: WasiHttpCtx,
+    pub(crate) kv: KvCtx,
+    pub(crate) trace: TraceLog,
+    pub(crate) table: ResourceTable,
+    pub(crate) limits: CallLimits,
+    pub(crate) deadline: Instant,
+    pub(crate) timed_out: bool,
+}
+
+impl CallState {
+    /// State for one instance of a tool, with the given capabilities.
+    pub(crate) fn new(
+        wasi: WasiCtx,
+        http: HttpCtx,
+        kv: KvCtx,
+        trace: TraceLog,
+        memory_bytes: usize,
+        deadline: Instant,
+    ) -> Self {
+        Self {
+            wasi,
+            http,
+            http_ctx: WasiHttpCtx::new(),
+            kv,
+            trace,
+            table: ResourceTable::new(),
+            limits: CallLimits::new(memory_bytes),
+            deadline,
+            timed_out: false,
+        }
+    }
+}
+
+/// Link every interface a tool may import. Ungranted ones refuse inside.
+pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    wasmtime_wasi::p2::add_to_linker_async(linker)?;
+    wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
+    crate::caps::log::add_to_linker(linker, |s| &mut s.trace)?;
+    crate::caps::kv::add_to_linker(linker, |s| KvView {
+        ctx: &mut s.kv,
+        table: &mut s.table,
+    })?;
+    Ok(())
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http_ctx,
+            table: &mut self.table,
+            hooks: &mut self.http,
+        }
+    }
+}
+
+/// The most table elements one instance may have.
+const MAX_TABLE_ELEMENTS: usize = 1_000_000;
+
+/// Memory and table caps for one Store, remembering whether the cap was hit.
+pub(crate) struct CallLimits {
+    memory_bytes: usize,
+    pub(crate) memory_hit: bool,
+}
+
+impl CallLimits {
+    fn new(memory_bytes: usize) -> Self {
+        Self {
+            memory_bytes,
+            memory_hit: false,
+        }
+    }
+
+    /// The memory cap in bytes.
+    pub(crate) fn memory_bytes(&self) -> usize {
+        self.memory_bytes
+    }
+}
+
+impl ResourceLimiter for CallLimits {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.memory_bytes {
+            self.memory_hit = true;
+            wasmtime::bail!(
+                "memory cap of {} MiB reached",
+                self.memory_bytes / (1024 * 1024)
+            );
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+}

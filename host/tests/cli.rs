@@ -1,0 +1,245 @@
+//! The `toolhost` binary, run as a user would.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::host_dir;
+use serde_json::Value;
+
+fn toolhost(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(args)
+        .arg("--dir")
+        .arg(dir)
+        .output()
+        .expect("run toolhost")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn call_prints_the_result_and_exits_zero() {
+    let dir = host_dir(&["echo"], "");
+    let out = toolhost(
+        dir.path(),
+        &["tool", "call", "echo", "--input", r#"{"text":"hi"}"#],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "hi\n");
+
+    let out = toolhost(
+        dir.path(),
+        &[
+            "tool",
+            "call",
+            "echo",
+            "--input",
+            r#"{"text":"hi"}"#,
+            "--json",
+        ],
+    );
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["result"], "hi");
+    assert_eq!(envelope["toolName"], "echo");
+}
+
+#[test]
+fn refused_calls_exit_two_with_a_message() {
+    let dir = host_dir(&["echo"], "");
+    let out = toolhost(
+        dir.path(),
+        &["tool", "call", "echo", "--input", r#"{"text":1}"#],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("`echo`") && err.contains("/text"), "{err}");
+
+    let out = toolhost(dir.path(), &["tool", "call", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("unknown tool `nope`"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = toolhost(dir.path(), &["tool", "call", "echo", "--input", "{bad"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not valid JSON"));
+}
+
+#[test]
+fn tool_errors_exit_one() {
+    let dir = host_dir(&["trap"], "");
+    let out = toolhost(dir.path(), &["tool", "call", "trap"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("trapped"), "{}", stdout(&out));
+}
+
+#[test]
+fn approval_comes_from_the_flag() {
+    let dir = host_dir(&["echo"], "[tools.echo]\npermission = \"always_ask\"\n");
+    let out = toolhost(
+        dir.path(),
+        &["tool", "call", "echo", "--input", r#"{"text":"x"}"#],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--approve"), "{}", stderr(&out));
+    let out = toolhost(
+        dir.path(),
+        &[
+            "tool",
+            "call",
+            "echo",
+            "--input",
+            r#"{"text":"x"}"#,
+            "--approve",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn dry_run_and_as_of_flags() {
+    let dir = host_dir(&["publish_release", "query_telemetry"], "");
+    let out = toolhost(
+        dir.path(),
+        &[
+            "tool",
+            "call",
+            "publish_release",
+            "--input",
+            r#"{"version":"2.0.0"}"#,
+            "--dry-run",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(envelope["stubbed"], true);
+    assert_eq!(envelope["result"]["published"], false);
+
+    let input = r#"{"since":"2026-01-01T00:00:00Z","until":"2026-03-01T00:00:00Z"}"#;
+    let out = toolhost(
+        dir.path(),
+        &[
+            "tool",
+            "call",
+            "query_telemetry",
+            "--input",
+            input,
+            "--as-of",
+            "2026-02-01T00:00:00Z",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("later than"), "{}", stderr(&out));
+
+    let out = toolhost(
+        dir.path(),
+        &[
+            "tool",
+            "call",
+            "query_telemetry",
+            "--input",
+            input,
+            "--as-of",
+            "yesterday",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--as-of"), "{}", stderr(&out));
+}
+
+#[test]
+fn workspace_flag_keeps_files() {
+    let dir = host_dir(&["notes"], "[tools.notes]\nworkspace = \"write\"\n");
+    let ws = dir.path().join("ws");
+    let ws_arg = ws.to_str().unwrap();
+    let out = toolhost(
+        dir.path(),
+        &[
+            "tool",
+            "call",
+            "notes",
+            "--workspace",
+            ws_arg,
+            "--input",
+            r#"{"action":"add","title":"a","body":"b"}"#,
+        ],
+    );
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(ws.join("notes/a.md").is_file());
+}
+
+#[test]
+fn tool_output_never_reaches_host_stdout() {
+    let dir = host_dir(&["chatty"], "");
+    let out = toolhost(
+        dir.path(),
+        &["tool", "call", "chatty", "--input", r#"{"bytes":1000}"#],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "done\n");
+}
+
+#[test]
+fn list_check_and_inspect() {
+    let dir = host_dir(
+        &["echo", "manage_pr", "bad_schema"],
+        "[tools.manage_pr]\nworkspace = \"read\"\n",
+    );
+    let out = toolhost(dir.path(), &["tools", "list"]);
+    assert!(out.status.success());
+    let table = stdout(&out);
+    assert!(table.starts_with("NAME"), "{table}");
+    assert!(
+        table.contains("manage_pr") && table.contains("by-input"),
+        "{table}"
+    );
+    assert!(
+        stderr(&out).contains("bad_schema"),
+        "load failures are reported"
+    );
+
+    let out = toolhost(dir.path(), &["tools", "list", "--json"]);
+    let listing: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listing["tools"].as_array().unwrap().len(), 2);
+    assert_eq!(listing["failures"][0]["tool"], "bad_schema");
+
+    let out = toolhost(dir.path(), &["check"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("FAIL") && stdout(&out).contains("bad_schema.wasm"));
+
+    let out = toolhost(dir.path(), &["inspect", "manage_pr"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("wasi:filesystem") && text.contains("workspace read-only"),
+        "{text}"
+    );
+    assert!(text.contains("by-input"));
+
+    let file = dir.path().join("tools/echo.wasm");
+    let out = toolhost(dir.path(), &["inspect", file.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let inspected: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(inspected["name"], "echo");
+    assert_eq!(inspected["sha256"].as_str().unwrap().len(), 64);
+}
+
+#[test]
+fn config_errors_name_key_and_line() {
+    let dir = host_dir(&["echo"], "name = \"demo\"\n[tools.echo]\ntimout_ms = 5\n");
+    let out = toolhost(dir.path(), &["tools", "list"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("timout_ms") && err.contains("line 3"), "{err}");
+}

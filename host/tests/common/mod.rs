@@ -1,0 +1,60 @@
+//! Shared set-up for the integration tests: host directories built from the
+//! example tools and test guests compiled by `toolhost-test-artifacts`.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use toolhost::{CallOptions, Host, Session, SessionSpec};
+
+/// The `.wasm` of an example tool or test guest, by slug.
+pub fn artifact(slug: &str) -> &'static str {
+    toolhost_test_artifacts::find(slug).unwrap_or_else(|| panic!("no artifact named {slug}"))
+}
+
+/// A compile cache shared by every test (entries are keyed by content).
+pub fn cache_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-test-cache")
+}
+
+/// A host directory holding `tools` (by slug) and `config` as `toolhost.toml`.
+pub fn host_dir(tools: &[&str], config: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools_dir = dir.path().join("tools");
+    std::fs::create_dir_all(&tools_dir).expect("tools dir");
+    for slug in tools {
+        std::fs::copy(artifact(slug), tools_dir.join(format!("{slug}.wasm"))).expect("copy tool");
+    }
+    std::fs::write(dir.path().join("toolhost.toml"), config).expect("config");
+    dir
+}
+
+/// Load a host from a directory, with the shared compile cache.
+pub async fn load(dir: &Path) -> Host {
+    Host::builder(dir)
+        .cache_dir(cache_dir())
+        .build()
+        .await
+        .expect("host loads")
+}
+
+/// A host directory and its loaded host.
+pub async fn host(tools: &[&str], config: &str) -> (tempfile::TempDir, Host) {
+    let dir = host_dir(tools, config);
+    let host = load(dir.path()).await;
+    for failure in host.registry().failures() {
+        panic!("unexpected load failure: {failure}");
+    }
+    (dir, host)
+}
+
+/// Options for a call in a fresh live session with a scratch workspace.
+pub fn live() -> CallOptions {
+    CallOptions::new(Arc::new(Session::ephemeral().expect("session")))
+}
+
+/// Options for a call in a session built from `spec`.
+pub fn session(spec: SessionSpec) -> CallOptions {
+    CallOptions::new(Arc::new(Session::open(spec).expect("session")))
+}

@@ -1,0 +1,538 @@
+//! The call pipeline through the library API, with real components built
+//! from source: every step of DESIGN.md section 4 and each bad input.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{host, live, session};
+use serde_json::{Value, json};
+use toolhost::session::EventKind;
+use toolhost::{
+    ApprovalDecision, ApprovalRequest, Approver, CallError, CallOptions, PreApproved, Session,
+    SessionMode, SessionSpec,
+};
+
+fn as_of(text: &str) -> SessionSpec {
+    SessionSpec {
+        as_of: Some(toolhost::session::parse_instant(text).unwrap()),
+        ..SessionSpec::default()
+    }
+}
+
+fn dry_run() -> CallOptions {
+    session(SessionSpec {
+        mode: SessionMode::DryRun,
+        ..SessionSpec::default()
+    })
+}
+
+#[tokio::test]
+async fn echo_returns_its_text_in_the_envelope() {
+    let (_dir, host) = host(&["echo"], "").await;
+    let result = host
+        .call("echo", json!({"text": "hello"}), &live())
+        .await
+        .unwrap();
+    let envelope = serde_json::to_value(&result).unwrap();
+    assert_eq!(envelope["ok"], json!(true));
+    assert_eq!(envelope["toolName"], json!("echo"));
+    assert_eq!(envelope["isError"], json!(false));
+    assert_eq!(envelope["result"], json!("hello"));
+    assert_eq!(envelope["stubbed"], json!(false));
+    assert_eq!(envelope["attempts"], json!(1));
+    assert!(envelope["callId"].as_str().unwrap().starts_with("call_"));
+    assert!(envelope["durationMs"].is_u64());
+}
+
+#[tokio::test]
+async fn unknown_tool_names_the_tool_and_the_known_ones() {
+    let (_dir, host) = host(&["echo"], "").await;
+    let err = host.call("ecoh", json!({}), &live()).await.unwrap_err();
+    assert_eq!(err.code(), "unknown_tool");
+    let message = err.to_string();
+    assert!(
+        message.contains("`ecoh`") && message.contains("echo"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn malformed_json_is_invalid_input() {
+    let (_dir, host) = host(&["echo"], "").await;
+    let err = host.call("echo", "{\"text\": ", &live()).await.unwrap_err();
+    assert_eq!(err.code(), "invalid_tool_input");
+    let message = err.to_string();
+    assert!(
+        message.contains("`echo`") && message.contains("not valid JSON"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn schema_failures_carry_json_pointers() {
+    let (_dir, host) = host(&["echo"], "").await;
+    let err = host
+        .call("echo", json!({"text": 5}), &live())
+        .await
+        .unwrap_err();
+    let CallError::InvalidInput { tool, errors } = err else {
+        panic!("expected invalid input, got {err}");
+    };
+    assert_eq!(tool, "echo");
+    assert_eq!(errors[0].pointer, "/text");
+    assert!(errors[0].message.contains("string"), "{errors:?}");
+
+    let err = host.call("echo", json!({}), &live()).await.unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains("text"), "{message}");
+    // The host keeps working after refusing.
+    assert!(
+        !host
+            .call("echo", json!({"text": "ok"}), &live())
+            .await
+            .unwrap()
+            .is_error
+    );
+}
+
+#[tokio::test]
+async fn time_arguments_are_bounded_by_as_of() {
+    let (_dir, host) = host(&["query_telemetry"], "").await;
+    let frozen = || session(as_of("2026-06-01T00:00:00Z"));
+    let ok = host
+        .call(
+            "query_telemetry",
+            json!({"since": "2026-05-31T00:00:00Z", "until": "2026-05-31T03:00:00+00:00"}),
+            &frozen(),
+        )
+        .await
+        .unwrap();
+    assert!(!ok.is_error, "{:?}", ok.result);
+
+    let cases = [
+        (
+            json!({"since": "2026-05-31T00:00:00Z", "until": "2026-06-02T00:00:00Z"}),
+            "/until",
+            "later than",
+        ),
+        (
+            json!({"since": "now-1h", "until": "2026-05-31T00:00:00Z"}),
+            "/since",
+            "not an absolute",
+        ),
+        (
+            json!({"since": "2026-05-31T00:00:00", "until": "2026-05-31T01:00:00Z"}),
+            "/since",
+            "no timezone",
+        ),
+    ];
+    for (input, pointer, needle) in cases {
+        let err = host
+            .call("query_telemetry", input.clone(), &frozen())
+            .await
+            .unwrap_err();
+        let CallError::InvalidInput { errors, .. } = &err else {
+            panic!("expected invalid input for {input}, got {err}");
+        };
+        assert_eq!(errors[0].pointer, pointer, "{input}");
+        assert!(
+            errors[0].message.contains(needle),
+            "{input}: {}",
+            errors[0].message
+        );
+    }
+
+    // Without asOf the host does not bound them.
+    let free = host
+        .call(
+            "query_telemetry",
+            json!({"since": "2026-05-31T00:00:00Z", "until": "2030-01-01T00:00:00Z"}),
+            &live(),
+        )
+        .await
+        .unwrap();
+    assert!(!free.is_error, "{:?}", free.result);
+}
+
+struct Deny;
+
+impl Approver for Deny {
+    fn decide<'a>(
+        &'a self,
+        _request: &'a ApprovalRequest,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ApprovalDecision> + Send + 'a>> {
+        Box::pin(async {
+            ApprovalDecision::Denied {
+                by: json!({"user": "mallory"}),
+                reason: Some("not today".into()),
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn always_ask_needs_an_approval() {
+    let config = "[tools.context]\npermission = \"always_ask\"\n";
+    let (_dir, host) = host(&["context"], config).await;
+    let err = host.call("context", json!({}), &live()).await.unwrap_err();
+    assert_eq!(err.code(), "approval_required");
+
+    let approved = live().with_approver(Arc::new(PreApproved(json!({"user": "alice"}))));
+    let result = host.call("context", json!({}), &approved).await.unwrap();
+    assert!(!result.is_error, "{:?}", result.result);
+    assert_eq!(result.result["approvedBy"], json!({"user": "alice"}));
+    assert_eq!(result.trace.approved_by, Some(json!({"user": "alice"})));
+
+    let denied = live().with_approver(Arc::new(Deny));
+    let result = host.call("context", json!({}), &denied).await.unwrap();
+    assert!(result.is_error);
+    let text = result.result.as_str().unwrap();
+    assert!(
+        text.contains("mallory") && text.contains("not today"),
+        "{text}"
+    );
+
+    // A call a dry-run session stubs needs no approval.
+    let stubbed = host.call("context", json!({}), &dry_run()).await.unwrap();
+    assert!(stubbed.stubbed);
+}
+
+#[tokio::test]
+async fn the_tool_sees_its_call_context() {
+    let (_dir, host) = host(&["context"], "").await;
+    let options = session(SessionSpec {
+        id: Some("ses_test".into()),
+        channel: Some("slack".into()),
+        auth: Some(json!({"user": "bob"})),
+        as_of: Some(toolhost::session::parse_instant("2026-01-01T00:00:00Z").unwrap()),
+        ..SessionSpec::default()
+    });
+    let result = host.call("context", json!({}), &options).await.unwrap();
+    let ctx = &result.result;
+    assert_eq!(ctx["callId"], json!(result.call_id));
+    assert_eq!(ctx["attempt"], json!(1));
+    assert_eq!(ctx["sessionId"], json!("ses_test"));
+    assert_eq!(ctx["channel"], json!("slack"));
+    assert_eq!(ctx["mode"], json!("live"));
+    assert_eq!(ctx["approvedBy"], Value::Null);
+    assert!(
+        ctx["asOf"]
+            .as_str()
+            .unwrap()
+            .starts_with("2026-01-01T00:00:00")
+    );
+    assert_eq!(ctx["auth"], json!({"user": "bob"}));
+}
+
+#[tokio::test]
+async fn dry_run_stubs_writes_and_runs_reads() {
+    let config =
+        "[tools.counter]\nkv = [\"default\"]\n[tools.publish_release]\nworkspace = \"write\"\n";
+    let (_dir, host) = host(&["echo", "counter", "publish_release", "manage_pr"], config).await;
+
+    let read = host
+        .call("echo", json!({"text": "r"}), &dry_run())
+        .await
+        .unwrap();
+    assert!(!read.stubbed);
+    assert_eq!(read.result, json!("r"));
+
+    let publish = host
+        .call("publish_release", json!({"version": "1.2.3"}), &dry_run())
+        .await
+        .unwrap();
+    assert!(publish.stubbed);
+    assert_eq!(publish.attempts, 0);
+    assert_eq!(publish.result["published"], json!(false));
+    assert_eq!(publish.result["version"], json!("1.2.3"));
+
+    let merge = host
+        .call(
+            "manage_pr",
+            json!({"action": "merge", "number": 7}),
+            &dry_run(),
+        )
+        .await
+        .unwrap();
+    assert!(merge.stubbed);
+    assert_eq!(merge.result, json!("Operation acknowledged."));
+
+    let view = host
+        .call(
+            "manage_pr",
+            json!({"action": "view", "number": 7}),
+            &dry_run(),
+        )
+        .await
+        .unwrap();
+    assert!(
+        !view.stubbed,
+        "a by-input read runs in dry-run: {:?}",
+        view.result
+    );
+
+    // Nothing was written: the counter still starts from zero.
+    let counted = host
+        .call("counter", json!({"name": "c"}), &live())
+        .await
+        .unwrap();
+    assert!(!counted.is_error, "{:?}", counted.result);
+    assert_eq!(counted.result["value"], json!(1));
+}
+
+#[tokio::test]
+async fn effect_by_input_decides_the_session_slot() {
+    let config = "[tools.manage_pr]\nworkspace = \"write\"\n";
+    let (_dir, host) = host(&["manage_pr", "echo"], config).await;
+    let options = live();
+    // Another write call holds the session's write slot.
+    let held = options.session.try_write_slot().unwrap();
+    let busy = host
+        .call(
+            "manage_pr",
+            json!({"action": "merge", "number": 1}),
+            &options,
+        )
+        .await;
+    assert_eq!(busy.unwrap_err().code(), "session_busy");
+    let view = host
+        .call(
+            "manage_pr",
+            json!({"action": "view", "number": 1}),
+            &options,
+        )
+        .await
+        .unwrap();
+    assert!(
+        !view.is_error,
+        "reads never take the write slot: {:?}",
+        view.result
+    );
+    assert!(
+        !host
+            .call("echo", json!({"text": "x"}), &options)
+            .await
+            .unwrap()
+            .is_error
+    );
+    drop(held);
+    let merged = host
+        .call(
+            "manage_pr",
+            json!({"action": "merge", "number": 1}),
+            &options,
+        )
+        .await
+        .unwrap();
+    assert!(!merged.is_error, "{:?}", merged.result);
+    assert_eq!(merged.trace.effect, Some(toolhost::Effect::Write));
+}
+
+#[tokio::test]
+async fn transient_reads_are_retried_up_to_three_attempts() {
+    let (_dir, host) = host(&["flaky_lookup"], "").await;
+    let result = host
+        .call("flaky_lookup", json!({"key": "k"}), &live())
+        .await
+        .unwrap();
+    assert!(!result.is_error, "{:?}", result.result);
+    assert_eq!(result.attempts, 3);
+    assert_eq!(result.result["attempts"], json!(3));
+
+    let exhausted = host
+        .call(
+            "flaky_lookup",
+            json!({"key": "k", "fail_times": 5}),
+            &live(),
+        )
+        .await
+        .unwrap();
+    assert!(exhausted.is_error);
+    assert_eq!(exhausted.attempts, 3);
+    let text = exhausted.result.as_str().unwrap();
+    assert!(
+        text.contains("attempt 3"),
+        "the last attempt's message: {text}"
+    );
+}
+
+#[tokio::test]
+async fn transient_writes_run_once() {
+    let (_dir, host) = host(&["flaky_write"], "").await;
+    let result = host
+        .call("flaky_write", json!({"key": "k"}), &live())
+        .await
+        .unwrap();
+    assert!(result.is_error);
+    assert_eq!(result.attempts, 1);
+}
+
+#[tokio::test]
+async fn traps_and_limits_are_tool_errors_and_the_host_goes_on() {
+    let config = "[defaults]\ntimeout_ms = 1000\nmemory_mb = 32\n";
+    let (_dir, host) = host(&["trap", "spin", "hog", "recurse", "echo"], config).await;
+    let cases = [
+        ("trap", "trapped"),
+        ("spin", "timed out"),
+        ("hog", "memory cap hit"),
+        ("recurse", "overflow"),
+    ];
+    for (tool, needle) in cases {
+        let result = host.call(tool, json!({}), &live()).await.unwrap();
+        assert!(result.is_error, "{tool}");
+        let text = result.result.as_str().unwrap();
+        assert!(text.contains(needle), "{tool}: {text}");
+        assert!(text.contains(&format!("`{tool}`")), "{tool}: {text}");
+        let echo = host
+            .call("echo", json!({"text": "still here"}), &live())
+            .await
+            .unwrap();
+        assert_eq!(echo.result, json!("still here"));
+    }
+    let trap = host.call("trap", json!({}), &live()).await.unwrap();
+    assert!(
+        trap.result.as_str().unwrap().contains("panicked"),
+        "the panic message is kept: {:?}",
+        trap.result
+    );
+    let spin = host.call("spin", json!({}), &live()).await.unwrap();
+    assert!(spin.result.as_str().unwrap().contains("1000ms"));
+    let hog = host.call("hog", json!({}), &live()).await.unwrap();
+    assert!(hog.result.as_str().unwrap().contains("32 MiB"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn looping_tools_do_not_starve_other_calls() {
+    let config = "[tools.spin]\ntimeout_ms = 4000\n";
+    let (_dir, host) = host(&["spin", "echo"], config).await;
+    let host = Arc::new(host);
+    let spinners: Vec<_> = (0..2)
+        .map(|_| {
+            let host = host.clone();
+            tokio::spawn(async move { host.call("spin", json!({}), &live()).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let started = Instant::now();
+    let echo = host
+        .call("echo", json!({"text": "prompt"}), &live())
+        .await
+        .unwrap();
+    let waited = started.elapsed();
+    assert_eq!(echo.result, json!("prompt"));
+    assert!(
+        waited < Duration::from_secs(2),
+        "echo waited {waited:?} behind two looping tools"
+    );
+    for spinner in spinners {
+        let result = spinner.await.unwrap().unwrap();
+        assert!(result.is_error && result.result.as_str().unwrap().contains("timed out"));
+    }
+}
+
+#[tokio::test]
+async fn output_over_the_cap_is_an_error_and_stdout_is_captured() {
+    let (_dir, host) = host(&["big_output", "chatty"], "").await;
+    let over = host
+        .call("big_output", json!({"bytes": 1024 * 1024 + 1}), &live())
+        .await
+        .unwrap();
+    assert!(over.is_error);
+    assert!(
+        over.result.as_str().unwrap().contains("output cap"),
+        "{:?}",
+        over.result
+    );
+    let under = host
+        .call("big_output", json!({"bytes": 1000}), &live())
+        .await
+        .unwrap();
+    assert!(!under.is_error);
+
+    let chatty = host
+        .call("chatty", json!({"bytes": 10 * 1024 * 1024}), &live())
+        .await
+        .unwrap();
+    assert!(!chatty.is_error, "{:?}", chatty.result);
+    assert!(chatty.trace.stdout_truncated && chatty.trace.stderr_truncated);
+    assert_eq!(chatty.trace.stdout.len(), 64 * 1024);
+}
+
+#[tokio::test]
+async fn trace_events_pair_request_and_result() {
+    let (_dir, host) = host(&["echo"], "").await;
+    let session = Arc::new(Session::ephemeral().unwrap());
+    let options = CallOptions::new(session.clone());
+    let result = host
+        .call("echo", json!({"text": "t"}), &options)
+        .await
+        .unwrap();
+    let events = session.events().since(None);
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0].kind, EventKind::ActionsRequested);
+    assert_eq!(events[1].kind, EventKind::ActionResult);
+    for event in &events {
+        assert_eq!(event.data["callId"], json!(result.call_id));
+    }
+    assert_eq!(events[1].data["stubbed"], json!(false));
+}
+
+#[tokio::test]
+async fn capabilities_run_as_far_as_granted() {
+    let config = "[tools.counter]\nkv = [\"default\"]\n[tools.notes]\nworkspace = \"write\"\n";
+    let (_dir, host) = host(&["counter", "notes", "fetch_url"], config).await;
+    let options = live();
+    for expected in 1..=3 {
+        let result = host
+            .call("counter", json!({"name": "n", "by": 1}), &options)
+            .await
+            .unwrap();
+        assert_eq!(
+            result.result["value"],
+            json!(expected),
+            "{:?}",
+            result.result
+        );
+    }
+    let added = host
+        .call(
+            "notes",
+            json!({"action": "add", "title": "todo", "body": "ship it"}),
+            &options,
+        )
+        .await
+        .unwrap();
+    assert!(!added.is_error, "{:?}", added.result);
+    let note = std::fs::read_to_string(options.session.workspace().join("notes/todo.md")).unwrap();
+    assert!(note.contains("ship it"));
+    let read = host
+        .call(
+            "notes",
+            json!({"action": "read", "title": "todo"}),
+            &options,
+        )
+        .await
+        .unwrap();
+    assert!(
+        format!("{}", read.result).contains("ship it"),
+        "{:?}",
+        read.result
+    );
+
+    let fetched = host
+        .call("fetch_url", json!({"url": "http://127.0.0.1:9/"}), &options)
+        .await
+        .unwrap();
+    assert!(fetched.is_error, "no http grant: {:?}", fetched.result);
+    assert!(
+        fetched
+            .trace
+            .logs
+            .iter()
+            .any(|l| l.message.contains("granted no outbound HTTP")),
+        "{:?}",
+        fetched.trace.logs
+    );
+}

@@ -1,0 +1,170 @@
+//! Loading a tools folder: every check at load, reported by file and reason
+//! while the good tools still load.
+
+mod common;
+
+use common::{artifact, cache_dir, host_dir, load};
+use serde_json::json;
+use toolhost::Host;
+
+fn failure_for<'a>(host: &'a Host, tool: &str) -> String {
+    host.registry()
+        .failures()
+        .iter()
+        .find(|f| f.tool.as_deref() == Some(tool))
+        .unwrap_or_else(|| panic!("no failure for {tool}: {:?}", host.registry().failures()))
+        .to_string()
+}
+
+#[tokio::test]
+async fn bad_tools_are_reported_and_good_ones_load() {
+    let dir = host_dir(
+        &[
+            "echo",
+            "bad_schema",
+            "bad_time_args",
+            "not_object_schema",
+            "long_description",
+            "no_contract",
+        ],
+        "",
+    );
+    let tools = dir.path().join("tools");
+    std::fs::write(tools.join("garbage.wasm"), b"this is not wasm").unwrap();
+    std::fs::write(tools.join("core.wasm"), [0, b'a', b's', b'm', 1, 0, 0, 0]).unwrap();
+    std::fs::copy(artifact("echo"), tools.join("read.wasm")).unwrap();
+    std::fs::copy(artifact("echo"), tools.join("bad name.wasm")).unwrap();
+    std::fs::copy(
+        artifact("echo"),
+        tools.join(format!("{}.wasm", "x".repeat(65))),
+    )
+    .unwrap();
+    let host = load(dir.path()).await;
+
+    let names: Vec<_> = host
+        .registry()
+        .tools()
+        .map(|t| t.name().to_string())
+        .collect();
+    assert_eq!(names, ["echo"]);
+    let expectations = [
+        ("bad_schema", "input schema does not compile"),
+        ("bad_time_args", "time argument"),
+        ("not_object_schema", "\"type\": \"object\""),
+        ("long_description", "at most 4096"),
+        ("no_contract", "toolhost:tool/tool@0.1.0"),
+        ("garbage", "not a WebAssembly file"),
+        ("core", "core WebAssembly module"),
+        ("read", "reserved for the built-in toolset"),
+        ("bad name", "is invalid"),
+    ];
+    for (tool, needle) in expectations {
+        let failure = failure_for(&host, tool);
+        assert!(failure.contains(needle), "{tool}: {failure}");
+        assert!(failure.contains(".wasm"), "names the file: {failure}");
+    }
+    failure_for(&host, &"x".repeat(65));
+
+    let result = host
+        .call("echo", json!({"text": "fine"}), &common::live())
+        .await
+        .unwrap();
+    assert_eq!(result.result, json!("fine"));
+}
+
+#[tokio::test]
+async fn more_than_128_tools_is_a_load_error() {
+    let dir = host_dir(&[], "");
+    let tools = dir.path().join("tools");
+    for n in 0..129 {
+        std::fs::copy(artifact("echo"), tools.join(format!("echo{n}.wasm"))).unwrap();
+    }
+    let err = Host::builder(dir.path())
+        .cache_dir(cache_dir())
+        .build()
+        .await
+        .err()
+        .expect("129 tools must not load");
+    assert!(format!("{err:#}").contains("at most 128"), "{err:#}");
+}
+
+#[tokio::test]
+async fn config_for_a_missing_tool_is_reported() {
+    let dir = host_dir(&["echo"], "[tools.ehco]\npermission = \"always_ask\"\n");
+    let host = load(dir.path()).await;
+    let failure = failure_for(&host, "ehco");
+    assert!(failure.contains("does not exist"), "{failure}");
+}
+
+#[tokio::test]
+async fn a_typo_in_the_config_names_the_key_and_line() {
+    let dir = host_dir(
+        &["echo"],
+        "[defaults]\ntimeout_ms = 100\npermision = \"always_ask\"\n",
+    );
+    let err = Host::builder(dir.path())
+        .build()
+        .await
+        .err()
+        .expect("config error");
+    let message = format!("{err:#}");
+    assert!(
+        message.contains("permision") && message.contains("line 3"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn disabled_tools_are_absent_and_refused() {
+    let dir = host_dir(&["echo"], "[tools.echo]\nenabled = false\n");
+    let host = load(dir.path()).await;
+    assert_eq!(host.registry().tools().count(), 0);
+    let err = host
+        .call("echo", json!({"text": "x"}), &common::live())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "unknown_tool");
+}
+
+#[tokio::test]
+async fn compiled_components_are_cached_on_disk() {
+    let dir = host_dir(&["echo"], "");
+    let _first = Host::builder(dir.path()).build().await.unwrap();
+    let cache = dir.path().join(".toolhost/cache");
+    let entries: Vec<_> = std::fs::read_dir(&cache).unwrap().collect();
+    assert_eq!(entries.len(), 1, "one cache entry per component");
+    // A corrupt entry is discarded and rebuilt, never trusted.
+    let entry = entries[0].as_ref().unwrap().path();
+    std::fs::write(&entry, b"half-written").unwrap();
+    let second = Host::builder(dir.path()).build().await.unwrap();
+    assert_eq!(second.registry().tools().count(), 1);
+    assert!(std::fs::read(&entry).unwrap().len() > 100);
+}
+
+#[tokio::test]
+async fn metadata_is_read_and_exposed() {
+    let dir = host_dir(&["query_telemetry", "manage_pr", "publish_release"], "");
+    let host = load(dir.path()).await;
+    let registry = host.registry();
+    let telemetry = registry.get("query_telemetry").unwrap();
+    assert_eq!(telemetry.metadata().time_args, ["since", "until"]);
+    assert_eq!(telemetry.metadata().effect.to_string(), "read");
+    assert_eq!(telemetry.metadata().input_schema["type"], json!("object"));
+    assert_eq!(
+        registry
+            .get("manage_pr")
+            .unwrap()
+            .metadata()
+            .effect
+            .to_string(),
+        "by-input"
+    );
+    assert!(
+        registry
+            .get("publish_release")
+            .unwrap()
+            .metadata()
+            .has_dry_run_result
+    );
+    assert!(telemetry.imports().iter().any(|i| i.starts_with("wasi:")));
+}

@@ -1,0 +1,45 @@
+//! Test guest: prints the requested number of bytes to stdout and to stderr
+//! (the host must capture and truncate them), then returns "done".
+
+use std::io::Write;
+
+use toolhost_sdk::prelude::*;
+
+/// How much to print.
+#[derive(Deserialize, JsonSchema)]
+struct Input {
+    /// Bytes to print to each of stdout and stderr.
+    bytes: usize,
+}
+
+/// Writes `bytes` bytes of numbered lines; stops quietly if the stream fails.
+fn spew(mut out: impl Write, stream: &str, bytes: usize) {
+    let mut written = 0;
+    let mut line = 0u64;
+    while written < bytes {
+        let text = format!("{stream} line {line}\n");
+        let take = text.len().min(bytes - written);
+        if out.write_all(&text.as_bytes()[..take]).is_err() {
+            return;
+        }
+        written += take;
+        line += 1;
+    }
+    let _ = out.flush();
+}
+
+struct Chatty;
+
+impl Tool for Chatty {
+    type Input = Input;
+    const DESCRIPTION: &'static str = "Prints `bytes` bytes to stdout and stderr.";
+    const EFFECT: EffectDecl = EffectDecl::Fixed(Effect::Read);
+
+    fn execute(input: Input, _ctx: &CallContext) -> Result<Output, ToolError> {
+        spew(std::io::stdout().lock(), "stdout", input.bytes);
+        spew(std::io::stderr().lock(), "stderr", input.bytes);
+        Ok("done".into())
+    }
+}
+
+export_tool!(Chatty);
