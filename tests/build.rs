@@ -46,6 +46,7 @@ fn run() -> Result<(), String> {
         "tests/guests",
         "Cargo.toml",
         "Cargo.lock",
+        ".cargo/config.toml",
     ] {
         println!("cargo:rerun-if-changed={}", workspace.join(path).display());
     }

@@ -10,6 +10,11 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use toolhost::{CallOptions, Host, Session};
 
+/// A compile cache kept between bench runs, so set-up does not recompile.
+fn cache_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-cache")
+}
+
 fn echo_path() -> &'static str {
     toolhost_test_artifacts::PLUGINS
         .iter()
@@ -33,19 +38,19 @@ fn distinct_copy(bytes: &[u8], n: u32) -> Vec<u8> {
 }
 
 fn call_echo(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let dir = tempfile::tempdir().expect("tempdir");
-    std::fs::create_dir_all(dir.path().join("tools")).expect("tools");
-    std::fs::copy(echo_path(), dir.path().join("tools/echo.wasm")).expect("copy");
-    let host = rt
-        .block_on(Host::builder(dir.path()).build())
-        .expect("host");
-    let options = CallOptions::new(Arc::new(Session::ephemeral().expect("session")));
-    let input = serde_json::json!({"text": "hello"});
     c.bench_function("call echo (fresh instance + Store per call)", |b| {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("tools")).expect("tools");
+        std::fs::copy(echo_path(), dir.path().join("tools/echo.wasm")).expect("copy");
+        let host = rt
+            .block_on(Host::builder(dir.path()).cache_dir(cache_dir()).build())
+            .expect("host");
+        let options = CallOptions::new(Arc::new(Session::ephemeral().expect("session")));
+        let input = serde_json::json!({"text": "hello"});
         b.iter(|| {
             let result = rt
                 .block_on(host.call("echo", input.clone(), &options))
@@ -56,35 +61,36 @@ fn call_echo(c: &mut Criterion) {
 }
 
 fn load_100(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let tools = dir.path().join("tools");
-    std::fs::create_dir_all(&tools).expect("tools");
-    let echo = std::fs::read(echo_path()).expect("echo");
-    for n in 0..100 {
-        std::fs::write(
-            tools.join(format!("echo{n:03}.wasm")),
-            distinct_copy(&echo, n),
-        )
-        .expect("write");
-    }
-    let build = |dir: &Path| rt.block_on(Host::builder(dir).build()).expect("host");
-    let warm = build(dir.path());
-    assert_eq!(
-        warm.registry().tools().count(),
-        100,
-        "{:?}",
-        warm.registry().failures()
-    );
-    drop(warm);
     let mut group = c.benchmark_group("load");
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(10));
     group.bench_function("100 distinct tools, warm cache", |b| {
+        // Set up inside the closure so a filtered run does not pay for it.
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let tools = dir.path().join("tools");
+        std::fs::create_dir_all(&tools).expect("tools");
+        let echo = std::fs::read(echo_path()).expect("echo");
+        for n in 0..100 {
+            std::fs::write(
+                tools.join(format!("echo{n:03}.wasm")),
+                distinct_copy(&echo, n),
+            )
+            .expect("write");
+        }
+        let build = |dir: &Path| rt.block_on(Host::builder(dir).build()).expect("host");
+        let warm = build(dir.path());
+        assert_eq!(
+            warm.registry().tools().count(),
+            100,
+            "{:?}",
+            warm.registry().failures()
+        );
+        drop(warm);
         b.iter(|| build(dir.path()))
     });
     group.finish();

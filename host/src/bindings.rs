@@ -13,5 +13,5 @@ wasmtime::component::bindgen!({
     },
 });
 
-pub use exports::toolhost::tool::tool as guest;
-pub use toolhost::tool::types;
+pub use self::exports::toolhost::tool::tool as guest;
+pub use self::toolhost::tool::types;

@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::bindings::{guest, types};
-use crate::caps::http::HttpCtx;
+use crate::caps::http::{HttpCtx, RequestBudget};
 use crate::caps::kv::KvCtx;
 use crate::caps::log::{LogLine, TraceLog};
 use crate::caps::stdio::{Capture, DEFAULT_CAPTURE_BYTES};
@@ -24,7 +24,9 @@ use crate::host::Host;
 use crate::instance::{Caps, Failure, Instance};
 use crate::output::ToolOutput;
 use crate::registry::{Tool, effect_from_guest};
-use crate::session::{EventKind, Session, SessionMode, parse_instant};
+use crate::session::{
+    CallRefused, CallRequested, EventData, EventKind, Session, SessionMode, parse_instant,
+};
 use crate::tool::{Effect, EffectDecl};
 
 /// The largest input accepted, in bytes of JSON.
@@ -230,6 +232,7 @@ struct Call<'a> {
     trace: TraceLog,
     stdout: Capture,
     stderr: Capture,
+    http_budget: RequestBudget,
 }
 
 impl Host {
@@ -249,7 +252,7 @@ impl Host {
                 name: tool_name.to_string(),
                 known: registry.tools().map(|t| t.name().to_string()).collect(),
             })?;
-        let input = parse_input(tool, input.into())?;
+        let (input, input_text) = parse_input(tool, input.into())?;
         check_time_args(tool, session, &input)?;
 
         let call = Call {
@@ -257,76 +260,69 @@ impl Host {
             tool,
             session,
             id: format!("call_{}", uuid::Uuid::new_v4().simple()),
-            input_text: input.to_string(),
+            input_text,
             started,
             deadline: started + tool.policy().timeout,
             trace: TraceLog::default(),
             stdout: Capture::new(DEFAULT_CAPTURE_BYTES),
             stderr: Capture::new(DEFAULT_CAPTURE_BYTES),
+            http_budget: RequestBudget::new(self.network().limits().max_requests_per_call),
         };
+        let input = Arc::new(input);
         session.events().emit(
             EventKind::ActionsRequested,
-            json!({
-                "callId": call.id,
-                "toolName": tool.name(),
-                "input": input,
-                "sessionId": session.id(),
-            }),
+            EventData::Requested(Arc::new(CallRequested {
+                call_id: call.id.clone(),
+                tool_name: tool.name().to_string(),
+                input: input.clone(),
+                session_id: session.id().to_string(),
+            })),
         );
         let outcome = call.run(&input, options).await;
-        match &outcome {
-            Ok(result) => {
-                let mut data = serde_json::to_value(result).unwrap_or_default();
-                data["trace"] = serde_json::to_value(&result.trace).unwrap_or_default();
-                session.events().emit(EventKind::ActionResult, data);
-            }
-            Err(error) => {
-                session.events().emit(
-                    EventKind::ActionResult,
-                    json!({
-                        "ok": false,
-                        "callId": call.id,
-                        "toolName": tool.name(),
-                        "error": { "code": error.code(), "message": error.to_string() },
-                    }),
-                );
-            }
-        }
+        let data = match &outcome {
+            Ok(result) => EventData::Result(Arc::new(result.clone())),
+            Err(error) => EventData::Refused(Arc::new(CallRefused {
+                ok: false,
+                call_id: call.id.clone(),
+                tool_name: tool.name().to_string(),
+                error: json!({ "code": error.code(), "message": error.to_string() }),
+            })),
+        };
+        session.events().emit(EventKind::ActionResult, data);
         outcome
     }
 }
 
 /// Parse (when text) and validate the input against the tool's schema.
-fn parse_input(tool: &Tool, input: CallInput) -> Result<Value, CallError> {
-    let invalid = |pointer: &str, message: String| CallError::InvalidInput {
+/// Returns the value and its JSON text, as the guest will receive it.
+fn parse_input(tool: &Tool, input: CallInput) -> Result<(Value, String), CallError> {
+    let invalid = |message: String| CallError::InvalidInput {
         tool: tool.name().to_string(),
         errors: vec![InputError {
-            pointer: pointer.to_string(),
+            pointer: String::new(),
             message,
         }],
     };
-    let value = match input {
-        CallInput::Text(text) => {
-            if text.len() > MAX_INPUT_BYTES {
-                return Err(invalid(
-                    "",
-                    format!(
-                        "input is {} bytes; at most {MAX_INPUT_BYTES} are accepted",
-                        text.len()
-                    ),
-                ));
-            }
-            serde_json::from_str(&text).map_err(|e| invalid("", format!("not valid JSON: {e}")))?
-        }
-        CallInput::Json(value) => value,
+    let too_big = |len: usize| {
+        invalid(format!(
+            "input is {len} bytes; at most {MAX_INPUT_BYTES} are accepted"
+        ))
     };
-    let size = value.to_string().len();
-    if size > MAX_INPUT_BYTES {
-        return Err(invalid(
-            "",
-            format!("input is {size} bytes; at most {MAX_INPUT_BYTES} are accepted"),
-        ));
-    }
+    let (value, text) = match input {
+        CallInput::Text(text) if text.len() > MAX_INPUT_BYTES => return Err(too_big(text.len())),
+        CallInput::Text(text) => {
+            let value =
+                serde_json::from_str(&text).map_err(|e| invalid(format!("not valid JSON: {e}")))?;
+            (value, text)
+        }
+        CallInput::Json(value) => {
+            let text = value.to_string();
+            if text.len() > MAX_INPUT_BYTES {
+                return Err(too_big(text.len()));
+            }
+            (value, text)
+        }
+    };
     let errors = tool.validate(&value);
     if !errors.is_empty() {
         return Err(CallError::InvalidInput {
@@ -334,7 +330,7 @@ fn parse_input(tool: &Tool, input: CallInput) -> Result<Value, CallError> {
             errors,
         });
     }
-    Ok(value)
+    Ok((value, text))
 }
 
 /// In a session with `asOf`, every time argument must be an absolute instant
@@ -617,7 +613,13 @@ impl Call<'_> {
                 stderr: self.stderr.clone(),
             }
             .build()?,
-            http: HttpCtx::new(Arc::new(grants.http.clone()), read_only, self.trace.clone()),
+            http: HttpCtx::new(
+                self.host.network().clone(),
+                Arc::new(grants.http.clone()),
+                read_only,
+                self.trace.clone(),
+            )
+            .with_budget(self.http_budget.clone()),
             kv,
         })
     }

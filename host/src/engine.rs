@@ -25,6 +25,12 @@ use crate::state::{self, CallState};
 
 /// How often the epoch advances: the granularity of deadlines and of yields.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
+/// How much of a freed instance's memory is zeroed in place rather than
+/// returned to the kernel. Zeroing a small prefix is cheaper than the
+/// `madvise` + TLB shootdown + page faults the next call would pay, and
+/// covers a guest built with a small shadow stack (the SDK's 128 KiB, see
+/// `.cargo/config.toml`). Measured in bench/RESULTS.md.
+pub const MEMORY_KEEP_RESIDENT_BYTES: usize = 256 * 1024;
 /// The wasm stack cap: deeper recursion traps with a stack overflow.
 pub const MAX_WASM_STACK_BYTES: usize = 1024 * 1024;
 
@@ -163,7 +169,7 @@ fn engine_config(options: &EngineOptions) -> Config {
         .max_memories_per_component(16)
         .max_tables_per_component(16)
         .max_memory_size(options.max_memory_bytes)
-        .linear_memory_keep_resident(1 << 20)
+        .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT_BYTES)
         .table_keep_resident(64 << 10);
     let mut config = Config::new();
     config

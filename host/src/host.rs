@@ -5,6 +5,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use anyhow::Context as _;
 
+use crate::caps::http::Network;
 use crate::caps::kv::{KvBackend, RedbBackend};
 use crate::config::Config;
 use crate::engine::{EngineOptions, ToolEngine};
@@ -26,6 +27,7 @@ pub struct HostBuilder {
     cache_dir: Option<PathBuf>,
     config: Option<Config>,
     max_instances: u32,
+    network: Network,
 }
 
 impl HostBuilder {
@@ -38,6 +40,7 @@ impl HostBuilder {
             cache_dir: None,
             config: None,
             max_instances: DEFAULT_MAX_INSTANCES,
+            network: Network::system(),
         }
     }
 
@@ -72,6 +75,13 @@ impl HostBuilder {
         self
     }
 
+    /// Reach the network for tools through `network` (its resolver, dialer
+    /// and HTTP limits) instead of [`Network::system`].
+    pub fn network(mut self, network: Network) -> Self {
+        self.network = network;
+        self
+    }
+
     /// Read the config, start the engine and load every tool.
     pub async fn build(self) -> anyhow::Result<Host> {
         let config = match self.config {
@@ -100,6 +110,7 @@ impl HostBuilder {
             registry: RwLock::new(Arc::new(registry)),
             config,
             kv,
+            network: self.network,
             dir: self.dir,
             tools_dir,
             state_dir,
@@ -113,6 +124,7 @@ pub struct Host {
     registry: RwLock<Arc<Registry>>,
     config: Config,
     kv: Option<Arc<dyn KvBackend>>,
+    network: Network,
     dir: PathBuf,
     tools_dir: PathBuf,
     state_dir: PathBuf,
@@ -159,5 +171,10 @@ impl Host {
 
     pub(crate) fn kv_backend(&self) -> Option<&Arc<dyn KvBackend>> {
         self.kv.as_ref()
+    }
+
+    /// How tools reach the network.
+    pub(crate) fn network(&self) -> &Network {
+        &self.network
     }
 }

@@ -2,14 +2,14 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::PoisonError;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use chrono::{DateTime, FixedOffset, Utc};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{MutexGuard, broadcast};
 
+use crate::call::CallResult;
 use crate::error::CallError;
 
 /// How many events a session keeps for replay.
@@ -176,7 +176,78 @@ pub struct Event {
     /// When.
     pub at: DateTime<Utc>,
     /// The event's payload.
-    pub data: Value,
+    pub data: EventData,
+}
+
+impl Event {
+    /// The event as JSON.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// An event's payload. Kept typed and shared, and serialized only when
+/// someone reads the stream, so recording a call costs no JSON building.
+#[derive(Debug, Clone)]
+pub enum EventData {
+    /// A call was accepted.
+    Requested(Arc<CallRequested>),
+    /// A call ran (or was stubbed): its envelope and trace.
+    Result(Arc<CallResult>),
+    /// A call was refused after it was requested.
+    Refused(Arc<CallRefused>),
+    /// Any other payload.
+    Json(Value),
+}
+
+impl Serialize for EventData {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Requested(requested) => requested.serialize(serializer),
+            Self::Result(result) => ResultView {
+                result,
+                trace: &result.trace,
+            }
+            .serialize(serializer),
+            Self::Refused(refused) => refused.serialize(serializer),
+            Self::Json(value) => value.serialize(serializer),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ResultView<'a> {
+    #[serde(flatten)]
+    result: &'a CallResult,
+    trace: &'a crate::call::CallTrace,
+}
+
+/// The payload of `actions.requested`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallRequested {
+    /// The call id.
+    pub call_id: String,
+    /// The tool.
+    pub tool_name: String,
+    /// The validated input.
+    pub input: Arc<Value>,
+    /// The session.
+    pub session_id: String,
+}
+
+/// The payload of an `action.result` for a call refused after it was requested.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallRefused {
+    /// Always false.
+    pub ok: bool,
+    /// The call id.
+    pub call_id: String,
+    /// The tool.
+    pub tool_name: String,
+    /// The error code and message.
+    pub error: Value,
 }
 
 /// A session's bounded event history plus a live feed for subscribers.
@@ -197,7 +268,7 @@ impl Default for EventLog {
 
 impl EventLog {
     /// Record an event and send it to subscribers.
-    pub fn emit(&self, kind: EventKind, data: Value) -> Event {
+    pub fn emit(&self, kind: EventKind, data: EventData) -> Event {
         let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
         history.0 += 1;
         let event = Event {
@@ -271,8 +342,8 @@ mod tests {
     #[test]
     fn events_are_numbered_and_replayable() {
         let log = EventLog::default();
-        log.emit(EventKind::ActionsRequested, Value::Null);
-        log.emit(EventKind::ActionResult, Value::Null);
+        log.emit(EventKind::ActionsRequested, EventData::Json(Value::Null));
+        log.emit(EventKind::ActionResult, EventData::Json(Value::Null));
         assert_eq!(log.since(None).len(), 2);
         let after_first = log.since(Some(1));
         assert_eq!(after_first.len(), 1);

@@ -474,9 +474,13 @@ async fn trace_events_pair_request_and_result() {
     assert_eq!(events[0].kind, EventKind::ActionsRequested);
     assert_eq!(events[1].kind, EventKind::ActionResult);
     for event in &events {
-        assert_eq!(event.data["callId"], json!(result.call_id));
+        assert_eq!(event.to_json()["data"]["callId"], json!(result.call_id));
     }
-    assert_eq!(events[1].data["stubbed"], json!(false));
+    let finished = events[1].to_json();
+    assert_eq!(finished["type"], json!("action.result"));
+    assert_eq!(finished["data"]["stubbed"], json!(false));
+    assert_eq!(finished["data"]["result"], json!("t"));
+    assert!(finished["data"]["trace"]["logs"].is_array());
 }
 
 #[tokio::test]

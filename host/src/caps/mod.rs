@@ -5,7 +5,7 @@
 //! The grant is checked inside the host function; a refusal is an error the
 //! guest sees (`access-denied`, `HTTP-request-denied`), never a trap.
 //! `wasi:sockets` is linked (toolchains import it) and always denied: see
-//! [`workspace::sandbox_builder`].
+//! [`workspace::WasiSetup`].
 
 pub mod http;
 pub mod kv;

@@ -11,6 +11,7 @@ use std::task::{Context, Poll};
 
 use tokio::io::AsyncWrite;
 use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
+use wasmtime_wasi::p2::{OutputStream, Pollable, StreamResult};
 
 /// How many bytes of each stream one call keeps.
 pub const DEFAULT_CAPTURE_BYTES: usize = 64 * 1024;
@@ -64,10 +65,38 @@ impl IsTerminal for Capture {
     }
 }
 
+/// How much a guest may write per `check-write` permit.
+const WRITE_PERMIT: usize = 1024 * 1024;
+
 impl StdoutStream for Capture {
+    fn p2_stream(&self) -> Box<dyn OutputStream> {
+        Box::new(self.clone())
+    }
+
     fn async_stream(&self) -> Box<dyn AsyncWrite + Send + Sync> {
         Box::new(self.clone())
     }
+}
+
+/// Written to directly, with no adapter task: always ready, never full.
+impl OutputStream for Capture {
+    fn write(&mut self, bytes: bytes::Bytes) -> StreamResult<()> {
+        Capture::write(self, &bytes);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> StreamResult<()> {
+        Ok(())
+    }
+
+    fn check_write(&mut self) -> StreamResult<usize> {
+        Ok(WRITE_PERMIT)
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl Pollable for Capture {
+    async fn ready(&mut self) {}
 }
 
 impl AsyncWrite for Capture {

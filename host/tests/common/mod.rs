@@ -43,9 +43,12 @@ pub async fn load(dir: &Path) -> Host {
 pub async fn host(tools: &[&str], config: &str) -> (tempfile::TempDir, Host) {
     let dir = host_dir(tools, config);
     let host = load(dir.path()).await;
-    for failure in host.registry().failures() {
-        panic!("unexpected load failure: {failure}");
-    }
+    let registry = host.registry();
+    let failures = registry.failures();
+    assert!(
+        failures.is_empty(),
+        "unexpected load failures: {failures:?}"
+    );
     (dir, host)
 }
 

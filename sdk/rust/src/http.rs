@@ -353,8 +353,9 @@ impl Error {
         let (kind, what) = match &code {
             C::HttpRequestDenied => (
                 ErrorKind::Denied,
-                "refused by the host: this tool is not granted HTTP access to this origin \
-                 with this method (see its `http` grant in toolhost.toml)"
+                "refused by the host: the origin is not in this tool's `http` grant, the \
+                 method is not allowed for this call's effect (read calls may only GET and \
+                 HEAD), or the call used up its request allowance; the call's trace says which"
                     .to_string(),
             ),
             C::DestinationIpProhibited => (

@@ -1,5 +1,6 @@
 //! Test guest: returns the call context it was given, so tests can check
-//! what reaches a tool (call id, attempt, session, approver, asOf).
+//! what reaches a tool (call id, attempt, session, approver, asOf) and the
+//! environment variables it sees.
 
 use toolhost_sdk::SessionMode;
 use toolhost_sdk::prelude::*;
@@ -25,6 +26,7 @@ impl Tool for Context {
             "auth": ctx.session.auth,
             "approvedBy": ctx.approved_by,
             "asOf": ctx.as_of,
+            "env": std::env::vars().collect::<std::collections::BTreeMap<_, _>>(),
         })
         .into())
     }

@@ -10,6 +10,9 @@ use toolhost_sdk::prelude::*;
 struct Input {
     /// Any path, e.g. `/workspace/../etc/passwd`.
     path: String,
+    /// The effect to declare for this call: `read` or `write` (default).
+    #[serde(default)]
+    effect: Option<String>,
 }
 
 fn outcome<T>(result: std::io::Result<T>, ok: impl FnOnce(T) -> Value) -> Value {
@@ -27,6 +30,14 @@ impl Tool for Escape {
     type Input = Input;
     const DESCRIPTION: &'static str =
         "Tries to read and then write the given path; reports both outcomes.";
+    const EFFECT: EffectDecl = EffectDecl::ByInput;
+
+    fn effect_for(input: &Input) -> Effect {
+        match input.effect.as_deref() {
+            Some("read") => Effect::Read,
+            _ => Effect::Write,
+        }
+    }
 
     fn execute(input: Input, _ctx: &CallContext) -> Result<Output, ToolError> {
         let read = outcome(fs::read(&input.path), |bytes| json!(bytes.len()));

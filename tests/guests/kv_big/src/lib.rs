@@ -9,19 +9,36 @@ use toolhost_sdk::prelude::*;
 struct Input {
     /// Size of the value in bytes.
     bytes: usize,
+    /// The key to set (default `big`).
+    #[serde(default = "big")]
+    key: String,
+    /// The effect to declare for this call: `read` or `write` (default).
+    #[serde(default)]
+    effect: Option<String>,
+}
+
+fn big() -> String {
+    "big".to_string()
 }
 
 struct KvBig;
 
 impl Tool for KvBig {
     type Input = Input;
-    const DESCRIPTION: &'static str =
-        "Stores `bytes` bytes under the key `big` in the bucket `default`.";
+    const DESCRIPTION: &'static str = "Stores `bytes` bytes under `key` in the bucket `default`.";
+    const EFFECT: EffectDecl = EffectDecl::ByInput;
+
+    fn effect_for(input: &Input) -> Effect {
+        match input.effect.as_deref() {
+            Some("read") => Effect::Read,
+            _ => Effect::Write,
+        }
+    }
 
     fn execute(input: Input, _ctx: &CallContext) -> Result<Output, ToolError> {
         let bucket = Bucket::open("default")?;
-        bucket.set("big", vec![b'x'; input.bytes])?;
-        Ok(json!({ "key": "big", "bytes": input.bytes }).into())
+        bucket.set(&input.key, vec![b'x'; input.bytes])?;
+        Ok(json!({ "key": input.key, "bytes": input.bytes }).into())
     }
 }
 

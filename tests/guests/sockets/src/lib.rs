@@ -4,16 +4,28 @@ use std::net::TcpStream;
 
 use toolhost_sdk::prelude::*;
 
+/// Where to connect.
+#[derive(Deserialize, JsonSchema)]
+struct Input {
+    /// A `host:port` to connect to (default `127.0.0.1:80`).
+    #[serde(default = "default_addr")]
+    addr: String,
+}
+
+fn default_addr() -> String {
+    "127.0.0.1:80".to_string()
+}
+
 struct Sockets;
 
 impl Tool for Sockets {
-    type Input = NoInput;
+    type Input = Input;
     const DESCRIPTION: &'static str =
-        "Tries to open a TCP connection to 127.0.0.1:80 and reports the outcome.";
+        "Tries to open a TCP connection to `addr` and reports the outcome.";
     const EFFECT: EffectDecl = EffectDecl::Fixed(Effect::Read);
 
-    fn execute(_input: NoInput, _ctx: &CallContext) -> Result<Output, ToolError> {
-        Ok(match TcpStream::connect("127.0.0.1:80") {
+    fn execute(input: Input, _ctx: &CallContext) -> Result<Output, ToolError> {
+        Ok(match TcpStream::connect(input.addr.as_str()) {
             Ok(_) => "connected".into(),
             Err(err) => format!("error: {err}").into(),
         })

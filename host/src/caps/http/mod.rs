@@ -1,0 +1,389 @@
+//! Outbound HTTP: `wasi:http/outgoing-handler` limited to allow-listed origins
+//! and globally routable addresses.
+//!
+//! An allow-list entry is `scheme://host[:port]`; `*.domain` matches every
+//! subdomain, a missing port means the scheme's default, and `*://*:*` allows
+//! everything (a bare `*` is refused so nobody allows everything by accident).
+//! A call whose effect is `read` may only send GET and HEAD.
+//!
+//! Each request, in order: the request cap (refused attempts count too), the
+//! allow-list and the method; then the host is resolved once
+//! (never for an IP literal) and every address that is not globally routable
+//! ([`addr`]) is dropped unless an allow-list entry names it literally for the
+//! same scheme and port. Only a checked address is dialed — the name is never
+//! resolved again, so DNS rebinding cannot swap the address — and TLS verifies
+//! and sends (SNI) the host name the tool asked for. The response body is
+//! capped and every step has a timeout ([`HttpLimits`]). A refusal is an
+//! error the guest sees (`HTTP-request-denied`, `destination-IP-prohibited`)
+//! plus a trace line naming the reason and the address; trace lines never
+//! hold header values, URL user info or query strings.
+
+pub mod addr;
+mod net;
+mod send;
+#[cfg(test)]
+mod tests;
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
+
+pub use net::{
+    BoxFuture, DEFAULT_BETWEEN_BYTES_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_DNS_TIMEOUT,
+    DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_RESPONSE_BODY_BYTES,
+    DEFAULT_REQUEST_TIMEOUT, Dialer, HttpLimits, Network, Resolver, SystemDialer, SystemResolver,
+};
+
+use super::log::TraceLog;
+use send::Outbound;
+
+/// Origins a tool may reach, parsed from its `http` grant.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AllowList {
+    entries: Vec<Origin>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Origin {
+    scheme: Option<String>,
+    host: HostPattern,
+    port: Option<u16>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum HostPattern {
+    Any,
+    Exact(String),
+    Subdomains(String),
+    Ip(IpAddr),
+}
+
+/// Why an allow-list entry was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AllowListError {
+    /// A bare `*`.
+    #[error("`*` is not an origin: write \"*://*:*\" to allow every origin")]
+    BareWildcard,
+    /// Not of the form `scheme://host[:port]`.
+    #[error(
+        "{entry:?} is not an origin: expected scheme://host[:port], e.g. \"https://api.example.com\""
+    )]
+    Malformed {
+        /// The entry as written.
+        entry: String,
+    },
+    /// A scheme other than http, https or `*`.
+    #[error("{entry:?} has scheme {scheme:?}: expected http, https or *")]
+    Scheme {
+        /// The entry as written.
+        entry: String,
+        /// The scheme found.
+        scheme: String,
+    },
+}
+
+impl AllowList {
+    /// Parse the entries of an `http` grant.
+    pub fn parse(entries: &[impl AsRef<str>]) -> Result<Self, AllowListError> {
+        let entries = entries
+            .iter()
+            .map(|e| Origin::parse(e.as_ref()))
+            .collect::<Result<_, _>>()?;
+        Ok(Self { entries })
+    }
+
+    /// Whether nothing is allowed.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Whether a request to `scheme://host:port` is allowed.
+    pub fn allows(&self, scheme: &str, host: &str, port: u16) -> bool {
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_ascii_lowercase();
+        self.entries.iter().any(|o| o.matches(scheme, &host, port))
+    }
+
+    /// Whether an entry names `ip` literally (not through a wildcard) for
+    /// `scheme` and `port`: the only way a tool may reach an address that is
+    /// not globally routable, such as `http://127.0.0.1:8080`.
+    pub fn names_ip(&self, scheme: &str, ip: IpAddr, port: u16) -> bool {
+        self.entries.iter().any(|o| {
+            matches!(o.host, HostPattern::Ip(named) if named == ip)
+                && o.scheme
+                    .as_deref()
+                    .is_none_or(|s| s.eq_ignore_ascii_case(scheme))
+                && o.port.is_none_or(|p| p == port)
+        })
+    }
+}
+
+impl Origin {
+    fn parse(entry: &str) -> Result<Self, AllowListError> {
+        let malformed = || AllowListError::Malformed {
+            entry: entry.to_string(),
+        };
+        if entry.trim() == "*" {
+            return Err(AllowListError::BareWildcard);
+        }
+        let (scheme, rest) = entry.split_once("://").ok_or_else(malformed)?;
+        let scheme = match scheme.to_ascii_lowercase().as_str() {
+            "*" => None,
+            s @ ("http" | "https") => Some(s.to_string()),
+            other => {
+                return Err(AllowListError::Scheme {
+                    entry: entry.to_string(),
+                    scheme: other.to_string(),
+                });
+            }
+        };
+        let rest = rest.strip_suffix('/').unwrap_or(rest);
+        if rest.is_empty() || rest.contains(['/', '?', '#', '@']) {
+            return Err(malformed());
+        }
+        let (host, port) = split_host_port(rest).ok_or_else(malformed)?;
+        let port = match port {
+            Some("*") => None,
+            Some(p) => Some(p.parse::<u16>().map_err(|_| malformed())?),
+            None => match scheme.as_deref() {
+                Some("http") => Some(80),
+                Some("https") => Some(443),
+                _ => None,
+            },
+        };
+        let host = host.to_ascii_lowercase();
+        let host = if host == "*" {
+            HostPattern::Any
+        } else if let Some(domain) = host.strip_prefix("*.") {
+            if domain.is_empty() || domain.contains('*') {
+                return Err(malformed());
+            }
+            HostPattern::Subdomains(domain.to_string())
+        } else if host.contains('*') {
+            return Err(malformed());
+        } else if let Ok(ip) = host.parse::<IpAddr>() {
+            HostPattern::Ip(ip)
+        } else {
+            HostPattern::Exact(host)
+        };
+        Ok(Self { scheme, host, port })
+    }
+
+    fn matches(&self, scheme: &str, host: &str, port: u16) -> bool {
+        let scheme_ok = self
+            .scheme
+            .as_deref()
+            .is_none_or(|s| s.eq_ignore_ascii_case(scheme));
+        let port_ok = self.port.is_none_or(|p| p == port);
+        let host_ok = match &self.host {
+            HostPattern::Any => true,
+            HostPattern::Exact(h) => h == host,
+            HostPattern::Subdomains(d) => host
+                .strip_suffix(d.as_str())
+                .is_some_and(|prefix| prefix.len() > 1 && prefix.ends_with('.')),
+            HostPattern::Ip(ip) => host.parse::<IpAddr>().is_ok_and(|h| h == *ip),
+        };
+        scheme_ok && port_ok && host_ok
+    }
+}
+
+/// Split `host[:port]`, with IPv6 literals in brackets.
+fn split_host_port(s: &str) -> Option<(&str, Option<&str>)> {
+    if let Some(v6) = s.strip_prefix('[') {
+        let (host, rest) = v6.split_once(']')?;
+        return match rest {
+            "" => Some((host, None)),
+            _ => Some((host, Some(rest.strip_prefix(':')?))),
+        };
+    }
+    match s.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') => Some((host, Some(port))),
+        Some(_) => None,
+        None => Some((s, None)),
+    }
+}
+
+/// A count of the requests a call has attempted, against its cap. Cloning
+/// shares the count, so one budget can span several instances of a call.
+#[derive(Debug, Clone)]
+pub struct RequestBudget {
+    attempted: Arc<AtomicU32>,
+    max: u32,
+}
+
+/// Whether one more request fits the budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Admission {
+    Within,
+    /// The first attempt past the cap (worth a trace line).
+    FirstOver,
+    /// A later one (refused quietly).
+    Over,
+}
+
+impl RequestBudget {
+    /// A budget of `max` requests.
+    pub fn new(max: u32) -> Self {
+        Self {
+            attempted: Arc::new(AtomicU32::new(0)),
+            max,
+        }
+    }
+
+    /// How many requests were attempted, refused ones included.
+    pub fn attempted(&self) -> u32 {
+        self.attempted.load(Ordering::Relaxed)
+    }
+
+    /// The cap.
+    pub fn max(&self) -> u32 {
+        self.max
+    }
+
+    fn admit(&self) -> Admission {
+        let before = self
+            .attempted
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                Some(n.saturating_add(1))
+            })
+            .unwrap_or(u32::MAX);
+        match before {
+            n if n < self.max => Admission::Within,
+            n if n == self.max => Admission::FirstOver,
+            _ => Admission::Over,
+        }
+    }
+}
+
+/// The per-call HTTP context: the allow-list, what this call's effect
+/// permits, its request budget, and the host's [`Network`].
+pub struct HttpCtx {
+    network: Network,
+    allow: Arc<AllowList>,
+    read_only: bool,
+    budget: RequestBudget,
+    trace: TraceLog,
+}
+
+impl HttpCtx {
+    /// A context for one instance of a call, reaching the network through
+    /// `network`, with a fresh request budget from its limits. `read_only`
+    /// limits methods to GET and HEAD.
+    pub fn new(network: Network, allow: Arc<AllowList>, read_only: bool, trace: TraceLog) -> Self {
+        let budget = RequestBudget::new(network.limits().max_requests_per_call);
+        Self {
+            network,
+            allow,
+            read_only,
+            budget,
+            trace,
+        }
+    }
+
+    /// A context that refuses every request.
+    pub fn deny_all(trace: TraceLog) -> Self {
+        Self::new(Network::system(), Arc::default(), true, trace)
+    }
+
+    /// The same context counting against `budget` (shared with other
+    /// instances of the same call) instead of a fresh one.
+    pub fn with_budget(mut self, budget: RequestBudget) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// The budget this context counts against.
+    pub fn budget(&self) -> &RequestBudget {
+        &self.budget
+    }
+
+    /// Check a request against the cap, the allow-list and the method; trace
+    /// and refuse it, or hand it on.
+    fn admit(&self, request: &http::Request<WasiBody>) -> Result<Outbound, HttpError> {
+        let uri = request.uri();
+        let scheme = uri.scheme_str().unwrap_or("https").to_ascii_lowercase();
+        let https = match scheme.as_str() {
+            "http" => false,
+            "https" => true,
+            _ => return Err(HttpError::HttpRequestUriInvalid),
+        };
+        let bracketed = uri.host().unwrap_or_default();
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let target = describe(request.method(), &scheme, bracketed, port, uri);
+
+        let refuse = |reason: &str| {
+            self.trace.host(format!("http: refused {target}: {reason}"));
+            HttpError::HttpRequestDenied
+        };
+        match self.budget.admit() {
+            Admission::Within => {}
+            Admission::FirstOver => {
+                return Err(refuse(&format!(
+                    "request cap reached: a call may attempt {} requests (max_requests_per_call); \
+                     this and every later request of the call is refused",
+                    self.budget.max()
+                )));
+            }
+            Admission::Over => return Err(HttpError::HttpRequestDenied),
+        }
+        if self.allow.is_empty() {
+            return Err(refuse("this tool is granted no outbound HTTP"));
+        }
+        if !self.allow.allows(&scheme, bracketed, port) {
+            return Err(refuse(&format!(
+                "{scheme}://{bracketed}:{port} is not in this tool's http allow-list"
+            )));
+        }
+        let method = request.method();
+        if self.read_only && method != http::Method::GET && method != http::Method::HEAD {
+            return Err(refuse(&format!(
+                "{method} is refused: this call's effect is `read`, which allows only GET and HEAD"
+            )));
+        }
+        let host = bracketed.trim_start_matches('[').trim_end_matches(']');
+        if host.is_empty() {
+            return Err(refuse("the URL has no host"));
+        }
+        Ok(Outbound {
+            network: self.network.clone(),
+            allow: Arc::clone(&self.allow),
+            trace: self.trace.clone(),
+            target: target.into(),
+            https,
+            host: host.to_string(),
+            port,
+        })
+    }
+}
+
+/// A request as trace lines show it: method, origin and path. Never user
+/// info, the query (it often carries keys) or header values.
+fn describe(method: &http::Method, scheme: &str, host: &str, port: u16, uri: &http::Uri) -> String {
+    let query = if uri.query().is_some() { "?…" } else { "" };
+    format!("{method} {scheme}://{host}:{port}{}{query}", uri.path())
+}
+
+impl WasiHttpHooks for HttpCtx {
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        _fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+    ) -> Box<
+        dyn Future<
+                Output = wasmtime_wasi_http::Result<(
+                    http::Response<WasiBody>,
+                    Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+                )>,
+            > + Send,
+    > {
+        match self.admit(&request) {
+            Ok(outbound) => Box::new(outbound.send(request, options)),
+            Err(refusal) => Box::new(async move { Err(refusal) }),
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! How the host reaches the network for tools: a [`Resolver`], a [`Dialer`]
+//! and the [`HttpLimits`], bundled in a [`Network`] built once per host.
+//!
+//! The defaults use the system resolver and plain TCP. Tests inject scripted
+//! ones through [`crate::HostBuilder::network`] so that DNS answers can be
+//! anything (including answers that change between lookups) and no packet
+//! ever leaves the loopback interface.
+
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpStream;
+
+/// A boxed, sendable future, as the [`Resolver`] and [`Dialer`] return.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Turns a host name into addresses. Called once per request, never for an
+/// IP literal; every address it returns is checked before any is dialed.
+pub trait Resolver: Send + Sync {
+    /// The addresses `host` resolves to, in order of preference.
+    fn resolve<'a>(&'a self, host: &'a str) -> BoxFuture<'a, io::Result<Vec<IpAddr>>>;
+}
+
+/// Opens TCP connections. Only ever given an address that passed the checks.
+pub trait Dialer: Send + Sync {
+    /// Connect to `addr`.
+    fn dial(&self, addr: SocketAddr) -> BoxFuture<'_, io::Result<TcpStream>>;
+}
+
+/// The system resolver (`getaddrinfo`, through [`tokio::net::lookup_host`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemResolver;
+
+impl Resolver for SystemResolver {
+    fn resolve<'a>(&'a self, host: &'a str) -> BoxFuture<'a, io::Result<Vec<IpAddr>>> {
+        Box::pin(async move {
+            let mut ips: Vec<IpAddr> = Vec::new();
+            for addr in tokio::net::lookup_host((host, 0)).await? {
+                if !ips.contains(&addr.ip()) {
+                    ips.push(addr.ip());
+                }
+            }
+            Ok(ips)
+        })
+    }
+}
+
+/// Plain TCP connections ([`TcpStream::connect`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemDialer;
+
+impl Dialer for SystemDialer {
+    fn dial(&self, addr: SocketAddr) -> BoxFuture<'_, io::Result<TcpStream>> {
+        Box::pin(TcpStream::connect(addr))
+    }
+}
+
+/// The default cap on requests per call.
+pub const DEFAULT_MAX_REQUESTS_PER_CALL: u32 = 100;
+/// The default cap on one response body, in bytes (10 MiB).
+pub const DEFAULT_MAX_RESPONSE_BODY_BYTES: u64 = 10 * 1024 * 1024;
+/// The default time a DNS lookup may take.
+pub const DEFAULT_DNS_TIMEOUT: Duration = Duration::from_secs(5);
+/// The default time connecting may take (TCP, then TLS and the HTTP handshake).
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default wait for the response head once the request is sent.
+pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default wait between two frames of a response body.
+pub const DEFAULT_BETWEEN_BYTES_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default time one request may take in all, from lookup to last byte.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Caps on a tool's outbound HTTP. The call's own deadline (`timeout_ms`)
+/// bounds everything as well. A tool may ask for shorter timeouts through
+/// `wasi:http` request options, never longer ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// Requests a call may attempt, refused ones included. Each
+    /// [`HttpCtx`](super::HttpCtx) counts against a fresh budget of this size
+    /// unless it is given a shared one ([`super::HttpCtx::with_budget`]).
+    pub max_requests_per_call: u32,
+    /// Bytes one response body may have.
+    pub max_response_body_bytes: u64,
+    /// How long a DNS lookup may take.
+    pub dns_timeout: Duration,
+    /// How long a TCP connect may take, and again TLS plus the HTTP handshake.
+    pub connect_timeout: Duration,
+    /// How long the response head may take once the request is sent.
+    pub first_byte_timeout: Duration,
+    /// How long the response body may pause between frames.
+    pub between_bytes_timeout: Duration,
+    /// How long one request may take in all, body included.
+    pub request_timeout: Duration,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            max_requests_per_call: DEFAULT_MAX_REQUESTS_PER_CALL,
+            max_response_body_bytes: DEFAULT_MAX_RESPONSE_BODY_BYTES,
+            dns_timeout: DEFAULT_DNS_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            first_byte_timeout: DEFAULT_FIRST_BYTE_TIMEOUT,
+            between_bytes_timeout: DEFAULT_BETWEEN_BYTES_TIMEOUT,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+        }
+    }
+}
+
+/// How tools reach the network: resolver, dialer and limits. Built once per
+/// [`crate::Host`]; cloning shares the resolver and dialer.
+///
+/// ```
+/// use std::time::Duration;
+/// use toolhost::caps::http::{HttpLimits, Network};
+///
+/// let network = Network::system().with_limits(HttpLimits {
+///     max_requests_per_call: 20,
+///     connect_timeout: Duration::from_secs(3),
+///     ..HttpLimits::default()
+/// });
+/// assert_eq!(network.limits().max_requests_per_call, 20);
+/// ```
+#[derive(Clone)]
+pub struct Network {
+    resolver: Arc<dyn Resolver>,
+    dialer: Arc<dyn Dialer>,
+    limits: HttpLimits,
+}
+
+impl Network {
+    /// The system resolver, plain TCP and the default limits.
+    pub fn system() -> Self {
+        Self {
+            resolver: Arc::new(SystemResolver),
+            dialer: Arc::new(SystemDialer),
+            limits: HttpLimits::default(),
+        }
+    }
+
+    /// The same network, resolving names with `resolver`.
+    pub fn with_resolver(mut self, resolver: Arc<dyn Resolver>) -> Self {
+        self.resolver = resolver;
+        self
+    }
+
+    /// The same network, connecting with `dialer`.
+    pub fn with_dialer(mut self, dialer: Arc<dyn Dialer>) -> Self {
+        self.dialer = dialer;
+        self
+    }
+
+    /// The same network with other limits.
+    pub fn with_limits(mut self, limits: HttpLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits in force.
+    pub fn limits(&self) -> &HttpLimits {
+        &self.limits
+    }
+
+    pub(super) fn resolver(&self) -> &Arc<dyn Resolver> {
+        &self.resolver
+    }
+
+    pub(super) fn dialer(&self) -> &Arc<dyn Dialer> {
+        &self.dialer
+    }
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Self::system()
+    }
+}
+
+impl fmt::Debug for Network {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Network")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
