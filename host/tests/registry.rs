@@ -7,7 +7,7 @@ use common::{artifact, cache_dir, host_dir, load};
 use serde_json::json;
 use toolhost::Host;
 
-fn failure_for<'a>(host: &'a Host, tool: &str) -> String {
+fn failure_for(host: &Host, tool: &str) -> String {
     host.registry()
         .failures()
         .iter()
