@@ -13,10 +13,10 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::bindings::{guest, types};
-use crate::caps::http::{HttpCtx, RequestBudget};
+use crate::caps::http::{HttpCtx, HttpLimits, Network, RequestBudget};
 use crate::caps::kv::KvCtx;
 use crate::caps::log::{LogLine, TraceLog};
-use crate::caps::stdio::{Capture, DEFAULT_CAPTURE_BYTES};
+use crate::caps::stdio::Capture;
 use crate::caps::workspace::{self, WasiSetup};
 use crate::config::{Permission, WorkspaceAccess};
 use crate::error::{CallError, InputError};
@@ -29,10 +29,6 @@ use crate::session::{
 };
 use crate::tool::{Effect, EffectDecl};
 
-/// The largest input accepted, in bytes of JSON.
-pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
-/// The largest result a tool may return, in bytes.
-pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
 /// Attempts a transiently failing read or idempotent call gets, in all.
 pub const MAX_ATTEMPTS: u32 = 3;
 /// What a stubbed call returns when the tool has no dry-run result.
@@ -264,9 +260,14 @@ impl Host {
             started,
             deadline: started + tool.policy().timeout,
             trace: TraceLog::default(),
-            stdout: Capture::new(DEFAULT_CAPTURE_BYTES),
-            stderr: Capture::new(DEFAULT_CAPTURE_BYTES),
-            http_budget: RequestBudget::new(self.network().limits().max_requests_per_call),
+            stdout: Capture::new(tool.policy().limits.stdio_bytes),
+            stderr: Capture::new(tool.policy().limits.stdio_bytes),
+            http_budget: RequestBudget::new(
+                tool.policy()
+                    .limits
+                    .http_requests
+                    .unwrap_or(self.network().limits().max_requests_per_call),
+            ),
         };
         let input = Arc::new(input);
         session.events().emit(
@@ -303,13 +304,14 @@ fn parse_input(tool: &Tool, input: CallInput) -> Result<(Value, String), CallErr
             message,
         }],
     };
+    let max = tool.policy().limits.input_bytes;
     let too_big = |len: usize| {
         invalid(format!(
-            "input is {len} bytes; at most {MAX_INPUT_BYTES} are accepted"
+            "input is {len} bytes; at most {max} are accepted (max_input_bytes)"
         ))
     };
     let (value, text) = match input {
-        CallInput::Text(text) if text.len() > MAX_INPUT_BYTES => return Err(too_big(text.len())),
+        CallInput::Text(text) if text.len() > max => return Err(too_big(text.len())),
         CallInput::Text(text) => {
             let value =
                 serde_json::from_str(&text).map_err(|e| invalid(format!("not valid JSON: {e}")))?;
@@ -317,7 +319,7 @@ fn parse_input(tool: &Tool, input: CallInput) -> Result<(Value, String), CallErr
         }
         CallInput::Json(value) => {
             let text = value.to_string();
-            if text.len() > MAX_INPUT_BYTES {
+            if text.len() > max {
                 return Err(too_big(text.len()));
             }
             (value, text)
@@ -550,14 +552,15 @@ impl Call<'_> {
                 }
                 Ok(Err(error)) => ToolOutput::text(tool_error_message(error), true),
                 Ok(Ok(out)) => match ToolOutput::from_guest(out) {
-                    Ok(output) if output.size() > MAX_OUTPUT_BYTES => {
+                    Ok(output) if output.size() > self.tool.policy().limits.output_bytes => {
                         return self.failed(
                             Some(effect),
                             attempt,
                             approved_by,
                             &format!(
-                                "output cap hit: the result is {} bytes; at most {MAX_OUTPUT_BYTES} are allowed",
-                                output.size()
+                                "output cap hit: the result is {} bytes; at most {} are allowed (max_output_bytes)",
+                                output.size(),
+                                self.tool.policy().limits.output_bytes
                             ),
                         );
                     }
@@ -614,13 +617,27 @@ impl Call<'_> {
             }
             .build()?,
             http: HttpCtx::new(
-                self.host.network().clone(),
+                self.network(),
                 Arc::new(grants.http.clone()),
                 read_only,
                 self.trace.clone(),
             )
             .with_budget(self.http_budget.clone()),
             kv,
+        })
+    }
+
+    /// The host's network with this tool's HTTP caps.
+    fn network(&self) -> Network {
+        let limits = self.tool.policy().limits;
+        let network = self.host.network();
+        let host = network.limits();
+        network.clone().with_limits(HttpLimits {
+            max_requests_per_call: limits.http_requests.unwrap_or(host.max_requests_per_call),
+            max_response_body_bytes: limits
+                .http_response_bytes
+                .unwrap_or(host.max_response_body_bytes),
+            ..host.clone()
         })
     }
 

@@ -59,6 +59,16 @@ pub struct ToolSettings {
     pub http: Option<Vec<String>>,
     /// Environment variables given to the tool.
     pub env: Option<BTreeMap<String, String>>,
+    /// The largest input accepted, in bytes of JSON.
+    pub max_input_bytes: Option<usize>,
+    /// The largest result the tool may return, in bytes.
+    pub max_output_bytes: Option<usize>,
+    /// How much of each of stdout and stderr is kept, in bytes.
+    pub max_stdio_bytes: Option<usize>,
+    /// How many HTTP requests one call may attempt, all attempts together.
+    pub max_http_requests: Option<u32>,
+    /// The largest HTTP response body the tool may read, in bytes.
+    pub max_http_response_bytes: Option<u64>,
 }
 
 /// Whether a tool's calls run at once or wait for someone to approve them.
@@ -98,7 +108,33 @@ pub struct ToolPolicy {
     pub memory_bytes: usize,
     /// The capabilities granted.
     pub grants: Grants,
+    /// Size caps on what goes in and out of a call.
+    pub limits: ToolLimits,
 }
+
+/// Size caps on one call, resolved from the config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolLimits {
+    /// The largest input, in bytes of JSON.
+    pub input_bytes: usize,
+    /// The largest result, in bytes.
+    pub output_bytes: usize,
+    /// Bytes kept of each of stdout and stderr.
+    pub stdio_bytes: usize,
+    /// HTTP requests per call; the host's network limit when unset.
+    pub http_requests: Option<u32>,
+    /// The largest HTTP response body, in bytes; the host's network limit when unset.
+    pub http_response_bytes: Option<u64>,
+}
+
+/// The default input cap: 1 MiB.
+pub const DEFAULT_MAX_INPUT_BYTES: usize = 1024 * 1024;
+/// The default output cap: 1 MiB.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 1024 * 1024;
+/// The default stdout/stderr capture: 64 KiB each.
+pub const DEFAULT_MAX_STDIO_BYTES: usize = 64 * 1024;
+/// The largest value any byte-size cap may be set to: 64 MiB.
+pub const MAX_SIZE_CAP: usize = 64 * 1024 * 1024;
 
 /// The capabilities granted to one tool. Empty denies everything.
 #[derive(Debug, Clone, Default)]
@@ -171,6 +207,16 @@ impl Config {
                     .or_else(|| self.defaults.env.clone())
                     .unwrap_or_default(),
             },
+            limits: ToolLimits {
+                input_bytes: pick(own, &self.defaults, |s| s.max_input_bytes)
+                    .unwrap_or(DEFAULT_MAX_INPUT_BYTES),
+                output_bytes: pick(own, &self.defaults, |s| s.max_output_bytes)
+                    .unwrap_or(DEFAULT_MAX_OUTPUT_BYTES),
+                stdio_bytes: pick(own, &self.defaults, |s| s.max_stdio_bytes)
+                    .unwrap_or(DEFAULT_MAX_STDIO_BYTES),
+                http_requests: pick(own, &self.defaults, |s| s.max_http_requests),
+                http_response_bytes: pick(own, &self.defaults, |s| s.max_http_response_bytes),
+            },
         })
     }
 
@@ -229,6 +275,32 @@ impl ToolSettings {
             anyhow::ensure!(
                 (1..=MAX_MEMORY_MB).contains(&mb),
                 "`memory_mb` = {mb} is out of range: expected 1 to {MAX_MEMORY_MB}"
+            );
+        }
+        let sizes = [
+            ("max_input_bytes", self.max_input_bytes, 1),
+            ("max_output_bytes", self.max_output_bytes, 1),
+            ("max_stdio_bytes", self.max_stdio_bytes, 0),
+        ];
+        for (key, value, min) in sizes {
+            if let Some(value) = value {
+                anyhow::ensure!(
+                    (min..=MAX_SIZE_CAP).contains(&value),
+                    "`{key}` = {value} is out of range: expected {min} to {MAX_SIZE_CAP}"
+                );
+            }
+        }
+        if let Some(n) = self.max_http_requests {
+            anyhow::ensure!(
+                n <= 100_000,
+                "`max_http_requests` = {n} is out of range: expected 0 to 100000"
+            );
+        }
+        if let Some(n) = self.max_http_response_bytes {
+            anyhow::ensure!(
+                (1..=1 << 30).contains(&n),
+                "`max_http_response_bytes` = {n} is out of range: expected 1 to {}",
+                1u64 << 30
             );
         }
         for bucket in self.kv.iter().flatten() {
@@ -292,6 +364,22 @@ mod tests {
         assert!(policy.grants.kv.is_empty());
         assert!(policy.grants.http.is_empty());
         assert!(policy.grants.env.is_empty());
+    }
+
+    #[test]
+    fn caps_resolve_per_tool() {
+        let config = parse(
+            "[defaults]\nmax_output_bytes = 2048\n[tools.a]\nmax_http_requests = 3\nmax_stdio_bytes = 0\n",
+        )
+        .unwrap();
+        let a = config.policy_for("a").unwrap().limits;
+        assert_eq!(a.output_bytes, 2048);
+        assert_eq!(a.http_requests, Some(3));
+        assert_eq!(a.http_response_bytes, None);
+        assert_eq!(a.stdio_bytes, 0);
+        assert_eq!(a.input_bytes, DEFAULT_MAX_INPUT_BYTES);
+        assert!(parse("[defaults]\nmax_output_bytes = 0\n").is_err());
+        assert!(parse("[defaults]\nmax_input_bytes = 999999999999\n").is_err());
     }
 
     #[test]

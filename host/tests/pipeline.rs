@@ -540,3 +540,41 @@ async fn capabilities_run_as_far_as_granted() {
         fetched.trace.logs
     );
 }
+
+#[tokio::test]
+async fn size_caps_come_from_the_config() {
+    let config = "[tools.big_output]\nmax_output_bytes = 1000\n\
+                  [tools.echo]\nmax_input_bytes = 40\n\
+                  [tools.chatty]\nmax_stdio_bytes = 10\n";
+    let (_dir, host) = host(&["big_output", "echo", "chatty"], config).await;
+    let over = host
+        .call("big_output", json!({"bytes": 1001}), &live())
+        .await
+        .unwrap();
+    assert!(over.is_error);
+    let text = over.result.as_str().unwrap();
+    assert!(
+        text.contains("at most 1000") && text.contains("max_output_bytes"),
+        "{text}"
+    );
+    assert!(
+        !host
+            .call("big_output", json!({"bytes": 900}), &live())
+            .await
+            .unwrap()
+            .is_error
+    );
+
+    let err = host
+        .call("echo", json!({"text": "x".repeat(50)}), &live())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("max_input_bytes"), "{err}");
+
+    let chatty = host
+        .call("chatty", json!({"bytes": 1000}), &live())
+        .await
+        .unwrap();
+    assert_eq!(chatty.trace.stdout.len(), 10);
+    assert!(chatty.trace.stdout_truncated);
+}
