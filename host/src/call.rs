@@ -224,7 +224,6 @@ struct Call<'a> {
     id: String,
     input_text: String,
     started: Instant,
-    deadline: Instant,
     trace: TraceLog,
     stdout: Capture,
     stderr: Capture,
@@ -258,7 +257,6 @@ impl Host {
             id: format!("call_{}", uuid::Uuid::new_v4().simple()),
             input_text,
             started,
-            deadline: started + tool.policy().timeout,
             trace: TraceLog::default(),
             stdout: Capture::new(tool.policy().limits.stdio_bytes),
             stderr: Capture::new(tool.policy().limits.stdio_bytes),
@@ -379,11 +377,29 @@ fn check_time_args(tool: &Tool, session: &Session, input: &Value) -> Result<(), 
     }
 }
 
+/// What a finished call records besides its output.
+#[derive(Debug, Clone, Default)]
+struct Done {
+    effect: Option<Effect>,
+    attempts: u32,
+    stubbed: bool,
+    approved_by: Option<Value>,
+}
+
+impl Done {
+    fn effect(effect: Effect) -> Self {
+        Self {
+            effect: Some(effect),
+            ..Self::default()
+        }
+    }
+}
+
 impl Call<'_> {
     async fn run(&self, input: &Value, options: &CallOptions) -> Result<CallResult, CallError> {
         let effect = match self.effect().await {
             Ok(effect) => effect,
-            Err(failure) => return Ok(self.failed(None, 0, None, &failure.to_string())),
+            Err(failure) => return Ok(self.failed(Done::default(), &self.describe(&failure))),
         };
         let stubbed = self.session.mode() == SessionMode::DryRun && effect != Effect::Read;
 
@@ -399,19 +415,13 @@ impl Call<'_> {
             match options.approver.decide(&request).await {
                 ApprovalDecision::Approved { by } => approved_by = Some(by),
                 ApprovalDecision::Denied { by, reason } => {
-                    let who = by.to_string();
+                    let who = principal(&by);
                     let message = match reason {
                         Some(reason) => format!("call denied by {who}: {reason}"),
                         None => format!("call denied by {who}"),
                     };
-                    return Ok(self.finish(
-                        Some(effect),
-                        0,
-                        false,
-                        ToolOutput::text(message, true),
-                        None,
-                        None,
-                    ));
+                    let output = ToolOutput::text(message, true);
+                    return Ok(self.finish(Done::effect(effect), output, None));
                 }
                 ApprovalDecision::Unavailable { how } => {
                     return Err(CallError::ApprovalRequired {
@@ -431,9 +441,18 @@ impl Call<'_> {
             Effect::Idempotent | Effect::Write => Some(self.session.try_write_slot()?),
         };
         let workspace = self.workspace(effect)?;
-        Ok(self
-            .execute(effect, approved_by, workspace.as_deref())
-            .await)
+        let done = Done {
+            approved_by,
+            ..Done::effect(effect)
+        };
+        Ok(self.execute(done, workspace.as_deref()).await)
+    }
+
+    /// A fresh deadline for one phase of the call (`effect-for`, the dry-run
+    /// result, or `execute` with its retries), so waiting for an approval
+    /// never eats into the tool's time.
+    fn deadline(&self) -> Instant {
+        Instant::now() + self.tool.policy().timeout
     }
 
     /// The call's effect: declared, or asked of the tool for this input.
@@ -441,7 +460,7 @@ impl Call<'_> {
         match self.tool.metadata().effect {
             EffectDecl::Fixed(effect) => Ok(effect),
             EffectDecl::ByInput => {
-                let mut instance = self.instance(self.no_caps()?).await?;
+                let mut instance = self.instance(self.no_caps()?, self.deadline()).await?;
                 Ok(effect_from_guest(
                     instance.effect_for(&self.input_text).await?,
                 ))
@@ -451,40 +470,48 @@ impl Call<'_> {
 
     /// The result of a call a dry-run session stubs.
     async fn stub(&self, effect: Effect) -> CallResult {
+        let done = Done {
+            stubbed: true,
+            ..Done::effect(effect)
+        };
+        let acknowledged = || ToolOutput::text(STUB_TEXT, false);
         if !self.tool.metadata().has_dry_run_result {
-            return self.finish(
-                Some(effect),
-                0,
-                true,
-                ToolOutput::text(STUB_TEXT, false),
-                None,
-                None,
-            );
+            return self.finish(done, acknowledged(), None);
         }
         let result = async {
-            let mut instance = self.instance(self.no_caps()?).await?;
+            let mut instance = self.instance(self.no_caps()?, self.deadline()).await?;
             instance.dry_run_result(&self.input_text).await
         }
         .await;
         match result {
-            Ok(Some(out)) => match ToolOutput::from_guest(out) {
-                Ok(output) => self.finish(Some(effect), 0, true, output, None, None),
-                Err(problem) => {
-                    self.failed(Some(effect), 0, None, &format!("dry-run result {problem}"))
-                }
+            Ok(Some(out)) => match self.checked(out) {
+                Ok(output) => self.finish(done, output, None),
+                Err(problem) => self.failed(done, &format!("dry-run result: {problem}")),
             },
-            Ok(None) => self.finish(
-                Some(effect),
-                0,
-                true,
-                ToolOutput::text(STUB_TEXT, false),
-                None,
-                None,
+            Ok(None) => self.finish(done, acknowledged(), None),
+            Err(failure) => self.failed(
+                done,
+                &format!("dry-run result: {}", self.describe(&failure)),
             ),
-            Err(failure) => {
-                self.failed(Some(effect), 0, None, &format!("dry-run result: {failure}"))
-            }
         }
+    }
+
+    /// Convert a guest's output, enforcing the output cap.
+    fn checked(&self, out: types::ToolOutput) -> Result<ToolOutput, String> {
+        let output =
+            ToolOutput::from_guest(out).map_err(|problem| format!("the tool {problem}"))?;
+        self.within_output_cap(output)
+    }
+
+    fn within_output_cap(&self, output: ToolOutput) -> Result<ToolOutput, String> {
+        let cap = self.tool.policy().limits.output_bytes;
+        let size = output.size();
+        if size > cap {
+            return Err(format!(
+                "output cap hit: the result is {size} bytes; at most {cap} are allowed (max_output_bytes)"
+            ));
+        }
+        Ok(output)
     }
 
     /// The workspace directory this call gets, if its grant gives one.
@@ -493,6 +520,9 @@ impl Call<'_> {
             return Ok(None);
         }
         let dir = self.session.workspace();
+        if dir.is_dir() {
+            return Ok(Some(dir.to_path_buf()));
+        }
         match std::fs::create_dir_all(dir) {
             Ok(()) => Ok(Some(dir.to_path_buf())),
             Err(e) if effect == Effect::Read => {
@@ -509,73 +539,47 @@ impl Call<'_> {
         }
     }
 
-    /// Run `execute`, retrying transient failures of read and idempotent calls.
-    async fn execute(
-        &self,
-        effect: Effect,
-        approved_by: Option<Value>,
-        workspace: Option<&std::path::Path>,
-    ) -> CallResult {
+    /// Run `execute`, retrying transient failures of read and idempotent
+    /// calls; one deadline covers every attempt.
+    async fn execute(&self, mut done: Done, workspace: Option<&std::path::Path>) -> CallResult {
+        let effect = done.effect.unwrap_or(Effect::Write);
         let max_attempts = if effect.is_retryable() {
             MAX_ATTEMPTS
         } else {
             1
         };
-        let mut attempt = 0;
+        let deadline = self.deadline();
         loop {
-            attempt += 1;
-            let ctx = self.context(attempt, approved_by.as_ref());
+            done.attempts += 1;
+            let ctx = self.context(done.attempts, done.approved_by.as_ref());
             let outcome = async {
                 let caps = self
                     .caps(effect, workspace)
                     .map_err(|e| Failure::Host(format!("{e:#}")))?;
-                let mut instance = self.instance(caps).await?;
+                let mut instance = self.instance(caps, deadline).await?;
                 instance.execute(&self.input_text, &ctx).await
             }
             .await;
             let output = match outcome {
-                Err(failure) => {
-                    return self.failed(
-                        Some(effect),
-                        attempt,
-                        approved_by,
-                        &self.describe(&failure),
-                    );
-                }
+                Err(failure) => return self.failed(done, &self.describe(&failure)),
                 Ok(Err(types::ToolError::Transient(message)))
-                    if attempt < max_attempts && Instant::now() < self.deadline =>
+                    if done.attempts < max_attempts && Instant::now() < deadline =>
                 {
                     self.trace.host(format!(
-                        "attempt {attempt} failed transiently: {message}; retrying"
+                        "attempt {} failed transiently: {message}; retrying",
+                        done.attempts
                     ));
                     continue;
                 }
-                Ok(Err(error)) => ToolOutput::text(tool_error_message(error), true),
-                Ok(Ok(out)) => match ToolOutput::from_guest(out) {
-                    Ok(output) if output.size() > self.tool.policy().limits.output_bytes => {
-                        return self.failed(
-                            Some(effect),
-                            attempt,
-                            approved_by,
-                            &format!(
-                                "output cap hit: the result is {} bytes; at most {} are allowed (max_output_bytes)",
-                                output.size(),
-                                self.tool.policy().limits.output_bytes
-                            ),
-                        );
-                    }
-                    Ok(output) => output,
-                    Err(problem) => {
-                        return self.failed(
-                            Some(effect),
-                            attempt,
-                            approved_by,
-                            &format!("the tool {problem}"),
-                        );
-                    }
-                },
+                Ok(Err(error)) => {
+                    self.within_output_cap(ToolOutput::text(tool_error_message(error), true))
+                }
+                Ok(Ok(out)) => self.checked(out),
             };
-            return self.finish(Some(effect), attempt, false, output, approved_by, None);
+            return match output {
+                Ok(output) => self.finish(done, output, None),
+                Err(problem) => self.failed(done, &problem),
+            };
         }
     }
 
@@ -637,7 +641,7 @@ impl Call<'_> {
             max_response_body_bytes: limits
                 .http_response_bytes
                 .unwrap_or(host.max_response_body_bytes),
-            ..host.clone()
+            ..*host
         })
     }
 
@@ -646,8 +650,8 @@ impl Call<'_> {
             .map_err(|e| Failure::Host(format!("{e:#}")))
     }
 
-    async fn instance(&self, caps: Caps) -> Result<Instance, Failure> {
-        if Instant::now() >= self.deadline {
+    async fn instance(&self, caps: Caps, deadline: Instant) -> Result<Instance, Failure> {
+        if Instant::now() >= deadline {
             return Err(Failure::Timeout(self.tool.policy().timeout));
         }
         Instance::new(
@@ -656,7 +660,7 @@ impl Call<'_> {
             caps,
             &self.trace,
             self.tool.policy().memory_bytes,
-            self.deadline,
+            deadline,
             self.tool.policy().timeout,
         )
         .await
@@ -678,33 +682,14 @@ impl Call<'_> {
         }
     }
 
-    fn failed(
-        &self,
-        effect: Option<Effect>,
-        attempts: u32,
-        approved_by: Option<Value>,
-        message: &str,
-    ) -> CallResult {
+    /// The result of a call that ended in a limit, trap or bad output.
+    fn failed(&self, done: Done, message: &str) -> CallResult {
         let message = format!("tool `{}` failed: {message}", self.tool.name());
-        self.finish(
-            effect,
-            attempts,
-            false,
-            ToolOutput::text(message.clone(), true),
-            approved_by,
-            Some(message),
-        )
+        let output = ToolOutput::text(message.clone(), true);
+        self.finish(done, output, Some(message))
     }
 
-    fn finish(
-        &self,
-        effect: Option<Effect>,
-        attempts: u32,
-        stubbed: bool,
-        output: ToolOutput,
-        approved_by: Option<Value>,
-        failure: Option<String>,
-    ) -> CallResult {
+    fn finish(&self, done: Done, output: ToolOutput, failure: Option<String>) -> CallResult {
         let (logs, logs_dropped) = self.trace.snapshot();
         let (stdout, stdout_truncated) = self.stdout.contents();
         let (stderr, stderr_truncated) = self.stderr.contents();
@@ -715,12 +700,12 @@ impl Call<'_> {
             is_error: output.is_error,
             result: output.result_value(),
             duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            stubbed,
-            attempts,
+            stubbed: done.stubbed,
+            attempts: done.attempts,
             output,
             trace: CallTrace {
-                effect,
-                approved_by,
+                effect: done.effect,
+                approved_by: done.approved_by,
                 logs,
                 logs_dropped,
                 stdout,
@@ -731,6 +716,18 @@ impl Call<'_> {
             },
         }
     }
+}
+
+/// How a principal is named in messages: its id-like field, never the whole
+/// auth (which may carry tokens).
+fn principal(auth: &Value) -> String {
+    ["user", "id", "email", "name", "principal"]
+        .iter()
+        .find_map(|key| auth.get(key).and_then(Value::as_str))
+        .map_or_else(
+            || "an unnamed approver".to_string(),
+            |name| format!("`{name}`"),
+        )
 }
 
 fn tool_error_message(error: types::ToolError) -> String {

@@ -40,7 +40,7 @@ pub struct Config {
 }
 
 /// Settings that `[defaults]` and `[tools.<name>]` may hold; unset keys inherit.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolSettings {
     /// Whether the tool is listed and callable.
@@ -69,6 +69,25 @@ pub struct ToolSettings {
     pub max_http_requests: Option<u32>,
     /// The largest HTTP response body the tool may read, in bytes.
     pub max_http_response_bytes: Option<u64>,
+}
+
+/// Environment values may be secrets: `Debug` shows only their names.
+impl std::fmt::Debug for ToolSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolSettings")
+            .field("enabled", &self.enabled)
+            .field("permission", &self.permission)
+            .field("timeout_ms", &self.timeout_ms)
+            .field("memory_mb", &self.memory_mb)
+            .field("workspace", &self.workspace)
+            .field("kv", &self.kv)
+            .field("http", &self.http)
+            .field(
+                "env",
+                &self.env.as_ref().map(|e| e.keys().collect::<Vec<_>>()),
+            )
+            .finish_non_exhaustive()
+    }
 }
 
 /// Whether a tool's calls run at once or wait for someone to approve them.
@@ -137,7 +156,7 @@ pub const DEFAULT_MAX_STDIO_BYTES: usize = 64 * 1024;
 pub const MAX_SIZE_CAP: usize = 64 * 1024 * 1024;
 
 /// The capabilities granted to one tool. Empty denies everything.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct Grants {
     /// Workspace access.
     pub workspace: WorkspaceAccess,
@@ -147,6 +166,18 @@ pub struct Grants {
     pub http: AllowList,
     /// Environment variables, by name.
     pub env: BTreeMap<String, String>,
+}
+
+/// Environment values may be secrets: `Debug` shows only their names.
+impl std::fmt::Debug for Grants {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Grants")
+            .field("workspace", &self.workspace)
+            .field("kv", &self.kv)
+            .field("http", &self.http)
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 impl Config {
@@ -231,7 +262,9 @@ impl Config {
         usize::try_from(mb).unwrap_or(usize::MAX) * 1024 * 1024
     }
 
-    fn validate(&self) -> anyhow::Result<()> {
+    /// Check every value; [`Config::parse`] does, and so does a host built
+    /// from a config made in code.
+    pub fn validate(&self) -> anyhow::Result<()> {
         if let Some(name) = &self.name {
             let ok = !name.is_empty()
                 && name.len() <= 64
@@ -354,6 +387,16 @@ mod tests {
         let other = config.policy_for("other").unwrap();
         assert_eq!(other.permission, Permission::AlwaysAsk);
         assert_eq!(other.memory_bytes, (DEFAULT_MEMORY_MB as usize) << 20);
+    }
+
+    #[test]
+    fn debug_output_hides_env_values() {
+        let config = parse("[tools.a]\nenv = { TOKEN = \"s3cret\" }\n").unwrap();
+        let shown = format!("{config:?} {:?}", config.policy_for("a").unwrap());
+        assert!(
+            shown.contains("TOKEN") && !shown.contains("s3cret"),
+            "{shown}"
+        );
     }
 
     #[test]

@@ -56,6 +56,8 @@ pub struct Compiled {
 /// The engine, the linker with every capability, and the compile cache.
 pub struct ToolEngine {
     engine: Engine,
+    admission: Arc<tokio::sync::Semaphore>,
+    max_instances: u32,
     linker: Linker<CallState>,
     cache_dir: PathBuf,
     engine_key: String,
@@ -75,9 +77,13 @@ impl ToolEngine {
         let engine_key = format!("{:016x}", hasher.finish());
         std::fs::create_dir_all(&options.cache_dir)
             .with_context(|| format!("cannot create cache dir {}", options.cache_dir.display()))?;
-        let ticker = EpochTicker::start(engine.clone());
+        let ticker = EpochTicker::start(engine.clone())
+            .context("cannot start the epoch ticker thread that enforces deadlines")?;
+        let max_instances = options.max_instances.max(1);
         Ok(Self {
             engine,
+            admission: Arc::new(tokio::sync::Semaphore::new(max_instances as usize)),
+            max_instances,
             linker,
             cache_dir: options.cache_dir.clone(),
             engine_key,
@@ -139,6 +145,23 @@ impl ToolEngine {
         })
     }
 
+    /// A place for one live instance, waiting until `deadline` for one to
+    /// free up: the pooling allocator never sees more than it was sized for.
+    pub(crate) async fn admit(
+        &self,
+        deadline: Instant,
+    ) -> anyhow::Result<tokio::sync::OwnedSemaphorePermit> {
+        let acquire = self.admission.clone().acquire_owned();
+        match tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), acquire).await {
+            Ok(Ok(permit)) => Ok(permit),
+            Ok(Err(_)) => anyhow::bail!("the engine is shutting down"),
+            Err(_) => anyhow::bail!(
+                "the host is at its limit of {} live instances and none freed up before the deadline",
+                self.max_instances
+            ),
+        }
+    }
+
     /// A fresh Store for one instance: memory cap, deadline, epoch yields.
     pub(crate) fn store(&self, state: CallState) -> Store<CallState> {
         let mut store = Store::new(&self.engine, state);
@@ -161,9 +184,9 @@ fn engine_config(options: &EngineOptions) -> Config {
     let mut pool = PoolingAllocationConfig::default();
     let instances = options.max_instances.max(1);
     pool.total_component_instances(instances)
-        .total_core_instances(instances * 16)
-        .total_memories(instances * 8)
-        .total_tables(instances * 8)
+        .total_core_instances(instances.saturating_mul(16))
+        .total_memories(instances.saturating_mul(8))
+        .total_tables(instances.saturating_mul(8))
         .total_stacks(instances)
         .max_core_instances_per_component(64)
         .max_memories_per_component(16)
@@ -213,7 +236,7 @@ struct EpochTicker {
 }
 
 impl EpochTicker {
-    fn start(engine: Engine) -> Self {
+    fn start(engine: Engine) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
@@ -223,9 +246,11 @@ impl EpochTicker {
                     std::thread::sleep(EPOCH_TICK);
                     engine.increment_epoch();
                 }
-            })
-            .ok();
-        Self { stop, thread }
+            })?;
+        Ok(Self {
+            stop,
+            thread: Some(thread),
+        })
     }
 }
 

@@ -85,7 +85,10 @@ impl HostBuilder {
     /// Read the config, start the engine and load every tool.
     pub async fn build(self) -> anyhow::Result<Host> {
         let config = match self.config {
-            Some(config) => config,
+            Some(config) => {
+                config.validate().context("invalid config")?;
+                config
+            }
             None => Config::load(&self.dir)?,
         };
         let tools_dir = self.tools_dir.unwrap_or_else(|| self.dir.join(TOOLS_DIR));

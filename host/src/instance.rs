@@ -68,6 +68,8 @@ pub(crate) struct Instance {
     store: Store<CallState>,
     guest: Contract,
     budget: Duration,
+    /// Held until the Store above is dropped (fields drop in order).
+    _admission: tokio::sync::OwnedSemaphorePermit,
 }
 
 impl Instance {
@@ -81,6 +83,10 @@ impl Instance {
         deadline: Instant,
         budget: Duration,
     ) -> Result<Self, Failure> {
+        let admission = engine
+            .admit(deadline)
+            .await
+            .map_err(|e| Failure::Host(format!("{e:#}")))?;
         let state = CallState::new(
             caps.wasi,
             caps.http,
@@ -105,6 +111,7 @@ impl Instance {
             store,
             guest,
             budget,
+            _admission: admission,
         })
     }
 
@@ -114,6 +121,7 @@ impl Instance {
             store,
             guest,
             budget,
+            ..
         } = self;
         let deadline = host_deadline(store);
         let outcome = tokio::time::timeout_at(
@@ -130,6 +138,7 @@ impl Instance {
             store,
             guest,
             budget,
+            ..
         } = self;
         let deadline = host_deadline(store);
         let outcome = tokio::time::timeout_at(
@@ -151,6 +160,7 @@ impl Instance {
             store,
             guest,
             budget,
+            ..
         } = self;
         let deadline = host_deadline(store);
         let outcome = tokio::time::timeout_at(
@@ -173,6 +183,7 @@ impl Instance {
             store,
             guest,
             budget,
+            ..
         } = self;
         let deadline = host_deadline(store);
         let outcome = tokio::time::timeout_at(

@@ -152,23 +152,29 @@ impl Registry {
                 }),
             }
         }
-        for name in config.tools.keys() {
-            let known = registry.tools.contains_key(name)
-                || registry
-                    .failures
-                    .iter()
-                    .any(|f| f.tool.as_deref() == Some(name));
-            if !known {
-                registry.failures.push(LoadFailure {
-                    file: Config::path_in(dir.parent().unwrap_or(dir)),
-                    tool: Some(name.clone()),
-                    reason: format!(
-                        "[tools.{name}] configures a tool that does not exist in {}",
-                        dir.display()
-                    ),
-                });
-            }
-        }
+        let missing: Vec<&str> = config
+            .tools
+            .keys()
+            .filter(|name| {
+                !registry.tools.contains_key(*name)
+                    && !registry
+                        .failures
+                        .iter()
+                        .any(|f| f.tool.as_deref() == Some(name))
+            })
+            .map(String::as_str)
+            .collect();
+        anyhow::ensure!(
+            missing.is_empty(),
+            "toolhost.toml configures tools that are not in {}: {} (a grant for a tool \
+             that does not exist is an error; remove the [tools.<name>] entry or add the tool)",
+            dir.display(),
+            missing
+                .iter()
+                .map(|n| format!("[tools.{n}]"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
         Ok(registry)
     }
 

@@ -85,8 +85,10 @@ impl WasiHttpView for CallState {
 const MAX_TABLE_ELEMENTS: usize = 1_000_000;
 
 /// Memory and table caps for one Store, remembering whether the cap was hit.
+/// The memory cap is for all of an instance's linear memories together.
 pub(crate) struct CallLimits {
     memory_bytes: usize,
+    memory_in_use: usize,
     pub(crate) memory_hit: bool,
 }
 
@@ -94,6 +96,7 @@ impl CallLimits {
     fn new(memory_bytes: usize) -> Self {
         Self {
             memory_bytes,
+            memory_in_use: 0,
             memory_hit: false,
         }
     }
@@ -107,17 +110,19 @@ impl CallLimits {
 impl ResourceLimiter for CallLimits {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.memory_bytes {
+        let in_use = (self.memory_in_use - current.min(self.memory_in_use)).saturating_add(desired);
+        if in_use > self.memory_bytes {
             self.memory_hit = true;
             wasmtime::bail!(
                 "memory cap of {} MiB reached",
                 self.memory_bytes / (1024 * 1024)
             );
         }
+        self.memory_in_use = in_use;
         Ok(true)
     }
 
@@ -128,5 +133,19 @@ impl ResourceLimiter for CallLimits {
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_memory_cap_covers_every_memory_together() {
+        let mut limits = CallLimits::new(10);
+        assert!(limits.memory_growing(0, 6, None).unwrap());
+        assert!(limits.memory_growing(6, 8, None).unwrap());
+        assert!(limits.memory_growing(0, 3, None).is_err(), "8 + 3 > 10");
+        assert!(limits.memory_hit);
     }
 }

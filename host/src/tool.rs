@@ -178,10 +178,15 @@ pub fn check_object_schema(
             });
         }
     }
-    let validator = jsonschema::validator_for(&schema).map_err(|e| CheckError::SchemaInvalid {
-        which,
-        reason: e.to_string(),
-    })?;
+    // Linear-time regexes: a tool's `pattern` must not be able to backtrack
+    // the host into the ground while it validates an input.
+    let validator = jsonschema::options()
+        .with_pattern_options(jsonschema::PatternOptions::regex())
+        .build(&schema)
+        .map_err(|e| CheckError::SchemaInvalid {
+            which,
+            reason: e.to_string(),
+        })?;
     Ok((schema, validator))
 }
 

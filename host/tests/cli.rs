@@ -243,3 +243,24 @@ fn config_errors_name_key_and_line() {
     let err = stderr(&out);
     assert!(err.contains("timout_ms") && err.contains("line 3"), "{err}");
 }
+
+#[test]
+fn inspect_a_bare_file_name_loads_only_that_file() {
+    // The folder also holds a broken tool and the config names another tool:
+    // inspecting one file must not depend on either.
+    let dir = host_dir(
+        &["echo", "bad_schema"],
+        "[tools.elsewhere]\nenabled = false\n",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["inspect", "echo.wasm", "--dir", ".."])
+        .current_dir(dir.path().join("tools"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("tool:        echo"),
+        "{}",
+        stdout(&out)
+    );
+}

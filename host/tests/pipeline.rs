@@ -578,3 +578,63 @@ async fn size_caps_come_from_the_config() {
     assert_eq!(chatty.trace.stdout.len(), 10);
     assert!(chatty.trace.stdout_truncated);
 }
+
+struct SlowApprover;
+
+impl Approver for SlowApprover {
+    fn decide<'a>(
+        &'a self,
+        _request: &'a ApprovalRequest,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ApprovalDecision> + Send + 'a>> {
+        Box::pin(async {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            ApprovalDecision::Approved {
+                by: json!({"user": "slow"}),
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn waiting_for_approval_does_not_use_up_the_deadline() {
+    let config = "[tools.context]\npermission = \"always_ask\"\ntimeout_ms = 1000\n";
+    let (_dir, host) = host(&["context"], config).await;
+    let options = live().with_approver(Arc::new(SlowApprover));
+    let result = host.call("context", json!({}), &options).await.unwrap();
+    assert!(!result.is_error, "{:?}", result.result);
+    assert_eq!(result.result["approvedBy"], json!({"user": "slow"}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_past_the_instance_limit_wait_then_fail_clearly() {
+    let dir = common::host_dir(
+        &["spin", "echo"],
+        "[tools.spin]\ntimeout_ms = 1500\n[tools.echo]\ntimeout_ms = 300\n",
+    );
+    let host = Arc::new(
+        toolhost::Host::builder(dir.path())
+            .cache_dir(common::cache_dir())
+            .max_instances(1)
+            .build()
+            .await
+            .unwrap(),
+    );
+    let spinner = {
+        let host = host.clone();
+        tokio::spawn(async move { host.call("spin", json!({}), &live()).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let starved = host
+        .call("echo", json!({"text": "x"}), &live())
+        .await
+        .unwrap();
+    assert!(starved.is_error);
+    let text = starved.result.as_str().unwrap();
+    assert!(text.contains("limit of 1 live instances"), "{text}");
+    assert!(spinner.await.unwrap().unwrap().is_error);
+    let after = host
+        .call("echo", json!({"text": "x"}), &live())
+        .await
+        .unwrap();
+    assert_eq!(after.result, json!("x"));
+}

@@ -89,11 +89,19 @@ async fn more_than_128_tools_is_a_load_error() {
 }
 
 #[tokio::test]
-async fn config_for_a_missing_tool_is_reported() {
+async fn config_for_a_missing_tool_is_an_error() {
     let dir = host_dir(&["echo"], "[tools.ehco]\npermission = \"always_ask\"\n");
-    let host = load(dir.path()).await;
-    let failure = failure_for(&host, "ehco");
-    assert!(failure.contains("does not exist"), "{failure}");
+    let err = Host::builder(dir.path())
+        .cache_dir(cache_dir())
+        .build()
+        .await
+        .err()
+        .expect("a grant for a missing tool must not load");
+    let message = format!("{err:#}");
+    assert!(
+        message.contains("[tools.ehco]") && message.contains("does not exist"),
+        "{message}"
+    );
 }
 
 #[tokio::test]

@@ -305,7 +305,13 @@ fn other(e: impl std::fmt::Display) -> store::Error {
 
 impl KvView<'_> {
     fn backend(&mut self) -> KvResult<Arc<dyn KvBackend>> {
-        self.ctx.ops += 1;
+        self.charge(1)
+    }
+
+    /// Count `ops` operations (a batch counts each key) against the cap.
+    fn charge(&mut self, ops: usize) -> KvResult<Arc<dyn KvBackend>> {
+        let ops = u32::try_from(ops).unwrap_or(u32::MAX);
+        self.ctx.ops = self.ctx.ops.saturating_add(ops);
         if self.ctx.ops > MAX_OPS_PER_CALL {
             return Err(other(format!(
                 "key-value operation limit reached: at most {MAX_OPS_PER_CALL} per call"
@@ -329,6 +335,20 @@ impl KvView<'_> {
     fn readable(&mut self, bucket: &Resource<Bucket>) -> KvResult<(Arc<dyn KvBackend>, String)> {
         let name = self.bucket_name(bucket)?;
         Ok((self.backend()?, name))
+    }
+
+    /// Like `writable`/`readable` for a batch of `keys` keys.
+    fn batch(
+        &mut self,
+        bucket: &Resource<Bucket>,
+        keys: usize,
+        write: bool,
+    ) -> KvResult<(Arc<dyn KvBackend>, String)> {
+        if write && self.ctx.read_only {
+            return Err(store::Error::AccessDenied);
+        }
+        let name = self.bucket_name(bucket)?;
+        Ok((self.charge(keys)?, name))
     }
 }
 
@@ -470,7 +490,7 @@ impl batch::Host for KvView<'_> {
         bucket: Resource<Bucket>,
         keys: Vec<String>,
     ) -> KvResult<Vec<Option<(String, Vec<u8>)>>> {
-        let (backend, name) = self.readable(&bucket)?;
+        let (backend, name) = self.batch(&bucket, keys.len(), false)?;
         keys.into_iter()
             .map(|key| {
                 check_key(&key)?;
@@ -489,7 +509,7 @@ impl batch::Host for KvView<'_> {
             check_key(key)?;
             check_value(value)?;
         }
-        let (backend, name) = self.writable(&bucket)?;
+        let (backend, name) = self.batch(&bucket, key_values.len(), true)?;
         backend.set_many(&name, &key_values).map_err(other)
     }
 
@@ -497,7 +517,7 @@ impl batch::Host for KvView<'_> {
         for key in &keys {
             check_key(key)?;
         }
-        let (backend, name) = self.writable(&bucket)?;
+        let (backend, name) = self.batch(&bucket, keys.len(), true)?;
         backend.delete_many(&name, &keys).map_err(other)
     }
 }

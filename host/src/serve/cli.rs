@@ -13,8 +13,10 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::{Value, json};
 
 use crate::call::{CallOptions, PreApproved};
-use crate::config::{Permission, WorkspaceAccess};
+use crate::config::{Config, Permission, WorkspaceAccess};
+use crate::engine::{EngineOptions, ToolEngine};
 use crate::host::Host;
+use crate::host::STATE_DIR;
 use crate::registry::{self, Tool};
 use crate::session::{Session, SessionMode, SessionSpec, parse_instant};
 
@@ -194,29 +196,41 @@ async fn check(dir: &Path) -> anyhow::Result<ExitCode> {
 
 async fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
     let path = PathBuf::from(&args.target);
-    let host = if path.extension().is_some_and(|e| e == "wasm") {
-        anyhow::ensure!(path.is_file(), "{} does not exist", path.display());
-        let parent = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        Host::builder(&args.dir.dir)
-            .tools_dir(parent)
-            .build()
-            .await?
-    } else {
-        load(&args.dir.dir).await?
-    };
     let name = registry::slug(&path);
-    let registry = host.registry();
-    let Some(tool) = registry.all().find(|t| t.name() == name) else {
-        if let Some(failure) = registry
+    let tool: Arc<Tool> = if path.extension().is_some_and(|e| e == "wasm") {
+        // Just this file, under the folder's config: the rest of the folder
+        // need not load.
+        anyhow::ensure!(path.is_file(), "{} does not exist", path.display());
+        let config = Config::load(&args.dir.dir)?;
+        let engine = ToolEngine::new(&EngineOptions {
+            max_memory_bytes: config.max_memory_bytes(),
+            max_instances: 4,
+            cache_dir: args.dir.dir.join(STATE_DIR).join("cache"),
+        })?;
+        match registry::load_tool(&engine, &path, &name, config.policy_for(&name)?).await {
+            Ok(tool) => Arc::new(tool),
+            Err(reason) => {
+                eprintln!("error: {} (tool `{name}`): {reason}", path.display());
+                return Ok(ExitCode::from(1));
+            }
+        }
+    } else {
+        let host = load(&args.dir.dir).await?;
+        let registry = host.registry();
+        if let Some(tool) = registry.all().find(|t| t.name() == name) {
+            tool.clone()
+        } else if let Some(failure) = registry
             .failures()
             .iter()
             .find(|f| f.tool.as_deref() == Some(&name))
         {
             eprintln!("error: {failure}");
             return Ok(ExitCode::from(1));
+        } else {
+            anyhow::bail!("no tool `{name}` in {}", host.tools_dir().display());
         }
-        anyhow::bail!("no tool `{name}` in {}", host.tools_dir().display());
     };
+    let tool = &*tool;
     let imports: Vec<Value> = tool
         .imports()
         .iter()
