@@ -7,6 +7,13 @@ wasmtime::component::bindgen!({
     path: "../wit",
     world: "toolhost:tool/contract",
     exports: { default: async },
+    // Key-value commits fsync: they run on the blocking pool, not on a
+    // runtime worker (see caps::kv).
+    imports: {
+        "wasi:keyvalue/store": async,
+        "wasi:keyvalue/atomics": async,
+        "wasi:keyvalue/batch": async,
+    },
     with: {
         "wasi:keyvalue/store.bucket": crate::caps::kv::Bucket,
         "wasi:keyvalue/atomics.cas": crate::caps::kv::Cas,

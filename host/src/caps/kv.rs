@@ -372,8 +372,20 @@ fn check_value(value: &[u8]) -> KvResult<()> {
     Ok(())
 }
 
+/// Run a backend operation on the blocking pool: commits fsync, and a
+/// runtime worker must never wait on a disk.
+async fn blocking<R: Send + 'static>(
+    backend: Arc<dyn KvBackend>,
+    op: impl FnOnce(&dyn KvBackend) -> Result<R, BackendError> + Send + 'static,
+) -> KvResult<R> {
+    tokio::task::spawn_blocking(move || op(&*backend))
+        .await
+        .map_err(other)?
+        .map_err(other)
+}
+
 impl store::Host for KvView<'_> {
-    fn open(&mut self, identifier: String) -> KvResult<Resource<Bucket>> {
+    async fn open(&mut self, identifier: String) -> KvResult<Resource<Bucket>> {
         if self.ctx.backend.is_none() || !self.ctx.buckets.contains(&identifier) {
             return Err(store::Error::AccessDenied);
         }
@@ -382,84 +394,88 @@ impl store::Host for KvView<'_> {
 }
 
 impl store::HostBucket for KvView<'_> {
-    fn get(&mut self, bucket: Resource<Bucket>, key: String) -> KvResult<Option<Vec<u8>>> {
+    async fn get(&mut self, bucket: Resource<Bucket>, key: String) -> KvResult<Option<Vec<u8>>> {
         check_key(&key)?;
         let (backend, name) = self.readable(&bucket)?;
-        backend.get(&name, &key).map_err(other)
+        blocking(backend, move |b| b.get(&name, &key)).await
     }
 
-    fn set(&mut self, bucket: Resource<Bucket>, key: String, value: Vec<u8>) -> KvResult<()> {
+    async fn set(&mut self, bucket: Resource<Bucket>, key: String, value: Vec<u8>) -> KvResult<()> {
         check_key(&key)?;
         check_value(&value)?;
         let (backend, name) = self.writable(&bucket)?;
-        backend.set(&name, &key, &value).map_err(other)
+        blocking(backend, move |b| b.set(&name, &key, &value)).await
     }
 
-    fn delete(&mut self, bucket: Resource<Bucket>, key: String) -> KvResult<()> {
+    async fn delete(&mut self, bucket: Resource<Bucket>, key: String) -> KvResult<()> {
         check_key(&key)?;
         let (backend, name) = self.writable(&bucket)?;
-        backend.delete(&name, &key).map_err(other)
+        blocking(backend, move |b| b.delete(&name, &key)).await
     }
 
-    fn exists(&mut self, bucket: Resource<Bucket>, key: String) -> KvResult<bool> {
+    async fn exists(&mut self, bucket: Resource<Bucket>, key: String) -> KvResult<bool> {
         check_key(&key)?;
         let (backend, name) = self.readable(&bucket)?;
-        Ok(backend.get(&name, &key).map_err(other)?.is_some())
+        blocking(backend, move |b| Ok(b.get(&name, &key)?.is_some())).await
     }
 
-    fn list_keys(
+    async fn list_keys(
         &mut self,
         bucket: Resource<Bucket>,
         cursor: Option<String>,
     ) -> KvResult<store::KeyResponse> {
         let (backend, name) = self.readable(&bucket)?;
-        let keys = backend
-            .list_keys(&name, cursor.as_deref(), LIST_PAGE)
-            .map_err(other)?;
+        let keys = blocking(backend, move |b| {
+            b.list_keys(&name, cursor.as_deref(), LIST_PAGE)
+        })
+        .await?;
         let cursor = (keys.len() == LIST_PAGE)
             .then(|| keys.last().cloned())
             .flatten();
         Ok(store::KeyResponse { keys, cursor })
     }
 
-    fn drop(&mut self, bucket: Resource<Bucket>) -> wasmtime::Result<()> {
+    async fn drop(&mut self, bucket: Resource<Bucket>) -> wasmtime::Result<()> {
         self.table.delete(bucket)?;
         Ok(())
     }
 }
 
 impl atomics::HostCas for KvView<'_> {
-    fn new(&mut self, bucket: Resource<Bucket>, key: String) -> KvResult<Resource<Cas>> {
+    async fn new(&mut self, bucket: Resource<Bucket>, key: String) -> KvResult<Resource<Cas>> {
         check_key(&key)?;
         let (backend, name) = self.readable(&bucket)?;
-        let seen = backend.get(&name, &key).map_err(other)?;
-        self.table
-            .push(Cas {
-                bucket: name,
-                key,
-                seen,
-            })
-            .map_err(other)
+        let (bucket, key, seen) = blocking(backend, move |b| {
+            let seen = b.get(&name, &key)?;
+            Ok((name, key, seen))
+        })
+        .await?;
+        self.table.push(Cas { bucket, key, seen }).map_err(other)
     }
 
-    fn current(&mut self, cas: Resource<Cas>) -> KvResult<Option<Vec<u8>>> {
+    async fn current(&mut self, cas: Resource<Cas>) -> KvResult<Option<Vec<u8>>> {
         Ok(self.table.get(&cas).map_err(other)?.seen.clone())
     }
 
-    fn drop(&mut self, cas: Resource<Cas>) -> wasmtime::Result<()> {
+    async fn drop(&mut self, cas: Resource<Cas>) -> wasmtime::Result<()> {
         self.table.delete(cas)?;
         Ok(())
     }
 }
 
 impl atomics::Host for KvView<'_> {
-    fn increment(&mut self, bucket: Resource<Bucket>, key: String, delta: i64) -> KvResult<i64> {
+    async fn increment(
+        &mut self,
+        bucket: Resource<Bucket>,
+        key: String,
+        delta: i64,
+    ) -> KvResult<i64> {
         check_key(&key)?;
         let (backend, name) = self.writable(&bucket)?;
-        backend.increment(&name, &key, delta).map_err(other)
+        blocking(backend, move |b| b.increment(&name, &key, delta)).await
     }
 
-    fn swap(&mut self, cas: Resource<Cas>, value: Vec<u8>) -> Result<(), atomics::CasError> {
+    async fn swap(&mut self, cas: Resource<Cas>, value: Vec<u8>) -> Result<(), atomics::CasError> {
         let store_error = atomics::CasError::StoreError;
         check_value(&value).map_err(store_error)?;
         if self.ctx.read_only {
@@ -467,40 +483,44 @@ impl atomics::Host for KvView<'_> {
         }
         let backend = self.backend().map_err(store_error)?;
         let handle = self.table.delete(cas).map_err(|e| store_error(other(e)))?;
-        let swapped = backend
-            .compare_and_swap(&handle.bucket, &handle.key, handle.seen.as_deref(), &value)
-            .map_err(|e| store_error(other(e)))?;
+        let (handle, swapped) = blocking(backend, move |b| {
+            let swapped =
+                b.compare_and_swap(&handle.bucket, &handle.key, handle.seen.as_deref(), &value)?;
+            if swapped {
+                return Ok((handle, true));
+            }
+            let seen = b.get(&handle.bucket, &handle.key)?;
+            Ok((Cas { seen, ..handle }, false))
+        })
+        .await
+        .map_err(store_error)?;
         if swapped {
             return Ok(());
         }
-        let seen = backend
-            .get(&handle.bucket, &handle.key)
-            .map_err(|e| store_error(other(e)))?;
-        let retry = self
-            .table
-            .push(Cas { seen, ..handle })
-            .map_err(|e| store_error(other(e)))?;
+        let retry = self.table.push(handle).map_err(|e| store_error(other(e)))?;
         Err(atomics::CasError::CasFailed(retry))
     }
 }
 
 impl batch::Host for KvView<'_> {
-    fn get_many(
+    async fn get_many(
         &mut self,
         bucket: Resource<Bucket>,
         keys: Vec<String>,
     ) -> KvResult<Vec<Option<(String, Vec<u8>)>>> {
+        for key in &keys {
+            check_key(key)?;
+        }
         let (backend, name) = self.batch(&bucket, keys.len(), false)?;
-        keys.into_iter()
-            .map(|key| {
-                check_key(&key)?;
-                let value = backend.get(&name, &key).map_err(other)?;
-                Ok(value.map(|v| (key, v)))
-            })
-            .collect()
+        blocking(backend, move |b| {
+            keys.into_iter()
+                .map(|key| Ok(b.get(&name, &key)?.map(|v| (key, v))))
+                .collect()
+        })
+        .await
     }
 
-    fn set_many(
+    async fn set_many(
         &mut self,
         bucket: Resource<Bucket>,
         key_values: Vec<(String, Vec<u8>)>,
@@ -510,15 +530,15 @@ impl batch::Host for KvView<'_> {
             check_value(value)?;
         }
         let (backend, name) = self.batch(&bucket, key_values.len(), true)?;
-        backend.set_many(&name, &key_values).map_err(other)
+        blocking(backend, move |b| b.set_many(&name, &key_values)).await
     }
 
-    fn delete_many(&mut self, bucket: Resource<Bucket>, keys: Vec<String>) -> KvResult<()> {
+    async fn delete_many(&mut self, bucket: Resource<Bucket>, keys: Vec<String>) -> KvResult<()> {
         for key in &keys {
             check_key(key)?;
         }
         let (backend, name) = self.batch(&bucket, keys.len(), true)?;
-        backend.delete_many(&name, &keys).map_err(other)
+        blocking(backend, move |b| b.delete_many(&name, &keys)).await
     }
 }
 
@@ -568,8 +588,8 @@ mod tests {
         assert_eq!(reopened.get("b", "k").unwrap().as_deref(), Some(&b"v"[..]));
     }
 
-    #[test]
-    fn only_granted_buckets_open() {
+    #[tokio::test]
+    async fn only_granted_buckets_open() {
         let (_dir, kv) = backend();
         let mut ctx = KvCtx::new(kv, vec!["allowed".into()], false);
         let mut table = ResourceTable::new();
@@ -577,9 +597,9 @@ mod tests {
             ctx: &mut ctx,
             table: &mut table,
         };
-        assert!(view.open("allowed".into()).is_ok());
+        assert!(view.open("allowed".into()).await.is_ok());
         assert!(matches!(
-            view.open("other".into()),
+            view.open("other".into()).await,
             Err(store::Error::AccessDenied)
         ));
         let mut denied = KvCtx::deny_all();
@@ -588,13 +608,13 @@ mod tests {
             table: &mut table,
         };
         assert!(matches!(
-            view.open("allowed".into()),
+            view.open("allowed".into()).await,
             Err(store::Error::AccessDenied)
         ));
     }
 
-    #[test]
-    fn read_only_handles_refuse_writes_but_read() {
+    #[tokio::test]
+    async fn read_only_handles_refuse_writes_but_read() {
         let (_dir, kv) = backend();
         kv.set("b", "k", b"v").unwrap();
         let mut ctx = KvCtx::new(kv.clone(), vec!["b".into()], true);
@@ -603,27 +623,27 @@ mod tests {
             ctx: &mut ctx,
             table: &mut table,
         };
-        let bucket = view.open("b".into()).unwrap();
+        let bucket = view.open("b".into()).await.unwrap();
         let again = Resource::<Bucket>::new_borrow(bucket.rep());
         assert_eq!(
-            view.get(again, "k".into()).unwrap().as_deref(),
+            view.get(again, "k".into()).await.unwrap().as_deref(),
             Some(&b"v"[..])
         );
         let again = Resource::<Bucket>::new_borrow(bucket.rep());
         assert!(matches!(
-            view.set(again, "k".into(), b"x".to_vec()),
+            view.set(again, "k".into(), b"x".to_vec()).await,
             Err(store::Error::AccessDenied)
         ));
         let again = Resource::<Bucket>::new_borrow(bucket.rep());
         assert!(matches!(
-            atomics::Host::increment(&mut view, again, "n".into(), 1),
+            atomics::Host::increment(&mut view, again, "n".into(), 1).await,
             Err(store::Error::AccessDenied)
         ));
         assert_eq!(kv.get("b", "k").unwrap().as_deref(), Some(&b"v"[..]));
     }
 
-    #[test]
-    fn oversized_values_are_refused() {
+    #[tokio::test]
+    async fn oversized_values_are_refused() {
         let (_dir, kv) = backend();
         let mut ctx = KvCtx::new(kv, vec!["b".into()], false);
         let mut table = ResourceTable::new();
@@ -631,9 +651,10 @@ mod tests {
             ctx: &mut ctx,
             table: &mut table,
         };
-        let bucket = view.open("b".into()).unwrap();
+        let bucket = view.open("b".into()).await.unwrap();
         let err = view
             .set(bucket, "k".into(), vec![0; MAX_VALUE_BYTES + 1])
+            .await
             .unwrap_err();
         assert!(matches!(err, store::Error::Other(m) if m.contains("limit")));
     }
