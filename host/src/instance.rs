@@ -63,6 +63,18 @@ pub enum Failure {
     Host(String),
 }
 
+/// Call one export of the contract under the instance's deadline and
+/// classify any failure (the four exports differ only in name and arguments).
+macro_rules! call_guest {
+    ($instance:expr, $method:ident ( $($arg:expr),* )) => {{
+        let Instance { store, guest, budget, .. } = $instance;
+        let deadline = host_deadline(store);
+        let call = guest.toolhost_tool_tool().$method(&mut *store $(, $arg)*);
+        let outcome = tokio::time::timeout_at(deadline, call).await;
+        settle(outcome, store, *budget)
+    }};
+}
+
 /// A fresh instance and its Store.
 pub(crate) struct Instance {
     store: Store<CallState>,
@@ -117,38 +129,12 @@ impl Instance {
 
     /// Call `metadata`.
     pub async fn metadata(&mut self) -> Result<types::ToolMetadata, Failure> {
-        let Self {
-            store,
-            guest,
-            budget,
-            ..
-        } = self;
-        let deadline = host_deadline(store);
-        let outcome = tokio::time::timeout_at(
-            deadline,
-            guest.toolhost_tool_tool().call_metadata(&mut *store),
-        )
-        .await;
-        settle(outcome, store, *budget)
+        call_guest!(self, call_metadata())
     }
 
     /// Call `effect-for`.
     pub async fn effect_for(&mut self, input: &str) -> Result<types::Effect, Failure> {
-        let Self {
-            store,
-            guest,
-            budget,
-            ..
-        } = self;
-        let deadline = host_deadline(store);
-        let outcome = tokio::time::timeout_at(
-            deadline,
-            guest
-                .toolhost_tool_tool()
-                .call_effect_for(&mut *store, input),
-        )
-        .await;
-        settle(outcome, store, *budget)
+        call_guest!(self, call_effect_for(input))
     }
 
     /// Call `dry-run-result`.
@@ -156,21 +142,7 @@ impl Instance {
         &mut self,
         input: &str,
     ) -> Result<Option<types::ToolOutput>, Failure> {
-        let Self {
-            store,
-            guest,
-            budget,
-            ..
-        } = self;
-        let deadline = host_deadline(store);
-        let outcome = tokio::time::timeout_at(
-            deadline,
-            guest
-                .toolhost_tool_tool()
-                .call_dry_run_result(&mut *store, input),
-        )
-        .await;
-        settle(outcome, store, *budget)
+        call_guest!(self, call_dry_run_result(input))
     }
 
     /// Call `execute`.
@@ -179,21 +151,7 @@ impl Instance {
         input: &str,
         ctx: &guest::CallContext,
     ) -> Result<Result<types::ToolOutput, types::ToolError>, Failure> {
-        let Self {
-            store,
-            guest,
-            budget,
-            ..
-        } = self;
-        let deadline = host_deadline(store);
-        let outcome = tokio::time::timeout_at(
-            deadline,
-            guest
-                .toolhost_tool_tool()
-                .call_execute(&mut *store, input, ctx),
-        )
-        .await;
-        settle(outcome, store, *budget)
+        call_guest!(self, call_execute(input, ctx))
     }
 }
 
