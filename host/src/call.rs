@@ -496,22 +496,20 @@ impl Call<'_> {
         }
     }
 
-    /// Convert a guest's output, enforcing the output cap.
+    /// Convert a guest's output, enforcing the output cap before parsing it.
     fn checked(&self, out: types::ToolOutput) -> Result<ToolOutput, String> {
-        let output =
-            ToolOutput::from_guest(out).map_err(|problem| format!("the tool {problem}"))?;
-        self.within_output_cap(output)
+        self.within_output_cap(ToolOutput::guest_size(&out))?;
+        ToolOutput::from_guest(out).map_err(|problem| format!("the tool {problem}"))
     }
 
-    fn within_output_cap(&self, output: ToolOutput) -> Result<ToolOutput, String> {
+    fn within_output_cap(&self, size: usize) -> Result<(), String> {
         let cap = self.tool.policy().limits.output_bytes;
-        let size = output.size();
         if size > cap {
             return Err(format!(
                 "output cap hit: the result is {size} bytes; at most {cap} are allowed (max_output_bytes)"
             ));
         }
-        Ok(output)
+        Ok(())
     }
 
     /// The workspace directory this call gets, if its grant gives one.
@@ -572,7 +570,9 @@ impl Call<'_> {
                     continue;
                 }
                 Ok(Err(error)) => {
-                    self.within_output_cap(ToolOutput::text(tool_error_message(error), true))
+                    let message = tool_error_message(error);
+                    self.within_output_cap(message.len())
+                        .map(|()| ToolOutput::text(message, true))
                 }
                 Ok(Ok(out)) => self.checked(out),
             };

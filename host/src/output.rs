@@ -129,28 +129,26 @@ impl ToolOutput {
         })
     }
 
-    /// Approximate size in bytes, for the output cap.
-    pub fn size(&self) -> usize {
-        let blocks: usize = self
+    /// The size of a guest's output as it arrived, before any JSON in it is
+    /// parsed: what the output cap is checked against.
+    pub(crate) fn guest_size(out: &types::ToolOutput) -> usize {
+        let blocks: usize = out
             .content
             .iter()
-            .map(|b| match b {
-                ContentBlock::Text { text } => text.len(),
-                ContentBlock::Json { json } => json.to_string().len(),
-                ContentBlock::Image { data, media_type } => data.len() + media_type.len(),
-                ContentBlock::Document {
-                    data,
-                    media_type,
-                    name,
-                } => data.len() + media_type.len() + name.as_ref().map_or(0, String::len),
-                ContentBlock::SearchResult {
-                    source,
-                    title,
-                    text,
-                } => source.len() + title.len() + text.len(),
+            .map(|block| match block {
+                types::ContentBlock::Text(text) | types::ContentBlock::Json(text) => text.len(),
+                types::ContentBlock::Image(blob) => blob.data.len() + blob.media_type.len(),
+                types::ContentBlock::Document(doc) => {
+                    doc.body.data.len()
+                        + doc.body.media_type.len()
+                        + doc.name.as_ref().map_or(0, String::len)
+                }
+                types::ContentBlock::SearchResult(hit) => {
+                    hit.source.len() + hit.title.len() + hit.text.len()
+                }
             })
             .sum();
-        blocks + self.structured.as_ref().map_or(0, |s| s.to_string().len())
+        blocks + out.structured.as_ref().map_or(0, String::len)
     }
 
     /// The envelope's `result`: the text when there is only text, the
