@@ -7,6 +7,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -228,6 +229,7 @@ struct Call<'a> {
     stdout: Capture,
     stderr: Capture,
     http_budget: RequestBudget,
+    kv_ops: Arc<AtomicU32>,
 }
 
 impl Host {
@@ -260,6 +262,7 @@ impl Host {
             trace: TraceLog::default(),
             stdout: Capture::new(tool.policy().limits.stdio_bytes),
             stderr: Capture::new(tool.policy().limits.stdio_bytes),
+            kv_ops: Arc::default(),
             http_budget: RequestBudget::new(
                 tool.policy()
                     .limits
@@ -609,7 +612,8 @@ impl Call<'_> {
         let read_only = effect == Effect::Read;
         let perms = workspace::permissions(grants.workspace, read_only);
         let kv = match (&self.host.kv_backend(), grants.kv.is_empty()) {
-            (Some(backend), false) => KvCtx::new(Arc::clone(backend), grants.kv.clone(), read_only),
+            (Some(backend), false) => KvCtx::new(Arc::clone(backend), grants.kv.clone(), read_only)
+                .with_op_counter(self.kv_ops.clone()),
             _ => KvCtx::deny_all(),
         };
         Ok(Caps {

@@ -7,6 +7,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use anyhow::Context as _;
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
@@ -241,12 +242,12 @@ pub struct Cas {
     seen: Option<Vec<u8>>,
 }
 
-/// The per-call key-value context.
+/// The per-instance key-value context.
 pub struct KvCtx {
     backend: Option<Arc<dyn KvBackend>>,
     buckets: Vec<String>,
     read_only: bool,
-    ops: u32,
+    ops: Arc<AtomicU32>,
 }
 
 impl KvCtx {
@@ -256,7 +257,7 @@ impl KvCtx {
             backend: Some(backend),
             buckets,
             read_only,
-            ops: 0,
+            ops: Arc::default(),
         }
     }
 
@@ -266,8 +267,15 @@ impl KvCtx {
             backend: None,
             buckets: Vec::new(),
             read_only: true,
-            ops: 0,
+            ops: Arc::default(),
         }
+    }
+
+    /// The same context counting operations in `ops`, shared by every
+    /// attempt of one call, so a retry does not reset the cap.
+    pub fn with_op_counter(mut self, ops: Arc<AtomicU32>) -> Self {
+        self.ops = ops;
+        self
     }
 }
 
@@ -311,8 +319,14 @@ impl KvView<'_> {
     /// Count `ops` operations (a batch counts each key) against the cap.
     fn charge(&mut self, ops: usize) -> KvResult<Arc<dyn KvBackend>> {
         let ops = u32::try_from(ops).unwrap_or(u32::MAX);
-        self.ctx.ops = self.ctx.ops.saturating_add(ops);
-        if self.ctx.ops > MAX_OPS_PER_CALL {
+        let before = self
+            .ctx
+            .ops
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                Some(n.saturating_add(ops))
+            })
+            .unwrap_or(u32::MAX);
+        if before.saturating_add(ops) > MAX_OPS_PER_CALL {
             return Err(other(format!(
                 "key-value operation limit reached: at most {MAX_OPS_PER_CALL} per call"
             )));
@@ -640,6 +654,31 @@ mod tests {
             Err(store::Error::AccessDenied)
         ));
         assert_eq!(kv.get("b", "k").unwrap().as_deref(), Some(&b"v"[..]));
+    }
+
+    #[tokio::test]
+    async fn the_operation_cap_spans_every_attempt_of_a_call() {
+        let (_dir, kv) = backend();
+        let counter = Arc::new(AtomicU32::new(0));
+        let keys: Vec<String> = (0..6000).map(|i| format!("k{i}")).collect();
+        let mut table = ResourceTable::new();
+        for attempt in 1..=2 {
+            let mut ctx =
+                KvCtx::new(kv.clone(), vec!["b".into()], true).with_op_counter(counter.clone());
+            let mut view = KvView {
+                ctx: &mut ctx,
+                table: &mut table,
+            };
+            let bucket = view.open("b".into()).await.unwrap();
+            let result = batch::Host::get_many(&mut view, bucket, keys.clone()).await;
+            match attempt {
+                1 => assert!(result.is_ok()),
+                _ => assert!(
+                    matches!(result, Err(store::Error::Other(m)) if m.contains("limit")),
+                    "6000 + 6000 keys is over the per-call cap"
+                ),
+            }
+        }
     }
 
     #[tokio::test]
