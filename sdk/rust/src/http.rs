@@ -699,7 +699,11 @@ mod tests {
     fn names_error_codes() {
         let err = Error::from_code("GET http://x", types::ErrorCode::HttpRequestDenied);
         assert!(err.is_denied());
-        assert!(err.to_string().contains("not granted"), "{err}");
+        assert!(
+            err.to_string().contains("refused by the host")
+                && err.to_string().contains("`http` grant"),
+            "{err}"
+        );
 
         let err = Error::from_code("GET http://x", types::ErrorCode::ConnectionRefused);
         assert_eq!(err.to_string(), "GET http://x: connection-refused");
