@@ -111,7 +111,10 @@ pub trait Approver: Send + Sync {
 }
 
 /// Approves every call on behalf of `by` (the CLI's `--approve`).
-pub struct PreApproved(pub Value);
+pub struct PreApproved(
+    /// The approver's auth, as the tool sees it in `approved-by`.
+    pub Value,
+);
 
 impl Approver for PreApproved {
     fn decide<'a>(
@@ -123,7 +126,10 @@ impl Approver for PreApproved {
 }
 
 /// Approves nothing: calls that need approval are refused with `how`.
-pub struct NoApprover(pub String);
+pub struct NoApprover(
+    /// How to approve on the surface in use, for the refusal message.
+    pub String,
+);
 
 impl Approver for NoApprover {
     fn decide<'a>(

@@ -26,6 +26,9 @@
 //! Every surface (CLI, HTTP, MCP) goes through [`Host::call`]: see the
 //! `call` module for the pipeline's steps.
 
+#![warn(missing_docs)]
+
+#[allow(missing_docs)]
 pub mod bindings;
 pub mod call;
 pub mod caps;
