@@ -234,6 +234,7 @@ struct Call<'a> {
     trace: TraceLog,
     stdout: Capture,
     stderr: Capture,
+    network: Network,
     http_budget: RequestBudget,
     kv_ops: Arc<AtomicU32>,
 }
@@ -258,6 +259,7 @@ impl Host {
         let (input, input_text) = parse_input(tool, input.into())?;
         check_time_args(tool, session, &input)?;
 
+        let network = tool_network(self.network(), tool);
         let call = Call {
             host: self,
             tool,
@@ -269,12 +271,8 @@ impl Host {
             stdout: Capture::new(tool.policy().limits.stdio_bytes),
             stderr: Capture::new(tool.policy().limits.stdio_bytes),
             kv_ops: Arc::default(),
-            http_budget: RequestBudget::new(
-                tool.policy()
-                    .limits
-                    .http_requests
-                    .unwrap_or(self.network().limits().max_requests_per_call),
-            ),
+            http_budget: RequestBudget::new(network.limits().max_requests_per_call),
+            network,
         };
         let input = Arc::new(input);
         session.events().emit(
@@ -631,27 +629,13 @@ impl Call<'_> {
             }
             .build()?,
             http: HttpCtx::new(
-                self.network(),
+                self.network.clone(),
                 Arc::new(grants.http.clone()),
                 read_only,
                 self.trace.clone(),
             )
             .with_budget(self.http_budget.clone()),
             kv,
-        })
-    }
-
-    /// The host's network with this tool's HTTP caps.
-    fn network(&self) -> Network {
-        let limits = self.tool.policy().limits;
-        let network = self.host.network();
-        let host = network.limits();
-        network.clone().with_limits(HttpLimits {
-            max_requests_per_call: limits.http_requests.unwrap_or(host.max_requests_per_call),
-            max_response_body_bytes: limits
-                .http_response_bytes
-                .unwrap_or(host.max_response_body_bytes),
-            ..*host
         })
     }
 
@@ -726,6 +710,19 @@ impl Call<'_> {
             },
         }
     }
+}
+
+/// The host's network with the tool's own HTTP caps, where it sets them.
+fn tool_network(network: &Network, tool: &Tool) -> Network {
+    let limits = tool.policy().limits;
+    let host = network.limits();
+    network.clone().with_limits(HttpLimits {
+        max_requests_per_call: limits.http_requests.unwrap_or(host.max_requests_per_call),
+        max_response_body_bytes: limits
+            .http_response_bytes
+            .unwrap_or(host.max_response_body_bytes),
+        ..*host
+    })
 }
 
 /// How a principal is named in messages: its id-like field, never the whole
