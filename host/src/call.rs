@@ -5,10 +5,11 @@
 //! envelope → trace events. See DESIGN.md section 4.
 
 use std::future::Future;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -27,6 +28,7 @@ use crate::output::ToolOutput;
 use crate::registry::{Tool, effect_from_guest};
 use crate::session::{
     CallRefused, CallRequested, EventData, EventKind, Session, SessionMode, parse_instant,
+    principal_name,
 };
 use crate::tool::{Effect, EffectDecl};
 
@@ -93,6 +95,11 @@ pub enum ApprovalDecision {
         /// Why, if they said.
         reason: Option<String>,
     },
+    /// Nobody answered in time; the call did not run.
+    Expired {
+        /// How long it waited.
+        waited: Duration,
+    },
     /// Nobody can answer here; `how` says how to approve on this surface.
     Unavailable {
         /// How to grant approval.
@@ -144,6 +151,53 @@ impl Approver for NoApprover {
     }
 }
 
+/// A call to a custom tool, handed to the application that answers it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomToolUse {
+    /// The call id.
+    pub call_id: String,
+    /// The custom tool.
+    pub tool_name: String,
+    /// The validated input.
+    pub input: Arc<Value>,
+    /// The session.
+    pub session_id: String,
+}
+
+/// Answers calls to custom tools (tools declared in `toolhost.toml` with no
+/// component). The HTTP API hands them to the session's client; permission
+/// policies do not apply, the answering application decides.
+pub trait CustomToolRunner: Send + Sync {
+    /// Answer one call (may wait for the client), or refuse it.
+    fn run<'a>(
+        &'a self,
+        session: &'a Session,
+        request: &'a CustomToolUse,
+    ) -> Pin<Box<dyn Future<Output = Result<ToolOutput, CallError>> + Send + 'a>>;
+}
+
+/// Answers no custom tool call: where nobody can (the CLI, a call outside
+/// a session), they are refused with `tool_not_callable`.
+pub struct NoCustomTools;
+
+impl CustomToolRunner for NoCustomTools {
+    fn run<'a>(
+        &'a self,
+        _session: &'a Session,
+        request: &'a CustomToolUse,
+    ) -> Pin<Box<dyn Future<Output = Result<ToolOutput, CallError>> + Send + 'a>> {
+        Box::pin(async move {
+            Err(CallError::ToolNotCallable {
+                tool: request.tool_name.clone(),
+                reason: "it is a custom tool, answered by the client of a session; \
+                         call it in a session (sessionId) over the HTTP API"
+                    .into(),
+            })
+        })
+    }
+}
+
 /// How a call is made: in which session, approved by whom.
 #[derive(Clone)]
 pub struct CallOptions {
@@ -151,6 +205,10 @@ pub struct CallOptions {
     pub session: Arc<Session>,
     /// Who decides `always_ask` calls.
     pub approver: Arc<dyn Approver>,
+    /// Who answers calls to custom tools.
+    pub custom_tools: Arc<dyn CustomToolRunner>,
+    /// The call id to use; a fresh one when absent.
+    pub call_id: Option<String>,
 }
 
 impl CallOptions {
@@ -159,6 +217,8 @@ impl CallOptions {
         Self {
             session,
             approver: Arc::new(NoApprover("no approver is available".into())),
+            custom_tools: Arc::new(NoCustomTools),
+            call_id: None,
         }
     }
 
@@ -167,6 +227,24 @@ impl CallOptions {
         self.approver = approver;
         self
     }
+
+    /// The same options with someone to answer custom tool calls.
+    pub fn with_custom_tools(mut self, runner: Arc<dyn CustomToolRunner>) -> Self {
+        self.custom_tools = runner;
+        self
+    }
+
+    /// The same options with a call id chosen by the caller (so a surface
+    /// can name the call before it finishes).
+    pub fn with_call_id(mut self, id: impl Into<String>) -> Self {
+        self.call_id = Some(id.into());
+        self
+    }
+}
+
+/// A fresh call id.
+pub fn new_call_id() -> String {
+    format!("call_{}", uuid::Uuid::new_v4().simple())
 }
 
 /// What a call left in its trace besides the result.
@@ -193,6 +271,9 @@ pub struct CallTrace {
     /// The limit or trap that ended the call, if one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// Which limit ended the call (`timeout`, `memory`, `stack`, `output`), if one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limit: Option<&'static str>,
 }
 
 /// A call's envelope: what every surface returns for a call that ran.
@@ -215,6 +296,10 @@ pub struct CallResult {
     pub stubbed: bool,
     /// How many times `execute` ran.
     pub attempts: u32,
+    /// Whether a read ran in a scratch workspace because the session's
+    /// could not be created.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub scratch_workspace: bool,
     /// The full output, for surfaces that pass content blocks on (MCP).
     #[serde(skip)]
     pub output: ToolOutput,
@@ -264,7 +349,7 @@ impl Host {
             host: self,
             tool,
             session,
-            id: format!("call_{}", uuid::Uuid::new_v4().simple()),
+            id: options.call_id.clone().unwrap_or_else(new_call_id),
             input_text,
             started,
             trace: TraceLog::default(),
@@ -391,6 +476,7 @@ struct Done {
     attempts: u32,
     stubbed: bool,
     approved_by: Option<Value>,
+    scratch_workspace: bool,
 }
 
 impl Done {
@@ -403,30 +489,45 @@ impl Done {
 }
 
 impl Call<'_> {
-    async fn run(&self, input: &Value, options: &CallOptions) -> Result<CallResult, CallError> {
+    async fn run(
+        &self,
+        input: &Arc<Value>,
+        options: &CallOptions,
+    ) -> Result<CallResult, CallError> {
         let effect = match self.effect().await {
             Ok(effect) => effect,
-            Err(failure) => return Ok(self.failed(Done::default(), &self.describe(&failure))),
+            Err(failure) => {
+                return Ok(self.failed(Done::default(), &self.describe(&failure), failure.limit()));
+            }
         };
         let stubbed = self.session.mode() == SessionMode::DryRun && effect != Effect::Read;
 
         let mut approved_by = None;
-        if self.tool.policy().permission == Permission::AlwaysAsk && !stubbed {
+        let custom = self.tool.is_custom();
+        if self.tool.policy().permission == Permission::AlwaysAsk && !stubbed && !custom {
             let request = ApprovalRequest {
                 call_id: self.id.clone(),
                 tool_name: self.tool.name().to_string(),
-                input: input.clone(),
+                input: Value::clone(input),
                 effect,
                 session_id: self.session.id().to_string(),
             };
             match options.approver.decide(&request).await {
                 ApprovalDecision::Approved { by } => approved_by = Some(by),
                 ApprovalDecision::Denied { by, reason } => {
-                    let who = principal(&by);
+                    let who = principal_name(&by);
                     let message = match reason {
                         Some(reason) => format!("call denied by {who}: {reason}"),
                         None => format!("call denied by {who}"),
                     };
+                    let output = ToolOutput::text(message, true);
+                    return Ok(self.finish(Done::effect(effect), output, None));
+                }
+                ApprovalDecision::Expired { waited } => {
+                    let message = format!(
+                        "call not approved: nobody approved or denied it within {} s, so it did not run",
+                        waited.as_secs()
+                    );
                     let output = ToolOutput::text(message, true);
                     return Ok(self.finish(Done::effect(effect), output, None));
                 }
@@ -447,12 +548,40 @@ impl Call<'_> {
             Effect::Read => None,
             Effect::Idempotent | Effect::Write => Some(self.session.try_write_slot()?),
         };
+        if custom {
+            return self.ask_client(Done::effect(effect), input, options).await;
+        }
         let workspace = self.workspace(effect)?;
         let done = Done {
             approved_by,
+            scratch_workspace: workspace.as_ref().is_some_and(|w| w.scratch.is_some()),
             ..Done::effect(effect)
         };
-        Ok(self.execute(done, workspace.as_deref()).await)
+        Ok(self
+            .execute(done, workspace.as_ref().map(|w| w.path.as_path()))
+            .await)
+    }
+
+    /// Hand a custom tool's call to whoever answers it.
+    async fn ask_client(
+        &self,
+        mut done: Done,
+        input: &Arc<Value>,
+        options: &CallOptions,
+    ) -> Result<CallResult, CallError> {
+        let request = CustomToolUse {
+            call_id: self.id.clone(),
+            tool_name: self.tool.name().to_string(),
+            input: input.clone(),
+            session_id: self.session.id().to_string(),
+        };
+        done.attempts = 1;
+        let output = options.custom_tools.run(self.session, &request).await?;
+        let size = serde_json::to_vec(&output.content).map_or(usize::MAX, |v| v.len());
+        Ok(match self.within_output_cap(size) {
+            Ok(()) => self.finish(done, output, None),
+            Err(problem) => self.failed(done, &problem, Some("output")),
+        })
     }
 
     /// A fresh deadline for one phase of the call (`effect-for`, the dry-run
@@ -493,20 +622,28 @@ impl Call<'_> {
         match result {
             Ok(Some(out)) => match self.checked(out) {
                 Ok(output) => self.finish(done, output, None),
-                Err(problem) => self.failed(done, &format!("dry-run result: {problem}")),
+                Err((problem, limit)) => {
+                    self.failed(done, &format!("dry-run result: {problem}"), limit)
+                }
             },
             Ok(None) => self.finish(done, acknowledged(), None),
             Err(failure) => self.failed(
                 done,
                 &format!("dry-run result: {}", self.describe(&failure)),
+                failure.limit(),
             ),
         }
     }
 
     /// Convert a guest's output, enforcing the output cap before parsing it.
-    fn checked(&self, out: types::ToolOutput) -> Result<ToolOutput, String> {
-        self.within_output_cap(ToolOutput::guest_size(&out))?;
-        ToolOutput::from_guest(out).map_err(|problem| format!("the tool {problem}"))
+    /// A failure says what was wrong and which limit, if any, it hit.
+    fn checked(
+        &self,
+        out: types::ToolOutput,
+    ) -> Result<ToolOutput, (String, Option<&'static str>)> {
+        self.within_output_cap(ToolOutput::guest_size(&out))
+            .map_err(|problem| (problem, Some("output")))?;
+        ToolOutput::from_guest(out).map_err(|problem| (format!("the tool {problem}"), None))
     }
 
     fn within_output_cap(&self, size: usize) -> Result<(), String> {
@@ -519,34 +656,44 @@ impl Call<'_> {
         Ok(())
     }
 
-    /// The workspace directory this call gets, if its grant gives one.
-    fn workspace(&self, effect: Effect) -> Result<Option<std::path::PathBuf>, CallError> {
+    /// The workspace directory this call gets, if its grant gives one. A
+    /// read whose session workspace cannot be created gets a scratch one.
+    fn workspace(&self, effect: Effect) -> Result<Option<CallWorkspace>, CallError> {
         if self.tool.policy().grants.workspace == WorkspaceAccess::None {
             return Ok(None);
         }
-        let dir = self.session.workspace();
-        if dir.is_dir() {
-            return Ok(Some(dir.to_path_buf()));
-        }
-        match std::fs::create_dir_all(dir) {
-            Ok(()) => Ok(Some(dir.to_path_buf())),
-            Err(e) if effect == Effect::Read => {
-                self.trace.host(format!(
-                    "workspace {} unavailable ({e}); the read runs without it",
-                    dir.display()
-                ));
-                Ok(None)
+        let error = match self.session.workspace() {
+            Ok(dir) => {
+                return Ok(Some(CallWorkspace {
+                    path: dir.to_path_buf(),
+                    scratch: None,
+                }));
             }
-            Err(e) => Err(CallError::WorkspaceUnavailable {
-                session: self.session.id().to_string(),
-                reason: e.to_string(),
-            }),
+            Err(e) => e,
+        };
+        let unavailable = |reason: String| CallError::WorkspaceUnavailable {
+            session: self.session.id().to_string(),
+            reason,
+        };
+        if effect != Effect::Read {
+            return Err(unavailable(error.to_string()));
         }
+        let scratch = tempfile::Builder::new()
+            .prefix("toolhost-ws-")
+            .tempdir()
+            .map_err(|e| unavailable(format!("{error}; no scratch workspace either: {e}")))?;
+        self.trace.host(format!(
+            "the session's workspace is unavailable ({error}); the read runs in a scratch workspace"
+        ));
+        Ok(Some(CallWorkspace {
+            path: scratch.path().to_path_buf(),
+            scratch: Some(scratch),
+        }))
     }
 
     /// Run `execute`, retrying transient failures of read and idempotent
     /// calls; one deadline covers every attempt.
-    async fn execute(&self, mut done: Done, workspace: Option<&std::path::Path>) -> CallResult {
+    async fn execute(&self, mut done: Done, workspace: Option<&Path>) -> CallResult {
         let effect = done.effect.unwrap_or(Effect::Write);
         let max_attempts = if effect.is_retryable() {
             MAX_ATTEMPTS
@@ -566,7 +713,9 @@ impl Call<'_> {
             }
             .await;
             let output = match outcome {
-                Err(failure) => return self.failed(done, &self.describe(&failure)),
+                Err(failure) => {
+                    return self.failed(done, &self.describe(&failure), failure.limit());
+                }
                 Ok(Err(types::ToolError::Transient(message)))
                     if done.attempts < max_attempts && Instant::now() < deadline =>
                 {
@@ -580,12 +729,13 @@ impl Call<'_> {
                     let message = tool_error_message(error);
                     self.within_output_cap(message.len())
                         .map(|()| ToolOutput::text(message, true))
+                        .map_err(|problem| (problem, Some("output")))
                 }
                 Ok(Ok(out)) => self.checked(out),
             };
             return match output {
                 Ok(output) => self.finish(done, output, None),
-                Err(problem) => self.failed(done, &problem),
+                Err((problem, limit)) => self.failed(done, &problem, limit),
             };
         }
     }
@@ -611,7 +761,7 @@ impl Call<'_> {
     }
 
     /// The capabilities `execute` gets: the grant, narrowed by the effect.
-    fn caps(&self, effect: Effect, workspace: Option<&std::path::Path>) -> anyhow::Result<Caps> {
+    fn caps(&self, effect: Effect, workspace: Option<&Path>) -> anyhow::Result<Caps> {
         let grants = &self.tool.policy().grants;
         let read_only = effect == Effect::Read;
         let perms = workspace::permissions(grants.workspace, read_only);
@@ -648,9 +798,15 @@ impl Call<'_> {
         if Instant::now() >= deadline {
             return Err(Failure::Timeout(self.tool.policy().timeout));
         }
+        let Some(pre) = &self.tool.pre else {
+            return Err(Failure::Host(format!(
+                "`{}` is a custom tool: it has no component to run",
+                self.tool.name()
+            )));
+        };
         Instance::new(
             &self.host.engine,
-            &self.tool.pre,
+            pre,
             caps,
             &self.trace,
             self.tool.policy().memory_bytes,
@@ -677,10 +833,12 @@ impl Call<'_> {
     }
 
     /// The result of a call that ended in a limit, trap or bad output.
-    fn failed(&self, done: Done, message: &str) -> CallResult {
+    fn failed(&self, done: Done, message: &str, limit: Option<&'static str>) -> CallResult {
         let message = format!("tool `{}` failed: {message}", self.tool.name());
         let output = ToolOutput::text(message.clone(), true);
-        self.finish(done, output, Some(message))
+        let mut result = self.finish(done, output, Some(message));
+        result.trace.limit = limit;
+        result
     }
 
     fn finish(&self, done: Done, output: ToolOutput, failure: Option<String>) -> CallResult {
@@ -696,6 +854,7 @@ impl Call<'_> {
             duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
             stubbed: done.stubbed,
             attempts: done.attempts,
+            scratch_workspace: done.scratch_workspace,
             output,
             trace: CallTrace {
                 effect: done.effect,
@@ -707,6 +866,7 @@ impl Call<'_> {
                 stderr,
                 stderr_truncated,
                 failure,
+                limit: None,
             },
         }
     }
@@ -725,16 +885,11 @@ fn tool_network(network: &Network, tool: &Tool) -> Network {
     })
 }
 
-/// How a principal is named in messages: its id-like field, never the whole
-/// auth (which may carry tokens).
-fn principal(auth: &Value) -> String {
-    ["user", "id", "email", "name", "principal"]
-        .iter()
-        .find_map(|key| auth.get(key).and_then(Value::as_str))
-        .map_or_else(
-            || "an unnamed approver".to_string(),
-            |name| format!("`{name}`"),
-        )
+/// The workspace a call runs with.
+struct CallWorkspace {
+    path: PathBuf,
+    /// A per-call scratch directory, when the session's was unavailable.
+    scratch: Option<tempfile::TempDir>,
 }
 
 fn tool_error_message(error: types::ToolError) -> String {

@@ -37,6 +37,106 @@ pub struct Config {
     /// Per-tool settings, by tool name.
     #[serde(default)]
     pub tools: BTreeMap<String, ToolSettings>,
+    /// Custom tools, by name: declared here, run by the client that calls them.
+    #[serde(default)]
+    pub custom_tools: BTreeMap<String, CustomToolSpec>,
+    /// Settings of the HTTP server (`toolhost serve`).
+    #[serde(default)]
+    pub server: ServerSettings,
+}
+
+/// A custom tool: a name, a description and an input schema, but no
+/// component. A call hands the input to the session's client, which runs it
+/// and posts the result back.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CustomToolSpec {
+    /// Written for the model, as for any tool.
+    pub description: String,
+    /// A JSON Schema with `type = "object"`.
+    pub input_schema: serde_json::Value,
+    /// What its calls do; `write` when unset.
+    #[serde(default)]
+    pub effect: Option<crate::tool::Effect>,
+}
+
+/// The default wait for an approval: 10 minutes.
+pub const DEFAULT_APPROVAL_TIMEOUT_MS: u64 = 600_000;
+/// The default wait for a custom tool's result: 10 minutes.
+pub const DEFAULT_CUSTOM_TOOL_TIMEOUT_MS: u64 = 600_000;
+/// How long idle sessions and events are kept by default: 7 days.
+pub const DEFAULT_SESSION_RETENTION_SECS: u64 = 7 * 24 * 3600;
+/// The default cap on a request body: 4 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// The default listen address.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:3000";
+
+/// `[server]`: settings of `toolhost serve`; flags override them.
+#[derive(Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSettings {
+    /// The address to listen on.
+    pub listen: Option<String>,
+    /// The bearer token every route but `/healthz` requires.
+    pub token: Option<String>,
+    /// How long a call waits for an approval before it expires.
+    pub approval_timeout_ms: Option<u64>,
+    /// How long a custom tool call waits for the client's result.
+    pub custom_tool_timeout_ms: Option<u64>,
+    /// How long idle sessions (with their workspaces) and events are kept.
+    pub session_retention_secs: Option<u64>,
+    /// The largest request body accepted, in bytes.
+    pub max_body_bytes: Option<usize>,
+}
+
+/// The token is a secret: `Debug` shows only whether it is set.
+impl std::fmt::Debug for ServerSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerSettings")
+            .field("listen", &self.listen)
+            .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("approval_timeout_ms", &self.approval_timeout_ms)
+            .field("custom_tool_timeout_ms", &self.custom_tool_timeout_ms)
+            .field("session_retention_secs", &self.session_retention_secs)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .finish()
+    }
+}
+
+impl ServerSettings {
+    fn validate(&self) -> anyhow::Result<()> {
+        for (key, value) in [
+            ("approval_timeout_ms", self.approval_timeout_ms),
+            ("custom_tool_timeout_ms", self.custom_tool_timeout_ms),
+        ] {
+            if let Some(ms) = value {
+                anyhow::ensure!(
+                    (1..=86_400_000).contains(&ms),
+                    "`{key}` = {ms} is out of range: expected 1 to 86400000 (a day)"
+                );
+            }
+        }
+        if let Some(n) = self.max_body_bytes {
+            anyhow::ensure!(
+                (1024..=MAX_SIZE_CAP).contains(&n),
+                "`max_body_bytes` = {n} is out of range: expected 1024 to {MAX_SIZE_CAP}"
+            );
+        }
+        if let Some(listen) = &self.listen {
+            listen.parse::<std::net::SocketAddr>().map_err(|_| {
+                anyhow::anyhow!(
+                    "`listen` = {listen:?} is not an address such as \"127.0.0.1:3000\""
+                )
+            })?;
+        }
+        if let Some(token) = &self.token {
+            anyhow::ensure!(
+                token.len() >= 16,
+                "`token` is too short: use at least 16 characters"
+            );
+        }
+        Ok(())
+    }
 }
 
 /// Settings that `[defaults]` and `[tools.<name>]` may hold; unset keys inherit.
@@ -276,6 +376,7 @@ impl Config {
                 "`name` = {name:?} is not a slug: use 1-64 characters of a-z, 0-9, `-` and `_`"
             );
         }
+        self.server.validate().context("in [server]")?;
         let sections = std::iter::once(("[defaults]".to_string(), &self.defaults))
             .chain(self.tools.iter().map(|(n, s)| (format!("[tools.{n}]"), s)));
         for (section, settings) in sections {

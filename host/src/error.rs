@@ -53,6 +53,14 @@ pub enum CallError {
         /// How to grant it on the surface in use.
         how: String,
     },
+    /// The tool exists but cannot run here (a custom tool outside a session).
+    #[error("tool `{tool}` cannot be called here: {reason}")]
+    ToolNotCallable {
+        /// The tool called.
+        tool: String,
+        /// Why, and where it can be called.
+        reason: String,
+    },
     /// Another idempotent or write call holds the session's write slot.
     #[error("session `{session}` is busy: another write call is running in it")]
     SessionBusy {
@@ -79,6 +87,7 @@ impl CallError {
             Self::UnknownTool { .. } => "unknown_tool",
             Self::InvalidInput { .. } => "invalid_tool_input",
             Self::ApprovalRequired { .. } => "approval_required",
+            Self::ToolNotCallable { .. } => "tool_not_callable",
             Self::SessionBusy { .. } => "session_busy",
             Self::WorkspaceUnavailable { .. } => "workspace_unavailable",
             Self::Internal(_) => "internal_error",

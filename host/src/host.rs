@@ -167,6 +167,11 @@ impl Host {
         &self.state_dir
     }
 
+    /// Where sessions made by the HTTP API are kept (records and workspaces).
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.state_dir.join("sessions")
+    }
+
     /// The engine.
     pub fn engine(&self) -> &ToolEngine {
         &self.engine

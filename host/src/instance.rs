@@ -63,6 +63,18 @@ pub enum Failure {
     Host(String),
 }
 
+impl Failure {
+    /// The limit this failure hit, as metrics and traces name it.
+    pub fn limit(&self) -> Option<&'static str> {
+        match self {
+            Self::Timeout(_) => Some("timeout"),
+            Self::Memory(_) => Some("memory"),
+            Self::StackOverflow => Some("stack"),
+            Self::Trap(_) | Self::Host(_) => None,
+        }
+    }
+}
+
 /// Call one export of the contract under the instance's deadline and
 /// classify any failure (the four exports differ only in name and arguments).
 macro_rules! call_guest {

@@ -46,7 +46,7 @@ pub mod tool;
 
 pub use call::{
     ApprovalDecision, ApprovalRequest, Approver, CallInput, CallOptions, CallResult, CallTrace,
-    NoApprover, PreApproved,
+    CustomToolRunner, CustomToolUse, NoApprover, NoCustomTools, PreApproved,
 };
 pub use config::Config;
 pub use error::{CallError, InputError};
@@ -54,5 +54,5 @@ pub use host::{Host, HostBuilder};
 pub use instance::Failure;
 pub use output::{ContentBlock, ToolOutput};
 pub use registry::{LoadFailure, Registry, Tool};
-pub use session::{Session, SessionMode, SessionSpec};
+pub use session::{Session, SessionMode, SessionSpec, SessionStore};
 pub use tool::{Effect, EffectDecl, ToolMetadata};

@@ -1,13 +1,14 @@
 //! A tool's result on the host side, and how it becomes an envelope's `result`.
 
 use base64::Engine as _;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::bindings::types;
 
-/// One block of a tool's result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One block of a tool's result. The JSON form (binary data in base64) is
+/// also what clients post back as a custom tool's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
     /// Plain text.
@@ -26,7 +27,7 @@ pub enum ContentBlock {
         #[serde(rename = "mediaType")]
         media_type: String,
         /// The bytes, base64 in JSON.
-        #[serde(serialize_with = "base64_bytes")]
+        #[serde(serialize_with = "base64_bytes", deserialize_with = "from_base64")]
         data: Vec<u8>,
     },
     /// A document.
@@ -35,10 +36,10 @@ pub enum ContentBlock {
         #[serde(rename = "mediaType")]
         media_type: String,
         /// The bytes, base64 in JSON.
-        #[serde(serialize_with = "base64_bytes")]
+        #[serde(serialize_with = "base64_bytes", deserialize_with = "from_base64")]
         data: Vec<u8>,
         /// Its name, if any.
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
     },
     /// A search hit.
@@ -67,6 +68,13 @@ pub struct ToolOutput {
 
 fn base64_bytes<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
+fn from_base64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+    let text = String::deserialize(d)?;
+    base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| serde::de::Error::custom(format!("`data` is not base64: {e}")))
 }
 
 impl ToolOutput {
@@ -209,6 +217,24 @@ mod tests {
         let value = mixed.result_value();
         assert_eq!(value["content"][1]["data"], json!("AQID"));
         assert_eq!(value["isError"], json!(false));
+    }
+
+    #[test]
+    fn blocks_read_back_what_they_write() {
+        let blocks = vec![
+            ContentBlock::Text { text: "t".into() },
+            ContentBlock::Image {
+                media_type: "image/png".into(),
+                data: vec![1, 2, 3],
+            },
+        ];
+        let text = serde_json::to_string(&blocks).unwrap();
+        let back: Vec<ContentBlock> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, blocks);
+        let bad = serde_json::from_value::<ContentBlock>(
+            json!({"type": "image", "mediaType": "image/png", "data": "%%"}),
+        );
+        assert!(bad.unwrap_err().to_string().contains("not base64"));
     }
 
     #[test]

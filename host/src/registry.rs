@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::bindings::{ContractPre, types};
 use crate::caps::log::TraceLog;
 use crate::caps::stdio::Capture;
-use crate::config::{Config, ToolPolicy};
+use crate::config::{Config, CustomToolSpec, ToolPolicy};
 use crate::engine::ToolEngine;
 use crate::instance::{Caps, Instance};
 use crate::state::CallState;
@@ -34,7 +34,8 @@ pub struct Tool {
     policy: ToolPolicy,
     imports: Vec<String>,
     validator: jsonschema::Validator,
-    pub(crate) pre: ContractPre<CallState>,
+    /// The pre-instantiated component; `None` for a custom tool.
+    pub(crate) pre: Option<ContractPre<CallState>>,
 }
 
 impl std::fmt::Debug for Tool {
@@ -71,6 +72,12 @@ impl Tool {
     /// What the operator allows it.
     pub fn policy(&self) -> &ToolPolicy {
         &self.policy
+    }
+
+    /// Whether it is a custom tool: declared in `toolhost.toml`, answered
+    /// by the client, with no component.
+    pub fn is_custom(&self) -> bool {
+        self.pre.is_none()
     }
 
     /// The interfaces the component imports: what it could ask for.
@@ -127,12 +134,14 @@ impl Registry {
     /// or holds more than [`MAX_TOOLS`] tools; a bad tool is a [`LoadFailure`].
     pub async fn load(engine: &ToolEngine, dir: &Path, config: &Config) -> anyhow::Result<Self> {
         let files = tool_files(dir)?;
+        let count = files.len() + config.custom_tools.len();
         anyhow::ensure!(
-            files.len() <= MAX_TOOLS,
-            "{} holds {} tools; at most {MAX_TOOLS} are allowed (remove some, or disable \
-             them by moving them out of the folder)",
+            count <= MAX_TOOLS,
+            "{} holds {} tools and toolhost.toml declares {} custom tools: {count} in all; \
+             at most {MAX_TOOLS} are allowed (remove some)",
             dir.display(),
-            files.len()
+            files.len(),
+            config.custom_tools.len(),
         );
         let mut registry = Self::default();
         for path in files {
@@ -149,6 +158,30 @@ impl Registry {
                     file: path,
                     tool: Some(name),
                     reason,
+                }),
+            }
+        }
+        for (name, spec) in &config.custom_tools {
+            let file = PathBuf::from(crate::config::CONFIG_FILE);
+            let loaded = if registry.tools.contains_key(name) {
+                Err(format!(
+                    "custom tool `{name}` has the name of the component tool {}",
+                    dir.join(format!("{name}.wasm")).display()
+                ))
+            } else {
+                config
+                    .policy_for(name)
+                    .map_err(|e| format!("{e:#}"))
+                    .and_then(|policy| custom_tool(name, spec, policy))
+            };
+            match loaded {
+                Ok(tool) => {
+                    registry.tools.insert(name.clone(), Arc::new(tool));
+                }
+                Err(reason) => registry.failures.push(LoadFailure {
+                    file,
+                    tool: Some(name.clone()),
+                    reason: format!("[custom_tools.{name}]: {reason}"),
                 }),
             }
         }
@@ -250,7 +283,33 @@ pub async fn load_tool(
         policy,
         imports,
         validator,
-        pre,
+        pre: Some(pre),
+    })
+}
+
+/// Check a custom tool's declaration.
+fn custom_tool(name: &str, spec: &CustomToolSpec, policy: ToolPolicy) -> Result<Tool, String> {
+    tool::check_name(name).map_err(|e| e.to_string())?;
+    tool::check_description(&spec.description).map_err(|e| e.to_string())?;
+    let (input_schema, validator) =
+        tool::check_object_schema("input", &spec.input_schema.to_string())
+            .map_err(|e| e.to_string())?;
+    Ok(Tool {
+        name: name.to_string(),
+        path: PathBuf::from(crate::config::CONFIG_FILE),
+        sha256: String::new(),
+        metadata: ToolMetadata {
+            description: spec.description.clone(),
+            input_schema,
+            output_schema: None,
+            effect: EffectDecl::Fixed(spec.effect.unwrap_or(Effect::Write)),
+            time_args: Vec::new(),
+            has_dry_run_result: false,
+        },
+        policy,
+        imports: Vec::new(),
+        validator,
+        pre: None,
     })
 }
 

@@ -24,7 +24,7 @@ pub const RESERVED_NAMES: &[&str] = &[
 ];
 
 /// What a call does to the world.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Effect {
     /// Changes nothing: runs in dry-run sessions, read-only sandbox, retried.

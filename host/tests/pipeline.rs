@@ -509,7 +509,8 @@ async fn capabilities_run_as_far_as_granted() {
         .await
         .unwrap();
     assert!(!added.is_error, "{:?}", added.result);
-    let note = std::fs::read_to_string(options.session.workspace().join("notes/todo.md")).unwrap();
+    let note = std::fs::read_to_string(options.session.workspace().unwrap().join("notes/todo.md"))
+        .unwrap();
     assert!(note.contains("ship it"));
     let read = host
         .call(

@@ -18,7 +18,9 @@ use crate::engine::{EngineOptions, ToolEngine};
 use crate::host::Host;
 use crate::host::STATE_DIR;
 use crate::registry::{self, Tool};
-use crate::session::{Session, SessionMode, SessionSpec, parse_instant};
+use crate::serve::client::{Answer, Client};
+use crate::serve::http;
+use crate::session::{Session, SessionMode, SessionSpec, SessionStore, parse_instant};
 
 /// Run untrusted agent tools as sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
@@ -44,6 +46,20 @@ enum Command {
     Inspect(InspectArgs),
     /// Load every tool and report each failing check; exit 1 if any fails.
     Check(DirArgs),
+    /// Serve the HTTP API until interrupted (Ctrl-C or SIGTERM).
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    dir: DirArgs,
+    /// The address to listen on (default: `[server] listen`, else 127.0.0.1:3000).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<std::net::SocketAddr>,
+    /// Require `Authorization: Bearer <TOKEN>` on every route but /healthz.
+    #[arg(long, env = "TOOLHOST_TOKEN", hide_env_values = true)]
+    token: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -60,7 +76,8 @@ enum ToolsCommand {
 
 #[derive(Debug, Subcommand)]
 enum ToolCommand {
-    /// Call a tool in-process, in an ephemeral session.
+    /// Call a tool: in-process (an ephemeral session unless --session), or
+    /// on a running server with --url.
     Call(CallArgs),
 }
 
@@ -93,16 +110,35 @@ struct CallArgs {
     dir: DirArgs,
     /// Use this directory as the session's workspace (default: a scratch
     /// directory removed afterwards).
-    #[arg(long, short = 'w')]
+    #[arg(long, short = 'w', conflicts_with_all = ["session", "url"])]
     workspace: Option<PathBuf>,
+    /// Call in this session (one made by `toolhost serve`'s session API).
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
+    /// Bind the call by continuation token `<channel>:<key>` (with --url).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        requires = "url",
+        conflicts_with = "session"
+    )]
+    continuation_token: Option<String>,
+    /// Call the tool on the server at URL (e.g. http://127.0.0.1:3000)
+    /// instead of in-process.
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// The server's bearer token (with --url).
+    #[arg(long, env = "TOOLHOST_TOKEN", hide_env_values = true)]
+    token: Option<String>,
     /// Run in a dry-run session: reads run, writes are stubbed.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["session", "url"])]
     dry_run: bool,
     /// Freeze the session at this instant (RFC 3339): time arguments may not be later.
-    #[arg(long, value_name = "INSTANT")]
+    #[arg(long, value_name = "INSTANT", conflicts_with_all = ["session", "url"])]
     as_of: Option<String>,
-    /// Approve the call if the tool is `always_ask`.
-    #[arg(long)]
+    /// Approve the call if the tool is `always_ask` (in-process only: a
+    /// server's calls are approved through its approvals route).
+    #[arg(long, conflicts_with = "url")]
     approve: bool,
     /// Print the whole envelope as JSON.
     #[arg(long)]
@@ -134,6 +170,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => call(args).await,
         Command::Inspect(args) => inspect(args).await,
         Command::Check(dir) => check(&dir.dir).await,
+        Command::Serve(args) => serve(args).await,
     }
 }
 
@@ -320,7 +357,106 @@ fn import_status(tool: &Tool, import: &str) -> String {
     "served".into()
 }
 
+async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let host = Arc::new(load(&args.dir.dir).await?);
+    warn_failures(&host);
+    let mut options = http::ServeOptions::from_config(&host)?;
+    if let Some(listen) = args.listen {
+        options.listen = listen;
+    }
+    if args.token.is_some() {
+        options.token = args.token;
+    }
+    let listener = http::bind(&options).await?;
+    let app = http::App::new(host, options)?;
+    let addr = listener.local_addr()?;
+    eprintln!(
+        "toolhost: serving {} tools at http://{addr}/{}/v1 (health: http://{addr}/healthz)",
+        app.host.registry().tools().count(),
+        app.slug
+    );
+    http::run(listener, app, shutdown_signal()).await?;
+    eprintln!("toolhost: stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(term) => term,
+                Err(_) => {
+                    let _ = interrupt.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}
+
+/// `tool call --url`: the call goes to a running server.
+async fn remote_call(args: &CallArgs, url: &str) -> anyhow::Result<ExitCode> {
+    let input: Value = serde_json::from_str(&args.input)
+        .map_err(|e| anyhow::anyhow!("--input is not JSON: {e}"))?;
+    let client = Client::new(url, args.token.clone())?;
+    let body = json!({
+        "input": input,
+        "sessionId": args.session,
+        "continuationToken": args.continuation_token,
+        "auth": cli_principal(),
+    });
+    let answer = client
+        .call(&args.name, body, |pending| {
+            eprintln!(
+                "call {} is {}; waiting (approve with POST {url}{})",
+                pending["callId"].as_str().unwrap_or("?"),
+                pending["status"].as_str().unwrap_or("waiting"),
+                pending["callId"]
+                    .as_str()
+                    .map(|id| format!("/<slug>/v1/approvals/{id}"))
+                    .unwrap_or_default(),
+            );
+        })
+        .await?;
+    match answer {
+        Answer::Envelope(envelope) => {
+            if args.json {
+                print_json(&envelope)?;
+            } else {
+                match &envelope["result"] {
+                    Value::String(text) => println!("{text}"),
+                    other => print_json(other)?,
+                }
+            }
+            Ok(if envelope["isError"] == json!(true) {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Answer::Refused(status, error) => {
+            eprintln!(
+                "error: {} ({status}, {})",
+                error["message"].as_str().unwrap_or("refused"),
+                error["code"].as_str().unwrap_or("?")
+            );
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
 async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
+    if let Some(url) = &args.url {
+        return remote_call(&args, url).await;
+    }
     let as_of = args
         .as_of
         .as_deref()
@@ -329,18 +465,27 @@ async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow::anyhow!("--as-of {e}"))?;
     let host = load(&args.dir.dir).await?;
     warn_failures(&host);
-    let session = Arc::new(Session::open(SessionSpec {
-        mode: if args.dry_run {
-            SessionMode::DryRun
-        } else {
-            SessionMode::Live
-        },
-        as_of,
-        channel: Some("cli".into()),
-        auth: Some(cli_principal()),
-        workspace: args.workspace.clone(),
-        ..SessionSpec::default()
-    })?);
+    let session = if let Some(id) = &args.session {
+        let options = http::ServeOptions::from_config(&host)?;
+        let store = SessionStore::open(host.sessions_dir(), options.session_retention)?;
+        store
+            .bind(Some(id), None, Some(&cli_principal()))
+            .map_err(|e| anyhow::anyhow!("--session: {e}"))?
+            .session
+    } else {
+        Arc::new(Session::open(SessionSpec {
+            mode: if args.dry_run {
+                SessionMode::DryRun
+            } else {
+                SessionMode::Live
+            },
+            as_of,
+            channel: Some("cli".into()),
+            auth: Some(cli_principal()),
+            workspace: args.workspace.clone(),
+            ..SessionSpec::default()
+        })?)
+    };
     let mut options = CallOptions::new(session.clone()).with_approver(Arc::new(
         crate::call::NoApprover("pass --approve to approve it".into()),
     ));

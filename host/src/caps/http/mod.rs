@@ -39,6 +39,14 @@ pub use net::{
 use super::log::TraceLog;
 use send::Outbound;
 
+/// The TLS client configuration tools' requests use (web PKI roots, ring),
+/// for the host's own HTTPS clients too.
+pub(crate) fn client_tls_config() -> anyhow::Result<rustls::ClientConfig> {
+    send::tls_config()
+        .map(|config| (*config).clone())
+        .map_err(|e| anyhow::anyhow!("{e:?}"))
+}
+
 /// Origins a tool may reach, parsed from its `http` grant.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AllowList {

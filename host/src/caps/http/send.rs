@@ -350,7 +350,7 @@ fn url_host(ip: IpAddr) -> String {
 }
 
 /// The process-wide TLS client configuration: web PKI roots, ring, HTTP/1.1.
-fn tls_config() -> Result<Arc<rustls::ClientConfig>, HttpError> {
+pub(crate) fn tls_config() -> Result<Arc<rustls::ClientConfig>, HttpError> {
     static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
     CONFIG
         .get_or_init(|| {

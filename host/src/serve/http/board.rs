@@ -1,0 +1,357 @@
+//! Calls that wait for someone: an approval, or a custom tool's result.
+//!
+//! A call that parks here answers its HTTP request with `202` and its id;
+//! the call goes on in the background, the approval or result arrives on
+//! another request, and `GET …/calls/<id>` polls or long-polls the outcome.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::{oneshot, watch};
+
+use crate::call::{
+    ApprovalDecision, ApprovalRequest, Approver, CallResult, CustomToolRunner, CustomToolUse,
+};
+use crate::error::CallError;
+use crate::output::ToolOutput;
+use crate::session::{EventData, EventKind, Session, principal_name};
+
+/// Where a parked call stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Waiting for `POST …/approvals/<callId>`.
+    AwaitingApproval,
+    /// Waiting for a `user.custom_tool_result` event.
+    AwaitingCustomToolResult,
+    /// Running (approved, or answered).
+    Running,
+    /// Finished: the outcome is kept.
+    Done,
+}
+
+/// A finished call's outcome as the API reports it.
+pub type Outcome = Result<Arc<CallResult>, Arc<CallError>>;
+
+/// One call that parked.
+struct Parked {
+    tool_name: String,
+    session_id: String,
+    status: watch::Sender<(Status, Option<Outcome>)>,
+    approval: Mutex<Option<oneshot::Sender<ApprovalDecision>>>,
+    answer: Mutex<Option<oneshot::Sender<ToolOutput>>>,
+    finished_at: Mutex<Option<Instant>>,
+}
+
+/// A snapshot of a parked call for `GET …/calls/<id>`.
+#[derive(Debug, Clone)]
+pub struct CallView {
+    /// The tool.
+    pub tool_name: String,
+    /// The session.
+    pub session_id: String,
+    /// Where it stands.
+    pub status: Status,
+    /// The outcome, once done.
+    pub outcome: Option<Outcome>,
+}
+
+/// Why an answer could not be delivered.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    /// No parked call has this id.
+    #[error("no call `{0}` is known (it never waited, or its record expired)")]
+    NotFound(String),
+    /// The call is not waiting for this kind of answer.
+    #[error("call `{call}` is not waiting for {what} (it is {status:?})")]
+    NotWaiting {
+        /// The call id.
+        call: String,
+        /// What was offered.
+        what: &'static str,
+        /// Where it stands.
+        status: Status,
+    },
+}
+
+/// The parked calls of one server.
+#[derive(Default)]
+pub struct Board {
+    calls: Mutex<HashMap<String, Arc<Parked>>>,
+}
+
+impl Board {
+    fn park(
+        &self,
+        call_id: &str,
+        tool_name: &str,
+        session_id: &str,
+        status: Status,
+    ) -> Arc<Parked> {
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = calls.entry(call_id.to_string()).or_insert_with(|| {
+            Arc::new(Parked {
+                tool_name: tool_name.to_string(),
+                session_id: session_id.to_string(),
+                status: watch::channel((status, None)).0,
+                approval: Mutex::new(None),
+                answer: Mutex::new(None),
+                finished_at: Mutex::new(None),
+            })
+        });
+        entry.status.send_modify(|s| s.0 = status);
+        entry.clone()
+    }
+
+    fn get(&self, call_id: &str) -> Option<Arc<Parked>> {
+        let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        calls.get(call_id).cloned()
+    }
+
+    /// Record a call's outcome if it parked (calls that never waited leave no record).
+    pub fn finish(&self, call_id: &str, outcome: &Outcome) {
+        if let Some(parked) = self.get(call_id) {
+            *parked
+                .finished_at
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+            parked
+                .status
+                .send_replace((Status::Done, Some(outcome.clone())));
+        }
+    }
+
+    /// Where a parked call stands; with `wait`, wait up to that long for it
+    /// to finish first.
+    pub async fn view(&self, call_id: &str, wait: Duration) -> Option<CallView> {
+        let parked = self.get(call_id)?;
+        let mut rx = parked.status.subscribe();
+        if !wait.is_zero() {
+            let _ = tokio::time::timeout(wait, rx.wait_for(|s| s.0 == Status::Done)).await;
+        }
+        let (status, outcome) = rx.borrow().clone();
+        Some(CallView {
+            tool_name: parked.tool_name.clone(),
+            session_id: parked.session_id.clone(),
+            status,
+            outcome,
+        })
+    }
+
+    /// Approve or deny a call waiting for approval.
+    pub fn decide(&self, call_id: &str, decision: ApprovalDecision) -> Result<(), AnswerError> {
+        let parked = self
+            .get(call_id)
+            .ok_or_else(|| AnswerError::NotFound(call_id.to_string()))?;
+        let sender = parked
+            .approval
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        match sender.map(|tx| tx.send(decision)) {
+            Some(Ok(())) => Ok(()),
+            _ => Err(AnswerError::NotWaiting {
+                call: call_id.to_string(),
+                what: "an approval",
+                status: parked.status.borrow().0,
+            }),
+        }
+    }
+
+    /// Deliver a custom tool's result. `session_id` must be the call's own.
+    pub fn answer(
+        &self,
+        call_id: &str,
+        session_id: &str,
+        output: ToolOutput,
+    ) -> Result<(), AnswerError> {
+        let parked = self
+            .get(call_id)
+            .filter(|p| p.session_id == session_id)
+            .ok_or_else(|| AnswerError::NotFound(call_id.to_string()))?;
+        let sender = parked
+            .answer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        match sender.map(|tx| tx.send(output)) {
+            Some(Ok(())) => Ok(()),
+            _ => Err(AnswerError::NotWaiting {
+                call: call_id.to_string(),
+                what: "a custom tool result",
+                status: parked.status.borrow().0,
+            }),
+        }
+    }
+
+    /// Forget calls finished longer ago than `keep`.
+    pub fn sweep(&self, keep: Duration) {
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        calls.retain(|_, parked| {
+            parked
+                .finished_at
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_none_or(|at| at.elapsed() < keep)
+        });
+    }
+}
+
+/// Tells the request handler that its call parked, so it can answer `202`.
+#[derive(Default)]
+pub struct ParkSignal(Mutex<Option<oneshot::Sender<Status>>>);
+
+impl ParkSignal {
+    /// A signal and the receiver the handler waits on.
+    pub fn new() -> (Arc<Self>, oneshot::Receiver<Status>) {
+        let (tx, rx) = oneshot::channel();
+        (Arc::new(Self(Mutex::new(Some(tx)))), rx)
+    }
+
+    fn raise(&self, status: Status) {
+        if let Some(tx) = self.0.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            let _ = tx.send(status);
+        }
+    }
+}
+
+/// Approvals over HTTP: park the call, emit `approval.requested`, and wait
+/// (bounded) for `POST …/approvals/<callId>`.
+pub struct BoardApprover {
+    /// Where the call parks.
+    pub board: Arc<Board>,
+    /// The session the call runs in (its events carry the request).
+    pub session: Arc<Session>,
+    /// Raised when the call parks.
+    pub signal: Arc<ParkSignal>,
+    /// How long to wait before the approval expires.
+    pub timeout: Duration,
+}
+
+impl Approver for BoardApprover {
+    fn decide<'a>(
+        &'a self,
+        request: &'a ApprovalRequest,
+    ) -> Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'a>> {
+        Box::pin(async move {
+            let parked = self.board.park(
+                &request.call_id,
+                &request.tool_name,
+                &request.session_id,
+                Status::AwaitingApproval,
+            );
+            let (tx, rx) = oneshot::channel();
+            *parked
+                .approval
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(tx);
+            let expires_at = chrono::Utc::now()
+                + chrono::Duration::from_std(self.timeout).unwrap_or(chrono::Duration::MAX);
+            let mut payload = serde_json::to_value(request).unwrap_or(Value::Null);
+            payload["expiresAt"] = json!(expires_at.to_rfc3339());
+            self.session
+                .events()
+                .emit(EventKind::ApprovalRequested, EventData::Json(payload));
+            self.signal.raise(Status::AwaitingApproval);
+            let decision = match tokio::time::timeout(self.timeout, rx).await {
+                Ok(Ok(decision)) => decision,
+                Ok(Err(_)) | Err(_) => {
+                    parked
+                        .approval
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .take();
+                    ApprovalDecision::Expired {
+                        waited: self.timeout,
+                    }
+                }
+            };
+            let resolved = match &decision {
+                ApprovalDecision::Approved { by } => {
+                    json!({ "decision": "approved", "by": principal_name(by) })
+                }
+                ApprovalDecision::Denied { by, reason } => {
+                    json!({ "decision": "denied", "by": principal_name(by), "reason": reason })
+                }
+                ApprovalDecision::Expired { .. } | ApprovalDecision::Unavailable { .. } => {
+                    json!({ "decision": "expired" })
+                }
+            };
+            let mut payload = resolved;
+            payload["callId"] = json!(request.call_id);
+            payload["toolName"] = json!(request.tool_name);
+            self.session
+                .events()
+                .emit(EventKind::ApprovalResolved, EventData::Json(payload));
+            parked.status.send_modify(|s| s.0 = Status::Running);
+            decision
+        })
+    }
+}
+
+/// Custom tools over HTTP: park the call, emit `agent.custom_tool_use`, and
+/// wait (bounded) for the client's `user.custom_tool_result`.
+pub struct BoardCustomTools {
+    /// Where the call parks.
+    pub board: Arc<Board>,
+    /// Raised when the call parks.
+    pub signal: Arc<ParkSignal>,
+    /// How long to wait for the result.
+    pub timeout: Duration,
+}
+
+impl CustomToolRunner for BoardCustomTools {
+    fn run<'a>(
+        &'a self,
+        session: &'a Session,
+        request: &'a CustomToolUse,
+    ) -> Pin<Box<dyn Future<Output = Result<ToolOutput, CallError>> + Send + 'a>> {
+        Box::pin(async move {
+            let parked = self.board.park(
+                &request.call_id,
+                &request.tool_name,
+                &request.session_id,
+                Status::AwaitingCustomToolResult,
+            );
+            let (tx, rx) = oneshot::channel();
+            *parked.answer.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
+            session.events().emit(
+                EventKind::CustomToolUse,
+                EventData::Json(json!({
+                    "customToolUseId": request.call_id,
+                    "callId": request.call_id,
+                    "name": request.tool_name,
+                    "input": request.input,
+                    "sessionId": request.session_id,
+                })),
+            );
+            self.signal.raise(Status::AwaitingCustomToolResult);
+            let output = match tokio::time::timeout(self.timeout, rx).await {
+                Ok(Ok(output)) => output,
+                Ok(Err(_)) | Err(_) => {
+                    parked
+                        .answer
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .take();
+                    ToolOutput::text(
+                        format!(
+                            "custom tool `{}` got no result: the client did not post a \
+                             user.custom_tool_result within {} s",
+                            request.tool_name,
+                            self.timeout.as_secs()
+                        ),
+                        true,
+                    )
+                }
+            };
+            parked.status.send_modify(|s| s.0 = Status::Running);
+            Ok(output)
+        })
+    }
+}

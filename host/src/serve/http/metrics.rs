@@ -1,0 +1,154 @@
+//! `/metrics`: Prometheus counters of calls by tool and outcome, call
+//! durations, and limit hits.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::registry::Registry;
+
+use crate::call::CallResult;
+use crate::error::CallError;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CallLabels {
+    tool: String,
+    /// `ok`, `is_error`, or the refusal's code.
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ToolLabels {
+    tool: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LimitLabels {
+    tool: String,
+    limit: String,
+}
+
+/// The server's metrics.
+pub struct Metrics {
+    registry: Registry,
+    calls: Family<CallLabels, Counter>,
+    durations: Family<ToolLabels, Histogram>,
+    limits: Family<LimitLabels, Counter>,
+    sessions: Gauge,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("toolhost");
+        let calls = Family::<CallLabels, Counter>::default();
+        registry.register(
+            "calls",
+            "Calls by tool and outcome (ok, is_error, or the refusal's code)",
+            calls.clone(),
+        );
+        let durations = Family::<ToolLabels, Histogram>::new_with_constructor(|| {
+            Histogram::new([
+                0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                1.0, 2.5, 5.0, 10.0, 30.0,
+            ])
+        });
+        registry.register(
+            "call_duration_seconds",
+            "Wall time of calls that ran, by tool",
+            durations.clone(),
+        );
+        let limits = Family::<LimitLabels, Counter>::default();
+        registry.register(
+            "limit_hits",
+            "Calls ended by a limit (timeout, memory, stack, output), by tool",
+            limits.clone(),
+        );
+        let sessions = Gauge::default();
+        registry.register("sessions", "Sessions kept by the server", sessions.clone());
+        Self {
+            registry,
+            calls,
+            durations,
+            limits,
+            sessions,
+        }
+    }
+}
+
+impl Metrics {
+    /// Count one call's outcome.
+    pub fn record(&self, tool: &str, outcome: Result<&CallResult, &CallError>) {
+        let label = match outcome {
+            Ok(result) if result.is_error => "is_error",
+            Ok(_) => "ok",
+            Err(error) => error.code(),
+        };
+        self.calls
+            .get_or_create(&CallLabels {
+                tool: tool.to_string(),
+                outcome: label.to_string(),
+            })
+            .inc();
+        if let Ok(result) = outcome {
+            #[allow(clippy::cast_precision_loss)]
+            let seconds = result.duration_ms as f64 / 1000.0;
+            self.durations
+                .get_or_create(&ToolLabels {
+                    tool: tool.to_string(),
+                })
+                .observe(seconds);
+            if let Some(limit) = result.trace.limit {
+                self.limits
+                    .get_or_create(&LimitLabels {
+                        tool: tool.to_string(),
+                        limit: limit.to_string(),
+                    })
+                    .inc();
+            }
+        }
+    }
+
+    /// The metrics in Prometheus text format, with the session count now.
+    pub fn render(&self, sessions: usize) -> String {
+        self.sessions
+            .set(i64::try_from(sessions).unwrap_or(i64::MAX));
+        let mut text = String::new();
+        // Writing to a String cannot fail.
+        let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::InputError;
+
+    #[test]
+    fn refusals_are_counted_by_code() {
+        let metrics = Metrics::default();
+        metrics.record(
+            "echo",
+            Err(&CallError::InvalidInput {
+                tool: "echo".into(),
+                errors: vec![InputError {
+                    pointer: String::new(),
+                    message: "x".into(),
+                }],
+            }),
+        );
+        let text = metrics.render(3);
+        assert!(
+            text.contains(r#"toolhost_calls_total{tool="echo",outcome="invalid_tool_input"} 1"#),
+            "{text}"
+        );
+        assert!(text.contains("toolhost_sessions 3"), "{text}");
+    }
+}

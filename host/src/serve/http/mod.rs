@@ -1,0 +1,318 @@
+//! The HTTP API (`toolhost serve`): the call pipeline over JSON, sessions
+//! with their event streams, approvals, custom tools, health and metrics.
+//!
+//! Routes live under `/<slug>/v1`, where the slug is the config's `name`:
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET /healthz` | liveness (no token needed) |
+//! | `GET /metrics` | Prometheus text |
+//! | `GET /<slug>/v1/tools` | the enabled tools |
+//! | `POST /<slug>/v1/tools/<name>` | call a tool |
+//! | `POST, GET /<slug>/v1/sessions` | create, list sessions |
+//! | `GET /<slug>/v1/sessions/<id>` | one session |
+//! | `GET /<slug>/v1/sessions/<id>/events` | server-sent events, resumable |
+//! | `POST /<slug>/v1/sessions/<id>/events` | client events (custom tool results) |
+//! | `POST /<slug>/v1/approvals/<callId>` | approve or deny a waiting call |
+//! | `GET /<slug>/v1/calls/<callId>` | a waiting call's status or result |
+
+mod approvals;
+mod board;
+mod error;
+mod metrics;
+mod sessions;
+mod tools;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::json;
+
+pub use board::{Board, Status};
+pub use error::ApiError;
+pub use metrics::Metrics;
+
+use crate::config::{
+    DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_CUSTOM_TOOL_TIMEOUT_MS, DEFAULT_LISTEN,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_SESSION_RETENTION_SECS,
+};
+use crate::host::Host;
+use crate::session::SessionStore;
+
+/// The slug routes use when the config has no `name`.
+pub const DEFAULT_SLUG: &str = "toolhost";
+
+/// How `toolhost serve` runs; flags over `[server]` over the defaults.
+#[derive(Clone)]
+pub struct ServeOptions {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// The bearer token, if any.
+    pub token: Option<String>,
+    /// How long a call waits for an approval.
+    pub approval_timeout: Duration,
+    /// How long a custom tool call waits for its result.
+    pub custom_tool_timeout: Duration,
+    /// How long idle sessions and events are kept.
+    pub session_retention: Duration,
+    /// The largest request body.
+    pub max_body_bytes: usize,
+}
+
+impl std::fmt::Debug for ServeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeOptions")
+            .field("listen", &self.listen)
+            .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("approval_timeout", &self.approval_timeout)
+            .field("custom_tool_timeout", &self.custom_tool_timeout)
+            .field("session_retention", &self.session_retention)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .finish()
+    }
+}
+
+impl ServeOptions {
+    /// The options `[server]` in the host's config gives.
+    pub fn from_config(host: &Host) -> anyhow::Result<Self> {
+        let server = &host.config().server;
+        let listen = server.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
+        Ok(Self {
+            listen: listen
+                .parse()
+                .with_context(|| format!("invalid listen address {listen:?}"))?,
+            token: server.token.clone(),
+            approval_timeout: Duration::from_millis(
+                server
+                    .approval_timeout_ms
+                    .unwrap_or(DEFAULT_APPROVAL_TIMEOUT_MS),
+            ),
+            custom_tool_timeout: Duration::from_millis(
+                server
+                    .custom_tool_timeout_ms
+                    .unwrap_or(DEFAULT_CUSTOM_TOOL_TIMEOUT_MS),
+            ),
+            session_retention: Duration::from_secs(
+                server
+                    .session_retention_secs
+                    .unwrap_or(DEFAULT_SESSION_RETENTION_SECS),
+            ),
+            max_body_bytes: server.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
+        })
+    }
+}
+
+/// What every handler shares.
+pub struct App {
+    /// The tools and the pipeline.
+    pub host: Arc<Host>,
+    /// The sessions.
+    pub sessions: SessionStore,
+    /// Calls waiting for an approval or a custom tool's result.
+    pub board: Arc<Board>,
+    /// Counters for `/metrics`.
+    pub metrics: Metrics,
+    /// The slug routes live under.
+    pub slug: String,
+    /// The options in force.
+    pub options: ServeOptions,
+}
+
+impl App {
+    /// The shared state for `host`, with sessions kept under its state directory.
+    pub fn new(host: Arc<Host>, options: ServeOptions) -> anyhow::Result<Arc<Self>> {
+        let sessions = SessionStore::open(host.sessions_dir(), options.session_retention)?;
+        let slug = host
+            .config()
+            .name
+            .clone()
+            .unwrap_or_else(|| DEFAULT_SLUG.to_string());
+        Ok(Arc::new(Self {
+            host,
+            sessions,
+            board: Arc::default(),
+            metrics: Metrics::default(),
+            slug,
+            options,
+        }))
+    }
+
+    /// Refuse a route under another slug, naming the one served.
+    fn check_slug(&self, slug: &str) -> Result<(), ApiError> {
+        if slug == self.slug {
+            Ok(())
+        } else {
+            Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("this server serves `/{}/v1`, not `/{slug}/v1`", self.slug),
+            ))
+        }
+    }
+
+    /// Forget expired sessions and finished waiting calls.
+    pub fn sweep(&self) {
+        let removed = self.sessions.sweep();
+        if !removed.is_empty() {
+            tracing::info!("removed {} idle sessions", removed.len());
+        }
+        self.board.sweep(self.options.session_retention);
+    }
+}
+
+/// The router for `app`.
+pub fn router(app: Arc<App>) -> Router {
+    let api = Router::new()
+        .route("/metrics", get(metrics))
+        .route("/{slug}/v1/tools", get(tools::list))
+        .route("/{slug}/v1/tools/{name}", post(tools::call))
+        .route(
+            "/{slug}/v1/sessions",
+            post(sessions::create).get(sessions::list),
+        )
+        .route("/{slug}/v1/sessions/{id}", get(sessions::get))
+        .route(
+            "/{slug}/v1/sessions/{id}/events",
+            get(sessions::stream).post(sessions::post_events),
+        )
+        .route("/{slug}/v1/approvals/{call_id}", post(approvals::decide))
+        .route("/{slug}/v1/calls/{call_id}", get(approvals::poll))
+        .route_layer(middleware::from_fn_with_state(app.clone(), require_token));
+    Router::new()
+        .route("/healthz", get(healthz))
+        .merge(api)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(app.options.max_body_bytes))
+        .with_state(app)
+}
+
+/// Serve `host` on `options.listen` until `shutdown` resolves; calls in
+/// flight finish first.
+pub async fn serve(
+    host: Arc<Host>,
+    options: ServeOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let listener = bind(&options).await?;
+    let app = App::new(host, options)?;
+    run(listener, app, shutdown).await
+}
+
+/// Bind the listen address, refusing a non-loopback one without a token.
+pub async fn bind(options: &ServeOptions) -> anyhow::Result<tokio::net::TcpListener> {
+    anyhow::ensure!(
+        options.listen.ip().is_loopback() || options.token.is_some(),
+        "refusing to listen on {} without a token: anyone who can reach it could run tools. \
+         Set one with --token, TOOLHOST_TOKEN or [server] token, or listen on 127.0.0.1",
+        options.listen
+    );
+    tokio::net::TcpListener::bind(options.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", options.listen))
+}
+
+/// Serve `app` on an already bound listener until `shutdown` resolves.
+pub async fn run(
+    listener: tokio::net::TcpListener,
+    app: Arc<App>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let sweeper = {
+        let app = app.clone();
+        let every = (app.options.session_retention / 4)
+            .clamp(Duration::from_millis(100), Duration::from_secs(60));
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                app.sweep();
+            }
+        })
+    };
+    let served = axum::serve(listener, router(app))
+        .with_graceful_shutdown(shutdown)
+        .await;
+    sweeper.abort();
+    served.context("the HTTP server failed")
+}
+
+async fn require_token(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    let Some(expected) = &app.options.token else {
+        return next.run(request).await;
+    };
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match given {
+        Some(token) if constant_time_eq(token.as_bytes(), expected.as_bytes()) => {
+            next.run(request).await
+        }
+        Some(_) => ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "the bearer token is wrong",
+        )
+        .into_response(),
+        None => ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "this server needs `Authorization: Bearer <token>`",
+        )
+        .into_response(),
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn healthz(State(app): State<Arc<App>>) -> axum::Json<serde_json::Value> {
+    axum::Json(json!({
+        "ok": true,
+        "slug": app.slug,
+        "tools": app.host.registry().tools().count(),
+    }))
+}
+
+async fn metrics(State(app): State<Arc<App>>) -> Response {
+    let text = app.metrics.render(app.sessions.list().len());
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
+async fn not_found(request: Request) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!("no route {} {}", request.method(), request.uri().path()),
+    )
+}
+
+async fn method_not_allowed(request: Request) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!(
+            "{} is not allowed on {}",
+            request.method(),
+            request.uri().path()
+        ),
+    )
+}

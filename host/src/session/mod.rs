@@ -1,0 +1,325 @@
+//! Sessions: identity, workspace, `asOf`, the write slot, and the event trace.
+//!
+//! A [`Session`] is what a call runs in. [`SessionStore`] keeps the sessions
+//! a server hands out, binds requests to them, and forgets idle ones.
+
+mod events;
+mod store;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use chrono::{DateTime, FixedOffset, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::MutexGuard;
+
+pub use events::{CallRefused, CallRequested, Event, EventData, EventKind, EventLog, MAX_EVENTS};
+pub use store::{BindError, Bound, NewSession, SessionStore, StoreError};
+
+use crate::error::CallError;
+
+/// Whether a session's calls take effect.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SessionMode {
+    /// Calls run for real.
+    #[default]
+    Live,
+    /// Reads run; idempotent and write calls are stubbed.
+    DryRun,
+}
+
+/// What a new session is made from.
+#[derive(Debug, Clone, Default)]
+pub struct SessionSpec {
+    /// The id; a random one when absent.
+    pub id: Option<String>,
+    /// The channel the session came from.
+    pub channel: Option<String>,
+    /// The key within the channel (a thread, a ticket): with the channel it
+    /// makes the continuation token `<channel>:<key>`.
+    pub key: Option<String>,
+    /// Live or dry-run.
+    pub mode: SessionMode,
+    /// The frozen instant time arguments are bounded by.
+    pub as_of: Option<DateTime<FixedOffset>>,
+    /// The owner's auth, as JSON.
+    pub auth: Option<Value>,
+    /// The workspace directory; a scratch directory, made on first use and
+    /// removed with the session, when absent.
+    pub workspace: Option<PathBuf>,
+}
+
+/// A session: calls in it share a workspace, a write slot and a trace.
+#[derive(Debug)]
+pub struct Session {
+    id: String,
+    channel: Option<String>,
+    key: Option<String>,
+    mode: SessionMode,
+    as_of: Option<DateTime<FixedOffset>>,
+    auth: Option<Value>,
+    created_at: DateTime<Utc>,
+    last_active: AtomicI64,
+    workspace: Workspace,
+    write_slot: tokio::sync::Mutex<()>,
+    events: EventLog,
+}
+
+/// Where a session's files live.
+#[derive(Debug)]
+enum Workspace {
+    /// A directory the session was given; created when missing.
+    Fixed(PathBuf),
+    /// A scratch directory made on first use, removed with the session.
+    Scratch(OnceLock<tempfile::TempDir>),
+}
+
+impl Session {
+    /// Open a session; creates a given workspace directory if it does not exist.
+    pub fn open(spec: SessionSpec) -> anyhow::Result<Self> {
+        let workspace = match spec.workspace.clone() {
+            Some(dir) => {
+                std::fs::create_dir_all(&dir).map_err(|e| {
+                    anyhow::anyhow!("cannot create workspace {}: {e}", dir.display())
+                })?;
+                Workspace::Fixed(dir)
+            }
+            None => Workspace::Scratch(OnceLock::new()),
+        };
+        Ok(Self::with_workspace(spec, workspace, Utc::now()))
+    }
+
+    /// A live session with a scratch workspace (made only if a tool uses it).
+    pub fn ephemeral() -> anyhow::Result<Self> {
+        Self::open(SessionSpec::default())
+    }
+
+    fn with_workspace(spec: SessionSpec, workspace: Workspace, created_at: DateTime<Utc>) -> Self {
+        Self {
+            id: spec
+                .id
+                .unwrap_or_else(|| format!("ses_{}", uuid::Uuid::new_v4().simple())),
+            channel: spec.channel,
+            key: spec.key,
+            mode: spec.mode,
+            as_of: spec.as_of,
+            auth: spec.auth,
+            created_at,
+            last_active: AtomicI64::new(Utc::now().timestamp_millis()),
+            workspace,
+            write_slot: tokio::sync::Mutex::new(()),
+            events: EventLog::default(),
+        }
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The channel, if any.
+    pub fn channel(&self) -> Option<&str> {
+        self.channel.as_deref()
+    }
+
+    /// The key within the channel, if any.
+    pub fn key(&self) -> Option<&str> {
+        self.key.as_deref()
+    }
+
+    /// `<channel>:<key>`, when the session has both.
+    pub fn continuation_token(&self) -> Option<String> {
+        Some(format!(
+            "{}:{}",
+            self.channel.as_deref()?,
+            self.key.as_deref()?
+        ))
+    }
+
+    /// Live or dry-run.
+    pub fn mode(&self) -> SessionMode {
+        self.mode
+    }
+
+    /// The frozen instant, if any.
+    pub fn as_of(&self) -> Option<DateTime<FixedOffset>> {
+        self.as_of
+    }
+
+    /// The owner's auth.
+    pub fn auth(&self) -> Option<&Value> {
+        self.auth.as_ref()
+    }
+
+    /// When the session was created.
+    pub fn created_at(&self) -> DateTime<Utc> {
+        self.created_at
+    }
+
+    /// When a call last bound to the session.
+    pub fn last_active(&self) -> DateTime<Utc> {
+        DateTime::from_timestamp_millis(self.last_active.load(Ordering::Relaxed))
+            .unwrap_or(self.created_at)
+    }
+
+    /// Mark the session as used now (it is kept for the retention period after).
+    pub fn touch(&self) {
+        self.last_active
+            .store(Utc::now().timestamp_millis(), Ordering::Relaxed);
+    }
+
+    /// Whether a write call holds the write slot right now.
+    pub fn is_busy(&self) -> bool {
+        self.write_slot.try_lock().is_err()
+    }
+
+    /// The workspace directory on the host, created if it is missing.
+    pub fn workspace(&self) -> std::io::Result<&Path> {
+        match &self.workspace {
+            Workspace::Fixed(dir) => {
+                if !dir.is_dir() {
+                    std::fs::create_dir_all(dir)?;
+                }
+                Ok(dir)
+            }
+            Workspace::Scratch(cell) => {
+                if let Some(dir) = cell.get() {
+                    return Ok(dir.path());
+                }
+                let made = tempfile::Builder::new().prefix("toolhost-ws-").tempdir()?;
+                // A racing call may have made one first; keep theirs.
+                Ok(cell.get_or_init(|| made).path())
+            }
+        }
+    }
+
+    /// The workspace path if it exists already, without creating anything.
+    pub fn workspace_path(&self) -> Option<&Path> {
+        match &self.workspace {
+            Workspace::Fixed(dir) => Some(dir),
+            Workspace::Scratch(cell) => cell.get().map(tempfile::TempDir::path),
+        }
+    }
+
+    /// The event trace.
+    pub fn events(&self) -> &EventLog {
+        &self.events
+    }
+
+    /// Take the write slot, or fail at once with `session_busy`.
+    pub fn try_write_slot(&self) -> Result<MutexGuard<'_, ()>, CallError> {
+        self.write_slot
+            .try_lock()
+            .map_err(|_| CallError::SessionBusy {
+                session: self.id.clone(),
+            })
+    }
+
+    /// Whether `caller` may use this session: a session whose auth names a
+    /// principal accepts only callers naming the same one.
+    pub fn admits(&self, caller: Option<&Value>) -> bool {
+        match self.auth.as_ref().and_then(principal_id) {
+            None => true,
+            Some(owner) => caller.and_then(principal_id) == Some(owner),
+        }
+    }
+}
+
+/// The id-like field of an auth value (`user`, `id`, `email`, `name` or
+/// `principal`): what identifies a principal without its credentials.
+pub fn principal_id(auth: &Value) -> Option<&str> {
+    ["user", "id", "email", "name", "principal"]
+        .iter()
+        .find_map(|key| auth.get(key).and_then(Value::as_str))
+}
+
+/// How a principal is named in messages: its id-like field, never the whole
+/// auth (which may carry tokens).
+pub fn principal_name(auth: &Value) -> String {
+    principal_id(auth).map_or_else(
+        || "an unnamed principal".to_string(),
+        |name| format!("`{name}`"),
+    )
+}
+
+/// Parse an absolute ISO-8601 (RFC 3339) instant that carries a timezone.
+pub fn parse_instant(text: &str) -> Result<DateTime<FixedOffset>, String> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+        return Ok(t);
+    }
+    let naive = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f")
+        .or_else(|_| chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f"));
+    if naive.is_ok() || chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok() {
+        return Err(format!(
+            "{text:?} has no timezone: add `Z` or an offset such as `+02:00`"
+        ));
+    }
+    Err(format!(
+        "{text:?} is not an absolute ISO-8601 instant (expected e.g. \"2026-01-31T12:00:00Z\")"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn instants_need_a_timezone() {
+        assert!(parse_instant("2026-01-31T12:00:00Z").is_ok());
+        assert!(parse_instant("2026-01-31T12:00:00.5+02:00").is_ok());
+        let err = parse_instant("2026-01-31T12:00:00").unwrap_err();
+        assert!(err.contains("no timezone"), "{err}");
+        let err = parse_instant("2026-01-31").unwrap_err();
+        assert!(err.contains("no timezone"), "{err}");
+        let err = parse_instant("now-1h").unwrap_err();
+        assert!(err.contains("not an absolute"), "{err}");
+    }
+
+    #[test]
+    fn write_slot_is_exclusive() {
+        let session = Session::ephemeral().unwrap();
+        let held = session.try_write_slot().unwrap();
+        assert!(session.is_busy());
+        assert!(matches!(
+            session.try_write_slot(),
+            Err(CallError::SessionBusy { .. })
+        ));
+        drop(held);
+        assert!(session.try_write_slot().is_ok());
+    }
+
+    #[test]
+    fn scratch_workspace_is_made_on_use_and_removed_with_the_session() {
+        let session = Session::ephemeral().unwrap();
+        assert!(session.workspace_path().is_none(), "nothing made up front");
+        let dir = session.workspace().unwrap().to_path_buf();
+        assert!(dir.is_dir());
+        assert_eq!(session.workspace().unwrap(), dir, "made once");
+        drop(session);
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn owners_are_matched_by_principal() {
+        let owned = Session::open(SessionSpec {
+            auth: Some(json!({"user": "ada", "token": "secret"})),
+            ..SessionSpec::default()
+        })
+        .unwrap();
+        assert!(owned.admits(Some(&json!({"user": "ada", "token": "other"}))));
+        assert!(!owned.admits(Some(&json!({"user": "bob"}))));
+        assert!(!owned.admits(None));
+        let open = Session::ephemeral().unwrap();
+        assert!(open.admits(None));
+        assert!(open.admits(Some(&json!({"user": "bob"}))));
+        assert_eq!(principal_name(&json!({"email": "a@b"})), "`a@b`");
+        assert_eq!(
+            principal_name(&json!({"token": "x"})),
+            "an unnamed principal"
+        );
+    }
+}

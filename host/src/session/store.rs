@@ -1,0 +1,522 @@
+//! The sessions a server hands out: created on request, found by id or
+//! continuation token, persisted under the state directory, and forgotten
+//! (workspace and all) once idle for the retention period.
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Session, SessionMode, SessionSpec, Workspace, parse_instant};
+
+/// The file a session's record is kept in, inside its directory.
+const RECORD_FILE: &str = "session.json";
+/// The workspace directory, inside a session's directory.
+const WORKSPACE_DIR: &str = "workspace";
+
+/// What a client asks for when it creates a session.
+#[derive(Debug, Clone, Default)]
+pub struct NewSession {
+    /// The channel the session serves (`slack`, `github`, ...).
+    pub channel: Option<String>,
+    /// The key within the channel; a fresh one when a channel is given without it.
+    pub key: Option<String>,
+    /// Live or dry-run.
+    pub mode: SessionMode,
+    /// The instant time arguments are bounded by, as given.
+    pub as_of: Option<chrono::DateTime<chrono::FixedOffset>>,
+    /// The owner's auth.
+    pub auth: Option<Value>,
+}
+
+/// A request bound to a session.
+#[derive(Debug, Clone)]
+pub struct Bound {
+    /// The session the call runs in.
+    pub session: Arc<Session>,
+    /// Whether it is a scratch session made for this one call.
+    pub scratch: bool,
+}
+
+/// Why a request could not be bound to a session.
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    /// The token is malformed, or came together with a session id.
+    #[error("invalid continuation token: {reason}")]
+    InvalidToken {
+        /// What was wrong.
+        reason: String,
+    },
+    /// No session has this id.
+    #[error("session `{id}` not found")]
+    SessionNotFound {
+        /// The id asked for.
+        id: String,
+    },
+    /// The session belongs to another principal.
+    #[error("session `{session}` belongs to another principal")]
+    NotOwner {
+        /// The session id.
+        session: String,
+    },
+}
+
+impl BindError {
+    /// The stable code surfaces report.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::InvalidToken { .. } => "invalid_continuation_token",
+            Self::SessionNotFound { .. } => "session_not_found",
+            Self::NotOwner { .. } => "session_forbidden",
+        }
+    }
+}
+
+/// Why a session could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The channel or key cannot form a continuation token.
+    #[error("invalid session: {0}")]
+    Invalid(String),
+    /// A session with this continuation token exists already.
+    #[error("a session with continuation token `{token}` exists already: `{session}`")]
+    TokenTaken {
+        /// The token.
+        token: String,
+        /// The session holding it.
+        session: String,
+    },
+    /// The session's directory or record could not be written.
+    #[error("cannot store the session: {0:#}")]
+    Io(#[from] anyhow::Error),
+}
+
+/// A session's record on disk.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Record {
+    id: String,
+    channel: Option<String>,
+    key: Option<String>,
+    mode: SessionMode,
+    as_of: Option<String>,
+    auth: Option<Value>,
+    created_at: DateTime<Utc>,
+}
+
+#[derive(Default)]
+struct Index {
+    by_id: HashMap<String, Arc<Session>>,
+    by_token: HashMap<String, String>,
+}
+
+/// The sessions of one server.
+pub struct SessionStore {
+    root: PathBuf,
+    retention: Duration,
+    index: RwLock<Index>,
+}
+
+impl std::fmt::Debug for SessionStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionStore")
+            .field("root", &self.root)
+            .field("retention", &self.retention)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionStore {
+    /// Open the store kept under `root`, loading the sessions recorded there.
+    /// A record that cannot be read is reported and left in place.
+    pub fn open(root: impl Into<PathBuf>, retention: Duration) -> anyhow::Result<Self> {
+        let root = root.into();
+        std::fs::create_dir_all(&root)
+            .with_context(|| format!("cannot create the sessions folder {}", root.display()))?;
+        let store = Self {
+            root,
+            retention,
+            index: RwLock::default(),
+        };
+        for entry in std::fs::read_dir(&store.root)? {
+            let dir = entry?.path();
+            if !dir.join(RECORD_FILE).is_file() {
+                continue;
+            }
+            match store.load(&dir) {
+                Ok(session) => store.insert(Arc::new(session)),
+                Err(e) => tracing::warn!("skipping session in {}: {e:#}", dir.display()),
+            }
+        }
+        Ok(store)
+    }
+
+    fn load(&self, dir: &Path) -> anyhow::Result<Session> {
+        let text = std::fs::read_to_string(dir.join(RECORD_FILE))?;
+        let record: Record = serde_json::from_str(&text)?;
+        let as_of = record
+            .as_of
+            .as_deref()
+            .map(parse_instant)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("asOf {e}"))?;
+        let spec = SessionSpec {
+            id: Some(record.id),
+            channel: record.channel,
+            key: record.key,
+            mode: record.mode,
+            as_of,
+            auth: record.auth,
+            workspace: None,
+        };
+        Ok(Session::with_workspace(
+            spec,
+            Workspace::Fixed(dir.join(WORKSPACE_DIR)),
+            record.created_at,
+        ))
+    }
+
+    fn insert(&self, session: Arc<Session>) {
+        let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(token) = session.continuation_token() {
+            index.by_token.insert(token, session.id().to_string());
+        }
+        index.by_id.insert(session.id().to_string(), session);
+    }
+
+    /// How long an idle session (and any event) is kept.
+    pub fn retention(&self) -> Duration {
+        self.retention
+    }
+
+    /// Create a session with its own workspace directory.
+    pub fn create(&self, new: NewSession) -> Result<Arc<Session>, StoreError> {
+        let key = match (&new.channel, new.key) {
+            (Some(channel), key) => {
+                check_token_part("channel", channel)?;
+                if channel.contains(':') {
+                    return Err(StoreError::Invalid(format!(
+                        "channel {channel:?} may not contain `:` (it separates channel and key in the continuation token)"
+                    )));
+                }
+                let key = key.unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
+                check_token_part("key", &key)?;
+                Some(key)
+            }
+            (None, Some(_)) => {
+                return Err(StoreError::Invalid(
+                    "a key needs a channel: the continuation token is `<channel>:<key>`".into(),
+                ));
+            }
+            (None, None) => None,
+        };
+        let id = format!("ses_{}", uuid::Uuid::new_v4().simple());
+        let dir = self.root.join(&id);
+        let spec = SessionSpec {
+            id: Some(id.clone()),
+            channel: new.channel,
+            key,
+            mode: new.mode,
+            as_of: new.as_of,
+            auth: new.auth,
+            workspace: None,
+        };
+        let session =
+            Session::with_workspace(spec, Workspace::Fixed(dir.join(WORKSPACE_DIR)), Utc::now());
+        // Hold the write lock from the token check to the insert, so two
+        // requests cannot both take one token.
+        let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(token) = session.continuation_token()
+            && let Some(existing) = index.by_token.get(&token)
+        {
+            return Err(StoreError::TokenTaken {
+                token,
+                session: existing.clone(),
+            });
+        }
+        write_record(&dir, &session)?;
+        let session = Arc::new(session);
+        if let Some(token) = session.continuation_token() {
+            index.by_token.insert(token, id.clone());
+        }
+        index.by_id.insert(id, session.clone());
+        Ok(session)
+    }
+
+    /// The session with this id.
+    pub fn get(&self, id: &str) -> Option<Arc<Session>> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        index.by_id.get(id).cloned()
+    }
+
+    /// Every session, oldest first.
+    pub fn list(&self) -> Vec<Arc<Session>> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        let mut sessions: Vec<_> = index.by_id.values().cloned().collect();
+        sessions.sort_by_key(|s| s.created_at());
+        sessions
+    }
+
+    /// Bind a call to its session by the request's `sessionId` or
+    /// `continuationToken`, checking that `caller` may use it. With neither,
+    /// or a token no session holds, the call gets a scratch session of its
+    /// own (with the token's channel and key as its identity).
+    pub fn bind(
+        &self,
+        session_id: Option<&str>,
+        token: Option<&str>,
+        caller: Option<&Value>,
+    ) -> Result<Bound, BindError> {
+        let session = match (session_id, token) {
+            (Some(_), Some(_)) => {
+                return Err(BindError::InvalidToken {
+                    reason: "pass either sessionId or continuationToken, not both".into(),
+                });
+            }
+            (Some(id), None) => self
+                .get(id)
+                .ok_or_else(|| BindError::SessionNotFound { id: id.to_string() })?,
+            (None, Some(token)) => {
+                let (channel, key) = split_token(token)?;
+                let found = {
+                    let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+                    index
+                        .by_token
+                        .get(token)
+                        .and_then(|id| index.by_id.get(id))
+                        .cloned()
+                };
+                match found {
+                    Some(session) => session,
+                    None => {
+                        return Ok(scratch(SessionSpec {
+                            id: Some(token.to_string()),
+                            channel: Some(channel.to_string()),
+                            key: Some(key.to_string()),
+                            auth: caller.cloned(),
+                            ..SessionSpec::default()
+                        }));
+                    }
+                }
+            }
+            (None, None) => {
+                return Ok(scratch(SessionSpec {
+                    auth: caller.cloned(),
+                    ..SessionSpec::default()
+                }));
+            }
+        };
+        if !session.admits(caller) {
+            return Err(BindError::NotOwner {
+                session: session.id().to_string(),
+            });
+        }
+        session.touch();
+        Ok(Bound {
+            session,
+            scratch: false,
+        })
+    }
+
+    /// Forget sessions idle for longer than the retention period (never one
+    /// a write call is running in), removing their directories, and drop
+    /// older events from the rest. Returns the ids removed.
+    pub fn sweep(&self) -> Vec<String> {
+        let retention = chrono::Duration::from_std(self.retention).unwrap_or(chrono::Duration::MAX);
+        let cutoff = Utc::now()
+            .checked_sub_signed(retention)
+            .unwrap_or(DateTime::<Utc>::MIN_UTC);
+        let expired: Vec<Arc<Session>> = {
+            let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
+            let ids: Vec<String> = index
+                .by_id
+                .values()
+                .filter(|s| s.last_active() < cutoff && !s.is_busy())
+                .map(|s| s.id().to_string())
+                .collect();
+            let removed: Vec<Arc<Session>> =
+                ids.iter().filter_map(|id| index.by_id.remove(id)).collect();
+            for token in removed.iter().filter_map(|s| s.continuation_token()) {
+                index.by_token.remove(&token);
+            }
+            removed
+        };
+        for session in self.list() {
+            session.events().prune_before(cutoff);
+        }
+        expired
+            .iter()
+            .map(|session| {
+                let dir = self.root.join(session.id());
+                if let Err(e) = std::fs::remove_dir_all(&dir) {
+                    tracing::warn!("cannot remove expired session {}: {e}", dir.display());
+                }
+                session.id().to_string()
+            })
+            .collect()
+    }
+}
+
+fn scratch(spec: SessionSpec) -> Bound {
+    Bound {
+        session: Arc::new(Session::with_workspace(
+            spec,
+            Workspace::Scratch(std::sync::OnceLock::new()),
+            Utc::now(),
+        )),
+        scratch: true,
+    }
+}
+
+fn split_token(token: &str) -> Result<(&str, &str), BindError> {
+    match token.split_once(':') {
+        Some((channel, key)) if !channel.is_empty() && !key.is_empty() => Ok((channel, key)),
+        _ => Err(BindError::InvalidToken {
+            reason: format!("{token:?} is not of the form `<channelId>:<key>`"),
+        }),
+    }
+}
+
+fn check_token_part(what: &str, text: &str) -> Result<(), StoreError> {
+    if text.is_empty() || text.len() > 256 || text.chars().any(char::is_control) {
+        return Err(StoreError::Invalid(format!(
+            "{what} {text:?} must be 1 to 256 characters without control characters"
+        )));
+    }
+    Ok(())
+}
+
+/// Write the record atomically (temporary file, fsync, rename) and make the workspace.
+fn write_record(dir: &Path, session: &Session) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir.join(WORKSPACE_DIR))
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    let record = Record {
+        id: session.id().to_string(),
+        channel: session.channel.clone(),
+        key: session.key.clone(),
+        mode: session.mode,
+        as_of: session.as_of.map(|t| t.to_rfc3339()),
+        auth: session.auth.clone(),
+        created_at: session.created_at,
+    };
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    file.write_all(&serde_json::to_vec_pretty(&record)?)?;
+    file.as_file().sync_all()?;
+    file.persist(dir.join(RECORD_FILE))
+        .map_err(|e| e.error)
+        .context("cannot write the session record")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn store(root: &Path) -> SessionStore {
+        SessionStore::open(root, Duration::from_secs(3600)).unwrap()
+    }
+
+    #[test]
+    fn sessions_survive_a_restart_with_their_tokens() {
+        let root = tempfile::tempdir().unwrap();
+        let id = {
+            let store = store(root.path());
+            let session = store
+                .create(NewSession {
+                    channel: Some("slack".into()),
+                    key: Some("T1".into()),
+                    mode: SessionMode::DryRun,
+                    as_of: Some(parse_instant("2026-01-31T12:00:00Z").unwrap()),
+                    auth: Some(json!({"user": "ada"})),
+                })
+                .unwrap();
+            std::fs::write(session.workspace().unwrap().join("f"), "kept").unwrap();
+            session.id().to_string()
+        };
+        let store = store(root.path());
+        let bound = store
+            .bind(None, Some("slack:T1"), Some(&json!({"user": "ada"})))
+            .unwrap();
+        assert!(!bound.scratch);
+        assert_eq!(bound.session.id(), id);
+        assert_eq!(bound.session.mode(), SessionMode::DryRun);
+        assert!(bound.session.as_of().is_some());
+        let file = bound.session.workspace().unwrap().join("f");
+        assert_eq!(std::fs::read_to_string(file).unwrap(), "kept");
+    }
+
+    #[test]
+    fn binding_rules() {
+        let root = tempfile::tempdir().unwrap();
+        let store = store(root.path());
+        let owned = store
+            .create(NewSession {
+                channel: Some("gh".into()),
+                auth: Some(json!({"user": "ada"})),
+                ..NewSession::default()
+            })
+            .unwrap();
+        let ada = json!({"user": "ada"});
+        let token = owned.continuation_token().unwrap();
+
+        let both = store.bind(Some(owned.id()), Some(&token), Some(&ada));
+        assert_eq!(both.unwrap_err().code(), "invalid_continuation_token");
+        let bad = store.bind(None, Some("no-colon"), Some(&ada));
+        assert_eq!(bad.unwrap_err().code(), "invalid_continuation_token");
+        let missing = store.bind(Some("ses_nope"), None, None);
+        assert_eq!(missing.unwrap_err().code(), "session_not_found");
+        let stranger = store.bind(Some(owned.id()), None, Some(&json!({"user": "bob"})));
+        assert_eq!(stranger.unwrap_err().code(), "session_forbidden");
+
+        let by_token = store.bind(None, Some(&token), Some(&ada)).unwrap();
+        assert_eq!(by_token.session.id(), owned.id());
+        let unmapped = store.bind(None, Some("gh:other"), None).unwrap();
+        assert!(unmapped.scratch);
+        assert_eq!(unmapped.session.channel(), Some("gh"));
+        assert_eq!(unmapped.session.key(), Some("other"));
+        assert!(store.bind(None, None, None).unwrap().scratch);
+    }
+
+    #[test]
+    fn a_token_names_one_session() {
+        let root = tempfile::tempdir().unwrap();
+        let store = store(root.path());
+        let new = || NewSession {
+            channel: Some("gh".into()),
+            key: Some("42".into()),
+            ..NewSession::default()
+        };
+        store.create(new()).unwrap();
+        assert!(matches!(
+            store.create(new()),
+            Err(StoreError::TokenTaken { .. })
+        ));
+        let bad = store.create(NewSession {
+            channel: Some("a:b".into()),
+            ..NewSession::default()
+        });
+        assert!(matches!(bad, Err(StoreError::Invalid(_))));
+    }
+
+    #[test]
+    fn idle_sessions_are_swept_with_their_workspace() {
+        let root = tempfile::tempdir().unwrap();
+        let store = SessionStore::open(root.path(), Duration::ZERO).unwrap();
+        let session = store.create(NewSession::default()).unwrap();
+        let dir = session.workspace().unwrap().to_path_buf();
+        let held = session.try_write_slot().unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(store.sweep().is_empty(), "a busy session is kept");
+        drop(held);
+        assert_eq!(store.sweep(), vec![session.id().to_string()]);
+        assert!(!dir.exists());
+        assert!(store.get(session.id()).is_none());
+    }
+}
