@@ -85,6 +85,25 @@ impl Tool {
         &self.imports
     }
 
+    /// The tool as surfaces list it: name, description, schemas, effect,
+    /// time arguments, dry-run support, permission, whether it is enabled
+    /// and whether it is a custom tool.
+    pub fn to_json(&self) -> serde_json::Value {
+        let meta = &self.metadata;
+        serde_json::json!({
+            "name": self.name,
+            "description": meta.description,
+            "inputSchema": meta.input_schema,
+            "outputSchema": meta.output_schema,
+            "effect": meta.effect.to_string(),
+            "timeArgs": meta.time_args,
+            "hasDryRunResult": meta.has_dry_run_result,
+            "permission": self.policy.permission,
+            "enabled": self.policy.enabled,
+            "custom": self.is_custom(),
+        })
+    }
+
     /// Validate an input against the input schema.
     pub(crate) fn validate(&self, input: &serde_json::Value) -> Vec<crate::error::InputError> {
         self.validator

@@ -264,3 +264,142 @@ fn inspect_a_bare_file_name_loads_only_that_file() {
         stdout(&out)
     );
 }
+
+/// `toolhost serve` on a free loopback port, and the address it printed.
+struct Served {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &Path, token: &str) -> Served {
+    use std::io::BufRead as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--dir"])
+        .arg(dir)
+        .env("TOOLHOST_TOKEN", token)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run toolhost serve");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let line = lines
+        .find_map(|l| l.ok().filter(|l| l.contains("serving")))
+        .expect("a `serving` line");
+    let url = line
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("http://"))
+        .and_then(|rest| rest.split('/').next())
+        .map(|addr| format!("http://{addr}"))
+        .expect("an address in the `serving` line");
+    // Keep draining stderr so the server never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    Served { child, url }
+}
+
+/// One HTTP/1.1 request with `Connection: close`; returns the body.
+fn http_post(url: &str, path: &str, token: &str, body: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let addr = url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("send");
+    let mut response = String::new();
+    stream.read_to_string(&mut response).expect("read");
+    response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn serve_answers_url_calls_and_stops_on_sigterm() {
+    let token = "test-token-0123456789";
+    let dir = host_dir(&["echo", "notes"], "[tools.notes]\nworkspace = \"write\"\n");
+    let mut served = serve(dir.path(), token);
+    let remote = |args: &[&str], token: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+        command
+            .args(["tool", "call"])
+            .args(args)
+            .args(["--url", &served.url])
+            .env("USER", "tester")
+            .env_remove("TOOLHOST_TOKEN");
+        if let Some(token) = token {
+            command.env("TOOLHOST_TOKEN", token);
+        }
+        command.output().expect("run toolhost")
+    };
+
+    let out = remote(&["echo", "-i", r#"{"text":"over http"}"#], Some(token));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "over http");
+    let out = remote(&["echo", "-i", r#"{"text":"x"}"#], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unauthorized"), "{}", stderr(&out));
+    let out = remote(&["nope"], Some(token));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("unknown_tool"), "{}", stderr(&out));
+
+    // A session made over HTTP is usable in-process (--session) and remotely.
+    let session: Value = serde_json::from_str(&http_post(
+        &served.url,
+        "/toolhost/v1/sessions",
+        token,
+        r#"{"auth": {"type": "cli", "user": "tester"}}"#,
+    ))
+    .expect("a session");
+    let id = session["id"].as_str().expect("an id");
+    let add = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["tool", "call", "notes", "--session", id, "--dir"])
+        .arg(dir.path())
+        .args([
+            "-i",
+            r#"{"action":"add","title":"t","body":"from the cli"}"#,
+        ])
+        .env("USER", "tester")
+        .output()
+        .expect("run toolhost");
+    assert!(add.status.success(), "{}", stderr(&add));
+    let read = remote(
+        &[
+            "notes",
+            "--session",
+            id,
+            "-i",
+            r#"{"action":"read","title":"t"}"#,
+        ],
+        Some(token),
+    );
+    assert!(stdout(&read).contains("from the cli"), "{}", stderr(&read));
+    let missing = toolhost(
+        dir.path(),
+        &["tool", "call", "echo", "--session", "ses_none"],
+    );
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("not found"),
+        "{}",
+        stderr(&missing)
+    );
+
+    let pid = served.child.id().to_string();
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let status = served.child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0), "SIGTERM is a clean stop");
+}

@@ -867,3 +867,47 @@ async fn idle_sessions_expire_with_their_workspace() {
     );
     assert!(!dir.exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_and_calls_answer_while_tools_spin() {
+    let server = start(&["spin", "echo"], "[tools.spin]\ntimeout_ms = 3000\n").await;
+    // One spinning tool per core.
+    let spinners: Vec<_> = (0..2)
+        .map(|_| {
+            let (client, url) = (server.client.clone(), server.url("/tools/spin"));
+            tokio::spawn(async move {
+                read(client.post(url).json(&json!({})).send().await.unwrap()).await
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let asked = std::time::Instant::now();
+    let health = server
+        .client
+        .get(format!("{}/healthz", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), StatusCode::OK);
+    let (status, out) = server
+        .call("echo", json!({"input": {"text": "still here"}}))
+        .await;
+    assert_eq!(
+        (status, out["result"].as_str()),
+        (StatusCode::OK, Some("still here"))
+    );
+    // Answered while both spinners still run (they run until their 3 s deadline).
+    assert!(
+        asked.elapsed() < Duration::from_millis(2000),
+        "{:?}",
+        asked.elapsed()
+    );
+    for spinner in spinners {
+        let (status, out) = spinner.await.unwrap();
+        assert_eq!(status, StatusCode::OK);
+        assert!(
+            out["result"].as_str().unwrap().contains("timed out"),
+            "{out}"
+        );
+    }
+}

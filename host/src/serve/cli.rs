@@ -188,7 +188,7 @@ async fn list(dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
     let host = load(dir).await?;
     let registry = host.registry();
     if as_json {
-        let tools: Vec<Value> = registry.tools().map(|t| tool_json(t)).collect();
+        let tools: Vec<Value> = registry.tools().map(|t| t.to_json()).collect();
         let failures = serde_json::to_value(registry.failures())?;
         print_json(&json!({ "tools": tools, "failures": failures }))?;
         return Ok(ExitCode::SUCCESS);
@@ -274,7 +274,7 @@ async fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         .map(|i| json!({ "import": i, "status": import_status(tool, i) }))
         .collect();
     if args.json {
-        let mut out = tool_json(tool);
+        let mut out = tool.to_json();
         out["file"] = json!(tool.path());
         out["sha256"] = json!(tool.sha256());
         out["imports"] = json!(imports);
@@ -515,21 +515,6 @@ async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
 fn cli_principal() -> Value {
     let user = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
     json!({ "type": "cli", "user": user })
-}
-
-fn tool_json(tool: &Tool) -> Value {
-    let meta = tool.metadata();
-    json!({
-        "name": tool.name(),
-        "description": meta.description,
-        "inputSchema": meta.input_schema,
-        "outputSchema": meta.output_schema,
-        "effect": meta.effect.to_string(),
-        "timeArgs": meta.time_args,
-        "hasDryRunResult": meta.has_dry_run_result,
-        "permission": permission_name(tool.policy().permission),
-        "enabled": tool.policy().enabled,
-    })
 }
 
 fn permission_name(permission: Permission) -> &'static str {

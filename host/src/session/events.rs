@@ -1,7 +1,7 @@
 //! A session's trace: typed events, a bounded replayable history, a live feed.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -135,20 +135,16 @@ pub struct CallRefused {
     pub error: Value,
 }
 
+/// How many live events a slow subscriber may fall behind before it
+/// catches up from the history.
+const FEED_CAPACITY: usize = 1024;
+
 /// A session's bounded event history plus a live feed for subscribers.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct EventLog {
     history: Mutex<(u64, VecDeque<Event>)>,
-    feed: broadcast::Sender<Event>,
-}
-
-impl Default for EventLog {
-    fn default() -> Self {
-        Self {
-            history: Mutex::new((0, VecDeque::new())),
-            feed: broadcast::channel(1024).0,
-        }
-    }
+    /// Made on first subscription: most sessions (one per scratch call) never have one.
+    feed: OnceLock<broadcast::Sender<Event>>,
 }
 
 impl EventLog {
@@ -166,8 +162,10 @@ impl EventLog {
             history.1.pop_front();
         }
         history.1.push_back(event.clone());
-        if self.feed.receiver_count() > 0 {
-            let _ = self.feed.send(event.clone());
+        if let Some(feed) = self.feed.get()
+            && feed.receiver_count() > 0
+        {
+            let _ = feed.send(event.clone());
         }
         event
     }
@@ -206,7 +204,12 @@ impl EventLog {
     /// A live feed of new events. Subscribe before reading [`Self::since`]
     /// so nothing falls between the two; skip ids already seen.
     pub fn subscribe(&self) -> broadcast::Receiver<Event> {
-        self.feed.subscribe()
+        // Under the history lock, so no event is sent between a subscriber's
+        // `subscribe` and its `since` without being in one of them.
+        let _history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
+        self.feed
+            .get_or_init(|| broadcast::channel(FEED_CAPACITY).0)
+            .subscribe()
     }
 }
 

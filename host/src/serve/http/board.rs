@@ -145,22 +145,8 @@ impl Board {
 
     /// Approve or deny a call waiting for approval.
     pub fn decide(&self, call_id: &str, decision: ApprovalDecision) -> Result<(), AnswerError> {
-        let parked = self
-            .get(call_id)
-            .ok_or_else(|| AnswerError::NotFound(call_id.to_string()))?;
-        let sender = parked
-            .approval
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        match sender.map(|tx| tx.send(decision)) {
-            Some(Ok(())) => Ok(()),
-            _ => Err(AnswerError::NotWaiting {
-                call: call_id.to_string(),
-                what: "an approval",
-                status: parked.status.borrow().0,
-            }),
-        }
+        let parked = self.get(call_id);
+        deliver(call_id, parked, |p| &p.approval, decision, "an approval")
     }
 
     /// Deliver a custom tool's result. `session_id` must be the call's own.
@@ -170,23 +156,14 @@ impl Board {
         session_id: &str,
         output: ToolOutput,
     ) -> Result<(), AnswerError> {
-        let parked = self
-            .get(call_id)
-            .filter(|p| p.session_id == session_id)
-            .ok_or_else(|| AnswerError::NotFound(call_id.to_string()))?;
-        let sender = parked
-            .answer
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        match sender.map(|tx| tx.send(output)) {
-            Some(Ok(())) => Ok(()),
-            _ => Err(AnswerError::NotWaiting {
-                call: call_id.to_string(),
-                what: "a custom tool result",
-                status: parked.status.borrow().0,
-            }),
-        }
+        let parked = self.get(call_id).filter(|p| p.session_id == session_id);
+        deliver(
+            call_id,
+            parked,
+            |p| &p.answer,
+            output,
+            "a custom tool result",
+        )
     }
 
     /// Forget calls finished longer ago than `keep`.
@@ -199,6 +176,30 @@ impl Board {
                 .unwrap_or_else(PoisonError::into_inner)
                 .is_none_or(|at| at.elapsed() < keep)
         });
+    }
+}
+
+/// Hand `value` to the parked call through the slot `pick` selects, if the
+/// call waits there.
+fn deliver<T>(
+    call_id: &str,
+    parked: Option<Arc<Parked>>,
+    pick: impl Fn(&Parked) -> &Mutex<Option<oneshot::Sender<T>>>,
+    value: T,
+    what: &'static str,
+) -> Result<(), AnswerError> {
+    let parked = parked.ok_or_else(|| AnswerError::NotFound(call_id.to_string()))?;
+    let sender = pick(&parked)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    match sender.map(|tx| tx.send(value)) {
+        Some(Ok(())) => Ok(()),
+        _ => Err(AnswerError::NotWaiting {
+            call: call_id.to_string(),
+            what,
+            status: parked.status.borrow().0,
+        }),
     }
 }
 

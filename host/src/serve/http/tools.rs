@@ -14,29 +14,13 @@ use super::App;
 use super::board::{BoardApprover, BoardCustomTools, Outcome, ParkSignal};
 use super::error::{ApiError, JsonBody, PathParams};
 use crate::call::{CallInput, CallOptions, NoCustomTools, new_call_id};
-use crate::registry::Tool;
-
-/// The listing of one tool.
-pub(super) fn tool_json(tool: &Tool) -> Value {
-    let meta = tool.metadata();
-    json!({
-        "name": tool.name(),
-        "description": meta.description,
-        "inputSchema": meta.input_schema,
-        "outputSchema": meta.output_schema,
-        "effect": meta.effect.to_string(),
-        "timeArgs": meta.time_args,
-        "permission": tool.policy().permission,
-        "custom": tool.is_custom(),
-    })
-}
 
 pub(super) async fn list(
     State(app): State<Arc<App>>,
     PathParams(slug): PathParams<String>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
-    let tools: Vec<Value> = app.host.registry().tools().map(|t| tool_json(t)).collect();
+    let tools: Vec<Value> = app.host.registry().tools().map(|t| t.to_json()).collect();
     Ok(Json(json!({ "tools": tools })))
 }
 
