@@ -87,6 +87,9 @@ pub struct ServerSettings {
     pub session_retention_secs: Option<u64>,
     /// The largest request body accepted, in bytes.
     pub max_body_bytes: Option<usize>,
+    /// Browser origins allowed to reach `/mcp` besides loopback ones
+    /// (e.g. `"https://app.example.com"`).
+    pub allowed_origins: Option<Vec<String>>,
 }
 
 /// The token is a secret: `Debug` shows only whether it is set.
@@ -99,6 +102,7 @@ impl std::fmt::Debug for ServerSettings {
             .field("custom_tool_timeout_ms", &self.custom_tool_timeout_ms)
             .field("session_retention_secs", &self.session_retention_secs)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("allowed_origins", &self.allowed_origins)
             .finish()
     }
 }
@@ -128,6 +132,12 @@ impl ServerSettings {
                     "`listen` = {listen:?} is not an address such as \"127.0.0.1:3000\""
                 )
             })?;
+        }
+        for origin in self.allowed_origins.iter().flatten() {
+            anyhow::ensure!(
+                origin.starts_with("http://") || origin.starts_with("https://"),
+                "`allowed_origins` entry {origin:?} needs a scheme, e.g. \"https://app.example.com\""
+            );
         }
         if let Some(token) = &self.token {
             anyhow::ensure!(

@@ -111,6 +111,7 @@ impl HostBuilder {
         Ok(Host {
             engine,
             registry: RwLock::new(Arc::new(registry)),
+            tool_changes: tokio::sync::watch::Sender::new(0),
             config,
             kv,
             network: self.network,
@@ -125,6 +126,8 @@ impl HostBuilder {
 pub struct Host {
     pub(crate) engine: ToolEngine,
     registry: RwLock<Arc<Registry>>,
+    /// Bumped each time a reload changes the set of tools.
+    tool_changes: tokio::sync::watch::Sender<u64>,
     config: Config,
     kv: Option<Arc<dyn KvBackend>>,
     network: Network,
@@ -145,6 +148,41 @@ impl Host {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+    }
+
+    /// Load the tools folder again and swap the new registry in. Calls
+    /// already running finish on the tools they started with; the next call
+    /// sees the new ones. Subscribers of [`Host::tool_changes`] hear of it if
+    /// a tool was added, removed, changed, enabled or disabled.
+    pub async fn reload(&self) -> anyhow::Result<Arc<Registry>> {
+        let fresh = Arc::new(Registry::load(&self.engine, &self.tools_dir, &self.config).await?);
+        let fingerprint = |r: &Registry| -> Vec<(String, String, bool)> {
+            r.all()
+                .map(|t| {
+                    (
+                        t.name().to_string(),
+                        t.sha256().to_string(),
+                        t.policy().enabled,
+                    )
+                })
+                .collect()
+        };
+        let old = std::mem::replace(
+            &mut *self
+                .registry
+                .write()
+                .unwrap_or_else(PoisonError::into_inner),
+            fresh.clone(),
+        );
+        if fingerprint(&old) != fingerprint(&fresh) {
+            self.tool_changes.send_modify(|n| *n += 1);
+        }
+        Ok(fresh)
+    }
+
+    /// A receiver that is marked changed whenever a reload changes the tools.
+    pub fn tool_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.tool_changes.subscribe()
     }
 
     /// The config in force.

@@ -34,6 +34,7 @@ pub struct Tool {
     policy: ToolPolicy,
     imports: Vec<String>,
     validator: jsonschema::Validator,
+    output_validator: Option<jsonschema::Validator>,
     /// The pre-instantiated component; `None` for a custom tool.
     pub(crate) pre: Option<ContractPre<CallState>>,
 }
@@ -106,14 +107,30 @@ impl Tool {
 
     /// Validate an input against the input schema.
     pub(crate) fn validate(&self, input: &serde_json::Value) -> Vec<crate::error::InputError> {
-        self.validator
-            .iter_errors(input)
-            .map(|e| crate::error::InputError {
-                pointer: e.instance_path().to_string(),
-                message: e.to_string(),
-            })
-            .collect()
+        schema_errors(&self.validator, input)
     }
+
+    /// Validate a structured result against the declared output schema
+    /// (none declared: nothing to check).
+    pub fn validate_output(&self, output: &serde_json::Value) -> Vec<crate::error::InputError> {
+        self.output_validator
+            .as_ref()
+            .map(|v| schema_errors(v, output))
+            .unwrap_or_default()
+    }
+}
+
+fn schema_errors(
+    validator: &jsonschema::Validator,
+    value: &serde_json::Value,
+) -> Vec<crate::error::InputError> {
+    validator
+        .iter_errors(value)
+        .map(|e| crate::error::InputError {
+            pointer: e.instance_path().to_string(),
+            message: e.to_string(),
+        })
+        .collect()
 }
 
 /// A file that did not load, and why.
@@ -293,7 +310,7 @@ pub async fn load_tool(
         .instantiate_pre(&compiled.component)
         .map_err(|e| format!("{e:#}"))?;
     let raw = read_metadata(engine, &pre, policy.memory_bytes).await?;
-    let (metadata, validator) = check_metadata(raw)?;
+    let (metadata, validator, output_validator) = check_metadata(raw)?;
     Ok(Tool {
         name: name.to_string(),
         path: path.to_path_buf(),
@@ -302,6 +319,7 @@ pub async fn load_tool(
         policy,
         imports,
         validator,
+        output_validator,
         pre: Some(pre),
     })
 }
@@ -328,6 +346,7 @@ fn custom_tool(name: &str, spec: &CustomToolSpec, policy: ToolPolicy) -> Result<
         policy,
         imports: Vec::new(),
         validator,
+        output_validator: None,
         pre: None,
     })
 }
@@ -358,10 +377,15 @@ async fn read_metadata(
         .map_err(|e| format!("`metadata` failed: {e}"))
 }
 
-/// Check raw metadata and compile the input schema.
-fn check_metadata(
-    raw: types::ToolMetadata,
-) -> Result<(ToolMetadata, jsonschema::Validator), String> {
+/// The checked metadata with its compiled input and output schemas.
+type Checked = (
+    ToolMetadata,
+    jsonschema::Validator,
+    Option<jsonschema::Validator>,
+);
+
+/// Check raw metadata and compile the input and output schemas.
+fn check_metadata(raw: types::ToolMetadata) -> Result<Checked, String> {
     tool::check_description(&raw.description).map_err(|e| e.to_string())?;
     let input_text = raw
         .input_schema
@@ -369,13 +393,13 @@ fn check_metadata(
         .unwrap_or(r#"{"type":"object"}"#);
     let (input_schema, validator) =
         tool::check_object_schema("input", input_text).map_err(|e| e.to_string())?;
-    let output_schema = match raw.output_schema.as_deref() {
-        Some(text) => Some(
-            tool::check_object_schema("output", text)
-                .map_err(|e| e.to_string())?
-                .0,
-        ),
-        None => None,
+    let (output_schema, output_validator) = match raw.output_schema.as_deref() {
+        Some(text) => {
+            let (schema, validator) =
+                tool::check_object_schema("output", text).map_err(|e| e.to_string())?;
+            (Some(schema), Some(validator))
+        }
+        None => (None, None),
     };
     tool::check_time_args(&input_schema, &raw.time_args).map_err(|e| e.to_string())?;
     let effect = match raw.effect {
@@ -392,6 +416,7 @@ fn check_metadata(
             has_dry_run_result: raw.has_dry_run_result,
         },
         validator,
+        output_validator,
     ))
 }
 

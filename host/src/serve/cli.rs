@@ -20,6 +20,7 @@ use crate::host::STATE_DIR;
 use crate::registry::{self, Tool};
 use crate::serve::client::{Answer, Client};
 use crate::serve::http;
+use crate::serve::mcp::{McpOptions, ToolServer};
 use crate::session::{Session, SessionMode, SessionSpec, SessionStore, parse_instant};
 
 /// Run untrusted agent tools as sandboxed WebAssembly components.
@@ -46,8 +47,25 @@ enum Command {
     Inspect(InspectArgs),
     /// Load every tool and report each failing check; exit 1 if any fails.
     Check(DirArgs),
-    /// Serve the HTTP API until interrupted (Ctrl-C or SIGTERM).
+    /// Serve the HTTP API (and MCP at /mcp) until interrupted (Ctrl-C or SIGTERM).
     Serve(ServeArgs),
+    /// Serve MCP on stdin/stdout until stdin closes.
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+struct McpArgs {
+    #[command(flatten)]
+    dir: DirArgs,
+    /// Run every call in this session (one made through the HTTP API).
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
+    /// Run calls in dry-run sessions: reads run, writes are stubbed.
+    #[arg(long, conflicts_with = "session")]
+    dry_run: bool,
+    /// Bound time arguments by this instant (RFC 3339).
+    #[arg(long, value_name = "INSTANT", conflicts_with = "session")]
+    as_of: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -171,6 +189,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Inspect(args) => inspect(args).await,
         Command::Check(dir) => check(&dir.dir).await,
         Command::Serve(args) => serve(args).await,
+        Command::Mcp(args) => mcp(args).await,
     }
 }
 
@@ -368,6 +387,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         options.token = args.token;
     }
     let listener = http::bind(&options).await?;
+    let _reloader = reload_on_hangup(host.clone());
     let app = http::App::new(host, options)?;
     let addr = listener.local_addr()?;
     eprintln!(
@@ -378,6 +398,63 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     http::run(listener, app, shutdown_signal()).await?;
     eprintln!("toolhost: stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
+    let as_of = args
+        .as_of
+        .as_deref()
+        .map(parse_instant)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--as-of {e}"))?;
+    let host = Arc::new(load(&args.dir.dir).await?);
+    warn_failures(&host);
+    let retention = http::ServeOptions::from_config(&host)?.session_retention;
+    let sessions = Arc::new(SessionStore::open(host.sessions_dir(), retention)?);
+    if let Some(id) = &args.session {
+        sessions
+            .bind(Some(id), None, Some(&cli_principal()))
+            .map_err(|e| anyhow::anyhow!("--session: {e}"))?;
+    }
+    let _reloader = reload_on_hangup(host.clone());
+    let options = McpOptions {
+        session: args.session,
+        dry_run: args.dry_run,
+        as_of,
+        caller: Some(cli_principal()),
+    };
+    ToolServer::new(host, sessions, options)
+        .serve_stdio()
+        .await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reload the tools folder on SIGHUP (clients are told when the tools change).
+fn reload_on_hangup(host: Arc<Host>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+                return;
+            };
+            while hangups.recv().await.is_some() {
+                match host.reload().await {
+                    Ok(registry) => {
+                        tracing::info!("reloaded: {} tools", registry.tools().count());
+                        for failure in registry.failures() {
+                            eprintln!("warning: not loaded: {failure}");
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("error: reload failed, keeping the tools loaded before: {e:#}")
+                    }
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        drop(host);
+    })
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -15,6 +15,7 @@
 //! | `POST /<slug>/v1/sessions/<id>/events` | client events (custom tool results) |
 //! | `POST /<slug>/v1/approvals/<callId>` | approve or deny a waiting call |
 //! | `GET /<slug>/v1/calls/<callId>` | a waiting call's status or result |
+//! | `POST, GET, DELETE /mcp` | MCP over streamable HTTP ([`crate::serve::mcp`]) |
 
 mod approvals;
 mod board;
@@ -45,7 +46,10 @@ use crate::config::{
     DEFAULT_MAX_BODY_BYTES, DEFAULT_SESSION_RETENTION_SECS,
 };
 use crate::host::Host;
+use crate::serve::mcp::{McpOptions, ToolServer};
 use crate::session::SessionStore;
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use tokio_util::sync::CancellationToken;
 
 /// The slug routes use when the config has no `name`.
 pub const DEFAULT_SLUG: &str = "toolhost";
@@ -114,8 +118,8 @@ impl ServeOptions {
 pub struct App {
     /// The tools and the pipeline.
     pub host: Arc<Host>,
-    /// The sessions.
-    pub sessions: SessionStore,
+    /// The sessions (shared with MCP over HTTP).
+    pub sessions: Arc<SessionStore>,
     /// Calls waiting for an approval or a custom tool's result.
     pub board: Arc<Board>,
     /// Counters for `/metrics`.
@@ -124,12 +128,17 @@ pub struct App {
     pub slug: String,
     /// The options in force.
     pub options: ServeOptions,
+    /// Ends the MCP transport's open streams at shutdown.
+    mcp_cancel: CancellationToken,
 }
 
 impl App {
     /// The shared state for `host`, with sessions kept under its state directory.
     pub fn new(host: Arc<Host>, options: ServeOptions) -> anyhow::Result<Arc<Self>> {
-        let sessions = SessionStore::open(host.sessions_dir(), options.session_retention)?;
+        let sessions = Arc::new(SessionStore::open(
+            host.sessions_dir(),
+            options.session_retention,
+        )?);
         let slug = host
             .config()
             .name
@@ -142,6 +151,7 @@ impl App {
             metrics: Metrics::default(),
             slug,
             options,
+            mcp_cancel: CancellationToken::new(),
         }))
     }
 
@@ -185,6 +195,7 @@ pub fn router(app: Arc<App>) -> Router {
         )
         .route("/{slug}/v1/approvals/{call_id}", post(approvals::decide))
         .route("/{slug}/v1/calls/{call_id}", get(approvals::poll))
+        .route_service("/mcp", mcp_service(&app))
         .route_layer(middleware::from_fn_with_state(app.clone(), require_token));
     Router::new()
         .route("/healthz", get(healthz))
@@ -193,6 +204,29 @@ pub fn router(app: Arc<App>) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(app.options.max_body_bytes))
         .with_state(app)
+}
+
+/// MCP over streamable HTTP, with the HTTP API's sessions and token.
+fn mcp_service(
+    app: &Arc<App>,
+) -> StreamableHttpService<
+    ToolServer,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+> {
+    let server = ToolServer::new(
+        app.host.clone(),
+        app.sessions.clone(),
+        McpOptions::default(),
+    );
+    let public = !app.options.listen.ip().is_loopback();
+    let origins = app
+        .host
+        .config()
+        .server
+        .allowed_origins
+        .clone()
+        .unwrap_or_default();
+    server.http_service(app.mcp_cancel.child_token(), public, &origins)
 }
 
 /// Serve `host` on `options.listen` until `shutdown` resolves; calls in
@@ -238,8 +272,13 @@ pub async fn run(
             }
         })
     };
+    let cancel = app.mcp_cancel.clone();
     let served = axum::serve(listener, router(app))
-        .with_graceful_shutdown(shutdown)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            // Open MCP streams would hold the graceful shutdown forever.
+            cancel.cancel();
+        })
         .await;
     sweeper.abort();
     served.context("the HTTP server failed")

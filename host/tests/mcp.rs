@@ -1,0 +1,164 @@
+//! The MCP server driven by the official Python `mcp` client, over stdio
+//! (`toolhost mcp`) and streamable HTTP (`serve`'s `/mcp`): see
+//! tests/mcp/client.py for the scenarios.
+//!
+//! The client lives in `$CARGO_TARGET_DIR/py` (scripts/test installs it), or
+//! wherever `TOOLHOST_TEST_PYTHON` points. Without it the tests skip, except
+//! under `CI=true`, where a missing toolchain is a failure.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{host, host_dir};
+use serde_json::json;
+use toolhost::serve::http::{self, App, ServeOptions};
+use toolhost::session::{NewSession, SessionStore};
+
+const TOOLS: &[&str] = &[
+    "echo",
+    "counter",
+    "notes",
+    "fetch_url",
+    "trap",
+    "chatty",
+    "context",
+    "spin",
+    "kv_probe",
+];
+
+const CONFIG: &str = r#"
+[tools.counter]
+kv = ["default"]
+[tools.notes]
+workspace = "write"
+[tools.fetch_url]
+http = ["https://example.com"]
+[tools.context]
+permission = "always_ask"
+[tools.spin]
+timeout_ms = 2500
+[tools.kv_probe]
+kv = ["default"]
+workspace = "write"
+timeout_ms = 20000
+
+[custom_tools.get_weather]
+description = "Get the current weather for a city. Returns Celsius and a one-word summary; no forecasts."
+input_schema = { type = "object", properties = { location = { type = "string" } } }
+"#;
+
+/// A Python with the `mcp` package, or `None` (skip) outside CI.
+fn python() -> Option<PathBuf> {
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target dir")
+        .to_path_buf();
+    let candidates = std::env::var_os("TOOLHOST_TEST_PYTHON")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([target.join("py/bin/python")]);
+    for python in candidates {
+        let works = Command::new(&python)
+            .args(["-c", "import mcp"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if works {
+            return Some(python);
+        }
+    }
+    let why = "no Python with the `mcp` package (scripts/test installs it into target/py)";
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+    eprintln!("skipping: {why}");
+    None
+}
+
+fn client_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/client.py")
+}
+
+fn run_client(python: &Path, args: &[&str]) {
+    let out = Command::new(python)
+        .arg(client_script())
+        .args(args)
+        .output()
+        .expect("run the Python client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("all ok"),
+        "the MCP client failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+}
+
+#[test]
+fn stdio_with_the_python_client() {
+    let Some(python) = python() else { return };
+    let dir = host_dir(TOOLS, CONFIG);
+    let store = SessionStore::open(
+        dir.path().join(".toolhost/sessions"),
+        Duration::from_secs(3600),
+    )
+    .expect("session store");
+    let session = store.create(NewSession::default()).expect("session");
+    let binary = env!("CARGO_BIN_EXE_toolhost");
+    let dir_arg = dir.path().to_str().expect("utf-8 path");
+    run_client(&python, &["stdio", binary, dir_arg, session.id()]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamable_http_with_the_python_client() {
+    let Some(python) = python() else { return };
+    let (_dir, host) = host(TOOLS, CONFIG).await;
+    let mut options = ServeOptions::from_config(&host).unwrap();
+    options.listen = "127.0.0.1:0".parse().unwrap();
+    options.token = Some("mcp-test-token-0123".into());
+    let listener = http::bind(&options).await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = App::new(Arc::new(host), options).unwrap();
+    let session = app.sessions.create(NewSession::default()).unwrap();
+    let server = tokio::spawn(http::run(listener, app, std::future::pending()));
+
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::new();
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "0"}}
+    });
+    let post = |origin: Option<&str>, token: Option<&str>| {
+        let mut request = client
+            .post(format!("{base}/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize);
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send()
+    };
+    let unauthorized = post(None, None).await.unwrap();
+    assert_eq!(unauthorized.status(), 401, "the API's token guards /mcp");
+    let foreign = post(Some("http://evil.example"), Some("mcp-test-token-0123"))
+        .await
+        .unwrap();
+    assert_eq!(foreign.status(), 403, "a foreign Origin is refused");
+    let local = post(Some("http://localhost:5173"), Some("mcp-test-token-0123"))
+        .await
+        .unwrap();
+    assert_eq!(local.status(), 200);
+
+    let url = format!("{base}/mcp");
+    let id = session.id().to_string();
+    tokio::task::spawn_blocking(move || {
+        run_client(&python, &["http", &url, "mcp-test-token-0123", &id]);
+    })
+    .await
+    .unwrap();
+    server.abort();
+}

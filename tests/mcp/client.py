@@ -1,0 +1,167 @@
+"""Drive toolhost's MCP server with the official Python `mcp` client.
+
+    client.py stdio TOOLHOST_BIN HOST_DIR SESSION_ID
+    client.py http  URL TOKEN SESSION_ID
+
+Runs every scenario over one transport, printing `ok <scenario>` for each;
+any failure raises (non-zero exit, with the traceback on stderr). The host
+directory must hold the tools this script calls (see host/tests/mcp.rs) and
+SESSION_ID an existing session.
+"""
+
+import sys
+import time
+
+import anyio
+import mcp.types as types
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def by_name(tools):
+    return {tool.name: tool for tool in tools}
+
+
+async def scenarios(session: ClientSession, session_id: str, notices: list):
+    init = await session.initialize()
+    check(init.server_info.name == "toolhost", init.server_info)
+    check(init.capabilities.tools and init.capabilities.tools.list_changed, init.capabilities)
+    print("ok initialize", flush=True)
+
+    tools = by_name((await session.list_tools()).tools)
+    echo, counter, notes, fetch = tools["echo"], tools["counter"], tools["notes"], tools["fetch_url"]
+    check(echo.input_schema["type"] == "object" and "text" in echo.input_schema["properties"], echo.input_schema)
+    check(echo.annotations.read_only_hint is True, echo.annotations)
+    check(echo.annotations.open_world_hint is False, echo.annotations)
+    check(counter.annotations.destructive_hint is True, counter.annotations)
+    check(notes.annotations.destructive_hint is True, "by-input effects are advertised as destructive")
+    check(fetch.annotations.open_world_hint is True, "a tool granted HTTP is open-world")
+    check("get_weather" not in tools, "custom tools are not served over MCP")
+    print("ok list_tools", flush=True)
+
+    result = await session.call_tool("echo", {"text": "hello", "uppercase": True})
+    check(not result.is_error, result)
+    check(result.content[0].text == "HELLO", result.content)
+    meta = result.meta or {}
+    check(meta.get("callId", "").startswith("call_") and meta.get("attempts") == 1, meta)
+    check(meta.get("stubbed") is False and isinstance(meta.get("durationMs"), int), meta)
+    print("ok call_read", flush=True)
+
+    first = await session.call_tool("counter", {"name": "mcp", "by": 2})
+    second = await session.call_tool("counter", {"name": "mcp", "by": 3})
+    check(not second.is_error, second)
+    check(second.structured_content["value"] - first.structured_content["value"] == 3, second.structured_content)
+    print("ok call_write", flush=True)
+
+    stubbed = await session.call_tool("counter", {"name": "mcp"}, meta={"toolhost/dryRun": True})
+    check(stubbed.meta.get("stubbed") is True, stubbed.meta)
+    check(stubbed.structured_content == {"name": "mcp", "value": None, "dryRun": True}, stubbed.structured_content)
+    after = await session.call_tool("counter", {"name": "mcp", "by": 0})
+    check(after.structured_content["value"] == second.structured_content["value"], "the dry-run call changed nothing")
+    print("ok dry_run", flush=True)
+
+    failed = await session.call_tool("trap", {})
+    check(failed.is_error, failed)
+    check("trapped" in failed.content[0].text, failed.content)
+    print("ok failing_tool", flush=True)
+
+    chatty = await session.call_tool("chatty", {"bytes": 100000})
+    check(not chatty.is_error, chatty)
+    again = await session.call_tool("echo", {"text": "still valid"})
+    check(again.content[0].text == "still valid", "the stream survived a tool that prints")
+    print("ok stdout_tool", flush=True)
+
+    try:
+        await session.call_tool("echo", {"text": 5})
+        raise AssertionError("invalid input was accepted")
+    except MCPError as error:
+        check(error.error.code == types.INVALID_PARAMS, error.error)
+        check("/text" in str(error.error.data), error.error.data)
+    try:
+        await session.call_tool("nope", {})
+        raise AssertionError("an unknown tool was called")
+    except MCPError as error:
+        check(error.error.code == types.INVALID_PARAMS and "unknown tool" in error.error.message, error.error)
+    print("ok invalid_input", flush=True)
+
+    approval = await session.call_tool("context", {})
+    check(approval.is_error and "approval" in approval.content[0].text, approval.content)
+    print("ok approval_refused_without_elicitation", flush=True)
+
+    ticks = []
+
+    async def on_progress(progress, total, message):
+        ticks.append((progress, message))
+
+    slow = await session.call_tool("spin", {}, progress_callback=on_progress)
+    check(slow.is_error and "timed out" in slow.content[0].text, slow.content)
+    check(len(ticks) >= 1 and "spin" in ticks[0][1], ticks)
+    print("ok progress", flush=True)
+
+    # Cancel a write that holds the session: the slot is free at once after.
+    in_session = {"toolhost/sessionId": session_id}
+    hang = {"action": "set_then_hang", "key": "k", "value": "v"}
+    started = time.monotonic()
+    try:
+        await session.call_tool("kv_probe", hang, read_timeout_seconds=1.0, meta=in_session)
+        raise AssertionError("the hanging call returned")
+    except MCPError:
+        pass
+    await anyio.sleep(0.2)
+    freed = await session.call_tool("kv_probe", {"action": "set", "key": "k2", "value": "w"}, meta=in_session)
+    check(not freed.is_error, f"the cancelled call still holds the session: {freed.content}")
+    check(time.monotonic() - started < 8, "the cancelled call ran to its deadline")
+    print("ok cancellation", flush=True)
+
+
+async def elicitation(session: ClientSession):
+    await session.initialize()
+    result = await session.call_tool("context", {})
+    check(not result.is_error, result.content)
+    check(result.structured_content["approvedBy"]["via"] == "mcp-elicitation", result.structured_content)
+    print("ok approval_by_elicitation", flush=True)
+
+
+async def approve(context, params):
+    check("context" in params.message, params.message)
+    return types.ElicitResult(action="accept", content={"approve": True})
+
+
+async def main():
+    transport, *args = sys.argv[1:]
+    notices = []
+
+    async def on_message(message):
+        notices.append(message)
+
+    if transport == "stdio":
+        binary, host_dir, session_id = args
+        params = StdioServerParameters(command=binary, args=["mcp", "--dir", host_dir])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write, message_handler=on_message) as session:
+                await scenarios(session, session_id, notices)
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write, elicitation_callback=approve) as session:
+                await elicitation(session)
+    else:
+        url, token, session_id = args
+        headers = {"Authorization": f"Bearer {token}"}
+        async with create_mcp_http_client(headers=headers) as http:
+            async with streamable_http_client(url, http_client=http) as (read, write):
+                async with ClientSession(read, write, message_handler=on_message) as session:
+                    await scenarios(session, session_id, notices)
+        async with create_mcp_http_client(headers=headers) as http:
+            async with streamable_http_client(url, http_client=http) as (read, write):
+                async with ClientSession(read, write, elicitation_callback=approve) as session:
+                    await elicitation(session)
+    print("all ok", flush=True)
+
+
+anyio.run(main)
