@@ -162,3 +162,68 @@ async fn streamable_http_with_the_python_client() {
     .unwrap();
     server.abort();
 }
+
+/// Protocol hygiene without any client library: only JSON-RPC on stdout
+/// (even from a tool that prints), a request before `initialize` refused,
+/// and a clean exit when stdin closes.
+#[test]
+fn stdio_stays_clean_and_exits_when_stdin_closes() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let dir = host_dir(&["echo", "chatty"], "");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["mcp", "--dir"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run toolhost mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut send = |message: serde_json::Value| {
+        writeln!(stdin, "{message}").expect("write");
+        stdin.flush().expect("flush");
+    };
+    let mut reply = || -> serde_json::Value {
+        let line = lines.next().expect("a line").expect("utf-8");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line:?}"))
+    };
+
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let early = reply();
+    assert_eq!(early["id"], 1);
+    assert!(
+        early["error"].is_object(),
+        "a request before initialize is refused: {early}"
+    );
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}),
+    );
+    assert_eq!(reply()["result"]["serverInfo"]["name"], "toolhost");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "chatty", "arguments": {"bytes": 200000}}}));
+    let chatty = reply();
+    assert_eq!(chatty["id"], 3);
+    assert_eq!(chatty["result"]["isError"], false, "{chatty}");
+    send(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "after"}}}));
+    assert_eq!(reply()["result"]["content"][0]["text"], "after");
+
+    drop(stdin);
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no exit after stdin closed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    assert!(lines.next().is_none(), "nothing after the last reply");
+}

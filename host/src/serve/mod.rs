@@ -4,3 +4,4 @@ pub mod cli;
 pub mod client;
 pub mod http;
 pub mod mcp;
+pub mod metrics;

@@ -20,7 +20,6 @@
 mod approvals;
 mod board;
 mod error;
-mod metrics;
 mod sessions;
 mod tools;
 
@@ -39,7 +38,6 @@ use serde_json::json;
 
 pub use board::{Board, Status};
 pub use error::ApiError;
-pub use metrics::Metrics;
 
 use crate::config::{
     DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_CUSTOM_TOOL_TIMEOUT_MS, DEFAULT_LISTEN,
@@ -47,6 +45,7 @@ use crate::config::{
 };
 use crate::host::Host;
 use crate::serve::mcp::{McpOptions, ToolServer};
+use crate::serve::metrics::Metrics;
 use crate::session::SessionStore;
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use tokio_util::sync::CancellationToken;
@@ -123,7 +122,7 @@ pub struct App {
     /// Calls waiting for an approval or a custom tool's result.
     pub board: Arc<Board>,
     /// Counters for `/metrics`.
-    pub metrics: Metrics,
+    pub metrics: Arc<Metrics>,
     /// The slug routes live under.
     pub slug: String,
     /// The options in force.
@@ -148,7 +147,7 @@ impl App {
             host,
             sessions,
             board: Arc::default(),
-            metrics: Metrics::default(),
+            metrics: Arc::default(),
             slug,
             options,
             mcp_cancel: CancellationToken::new(),

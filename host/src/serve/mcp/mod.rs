@@ -32,6 +32,7 @@ use tokio_util::sync::CancellationToken;
 use crate::call::CallOptions;
 use crate::error::CallError;
 use crate::host::Host;
+use crate::serve::metrics::Metrics;
 use crate::session::{Session, SessionMode, SessionSpec, SessionStore, parse_instant};
 
 /// How often a long call reports progress to a client that asked for it.
@@ -57,6 +58,7 @@ pub struct ToolServer {
     sessions: Arc<SessionStore>,
     options: Arc<McpOptions>,
     peers: Peers,
+    metrics: Option<Arc<Metrics>>,
 }
 
 impl ToolServer {
@@ -67,7 +69,15 @@ impl ToolServer {
             sessions,
             options: Arc::new(options),
             peers: Peers::default(),
+            metrics: None,
         }
+    }
+
+    /// Count calls in `metrics` (the HTTP server's, for `/mcp`).
+    #[must_use]
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
     }
 
     /// Tell every connected client when the host's tools change, until the
@@ -85,7 +95,8 @@ impl ToolServer {
     /// Serve one client on stdin/stdout until stdin closes.
     pub async fn serve_stdio(self) -> anyhow::Result<()> {
         let forwarder = self.forward_tool_changes();
-        let running = self.serve(rmcp::transport::stdio()).await?;
+        // Non-blocking pipes where stdio are pipes (no blocking-pool hop per message).
+        let running = self.serve(rmcp::transport::stdio_pipes()).await?;
         let reason = running.waiting().await;
         forwarder.abort();
         tracing::debug!(?reason, "MCP stdio session ended");
@@ -278,6 +289,9 @@ impl ServerHandler for ToolServer {
                 }
             }
         };
+        if let Some(metrics) = &self.metrics {
+            metrics.record(&name, outcome.as_ref());
+        }
         match outcome {
             Ok(result) => Ok(convert::result(&tool, &result).into()),
             Err(error @ (CallError::InvalidInput { .. } | CallError::UnknownTool { .. })) => {

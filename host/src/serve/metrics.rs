@@ -1,4 +1,4 @@
-//! `/metrics`: Prometheus counters of calls by tool and outcome, call
+//! `/metrics` (on `serve`): Prometheus counters of calls by tool and outcome, call
 //! durations, and limit hits.
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -29,7 +29,7 @@ struct LimitLabels {
     limit: String,
 }
 
-/// The server's metrics.
+/// The server's metrics, counted by every surface it serves (HTTP API and MCP).
 pub struct Metrics {
     registry: Registry,
     calls: Family<CallLabels, Counter>,

@@ -1,0 +1,200 @@
+//! MCP over stdio: `echo` calls from one client speaking newline-delimited
+//! JSON-RPC to `toolhost mcp`, against the same client talking to a trivial
+//! do-nothing server (this binary with `--floor-server`) as the floor; and
+//! the time from starting `toolhost mcp` to the first `tools/list` answer
+//! with 5 tools and a warm compile cache.
+//!
+//! Run with `cargo bench -p toolhost --bench mcp_stdio` (optional: the number
+//! of calls, default 20000); figures go in bench/RESULTS.md.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const TOOLS: &[&str] = &["echo", "counter", "notes", "fetch_url", "context"];
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--floor-server") {
+        return floor_server();
+    }
+    let calls: usize = args
+        .iter()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(20_000);
+
+    let dir = tempfile::tempdir()?;
+    std::fs::create_dir_all(dir.path().join("tools"))?;
+    for tool in TOOLS {
+        let path = toolhost_test_artifacts::find(tool).expect("artifact");
+        std::fs::copy(path, dir.path().join(format!("tools/{tool}.wasm")))?;
+    }
+    let toolhost = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+        command.args(["mcp", "--dir"]).arg(dir.path());
+        command
+    };
+    let floor = || {
+        let mut command = Command::new(std::env::current_exe().expect("this binary"));
+        command.arg("--floor-server");
+        command
+    };
+
+    // Warm the compile cache, then time start-up to the first tools/list.
+    drop(Client::start(toolhost())?.list()?);
+    let mut starts: Vec<Duration> = (0..5)
+        .map(|_| {
+            let started = Instant::now();
+            let mut client = Client::start(toolhost())?;
+            client.list()?;
+            Ok(started.elapsed())
+        })
+        .collect::<anyhow::Result<_>>()?;
+    starts.sort();
+    println!(
+        "start to first tools/list ({} tools, warm cache): median {:.1} ms",
+        TOOLS.len(),
+        ms(starts[starts.len() / 2])
+    );
+
+    println!("| server | calls | calls/s | p50 | p99 |");
+    println!("| --- | --- | --- | --- | --- |");
+    for (name, command) in [
+        ("toolhost mcp", toolhost()),
+        ("floor (do-nothing server)", floor()),
+    ] {
+        let mut client = Client::start(command)?;
+        client.list()?;
+        for _ in 0..500 {
+            client.call_echo()?;
+        }
+        let started = Instant::now();
+        let mut latencies: Vec<Duration> = (0..calls)
+            .map(|_| client.call_echo())
+            .collect::<anyhow::Result<_>>()?;
+        let elapsed = started.elapsed();
+        latencies.sort();
+        let pct = |p: f64| latencies[((latencies.len() - 1) as f64 * p).round() as usize];
+        println!(
+            "| {name} | {calls} | {:.0} | {:.3} ms | {:.3} ms |",
+            calls as f64 / elapsed.as_secs_f64(),
+            ms(pct(0.5)),
+            ms(pct(0.99))
+        );
+    }
+    Ok(())
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// A minimal newline-delimited JSON-RPC client.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next_id: u64,
+    line: String,
+}
+
+impl Client {
+    fn start(mut command: Command) -> anyhow::Result<Self> {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()?;
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let mut client = Self {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+            line: String::new(),
+        };
+        client.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "bench", "version": "0"}}),
+        )?;
+        writeln!(
+            client.stdin,
+            r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+        )?;
+        Ok(client)
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
+        self.next_id += 1;
+        let message =
+            json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
+        writeln!(self.stdin, "{message}")?;
+        self.stdin.flush()?;
+        loop {
+            self.line.clear();
+            anyhow::ensure!(
+                self.stdout.read_line(&mut self.line)? > 0,
+                "the server closed stdout"
+            );
+            let reply: Value = serde_json::from_str(&self.line)?;
+            if reply["id"] == json!(self.next_id) {
+                anyhow::ensure!(reply.get("error").is_none(), "error reply: {reply}");
+                return Ok(reply);
+            }
+        }
+    }
+
+    fn list(&mut self) -> anyhow::Result<Value> {
+        self.request("tools/list", json!({}))
+    }
+
+    fn call_echo(&mut self) -> anyhow::Result<Duration> {
+        let started = Instant::now();
+        let reply = self.request(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "hello"}}),
+        )?;
+        let elapsed = started.elapsed();
+        anyhow::ensure!(reply["result"]["content"][0]["text"] == "hello", "{reply}");
+        Ok(elapsed)
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The floor: answers every request at once, the way a server with no work would.
+fn floor_server() -> anyhow::Result<()> {
+    let stdin = std::io::stdin().lock();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.lines() {
+        let message: Value = serde_json::from_str(&line?)?;
+        let Some(id) = message.get("id") else {
+            continue;
+        };
+        let result = match message["method"].as_str() {
+            Some("tools/call") => {
+                json!({"content": [{"type": "text", "text": "hello"}], "isError": false})
+            }
+            Some("tools/list") => json!({"tools": []}),
+            _ => json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                        "serverInfo": {"name": "floor", "version": "0"}}),
+        };
+        writeln!(
+            stdout,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "result": result})
+        )?;
+        stdout.flush()?;
+    }
+    Ok(())
+}
