@@ -1,6 +1,8 @@
 //! MCP over stdio: `echo` calls from one client speaking newline-delimited
-//! JSON-RPC to `toolhost mcp`, against the same client talking to a trivial
-//! do-nothing server (this binary with `--floor-server`) as the floor; and
+//! JSON-RPC to `toolhost mcp`, against the same client talking to two
+//! do-nothing servers as floors (this binary with `--floor-server`: a bare
+//! read-parse-write loop; with `--rmcp-floor`: rmcp serving a handler that
+//! answers at once, the library's own cost); and
 //! the time from starting `toolhost mcp` to the first `tools/list` answer
 //! with 5 tools and a warm compile cache.
 //!
@@ -20,6 +22,9 @@ fn main() -> anyhow::Result<()> {
     if args.iter().any(|a| a == "--floor-server") {
         return floor_server();
     }
+    if args.iter().any(|a| a == "--rmcp-floor") {
+        return rmcp_floor::serve();
+    }
     let calls: usize = args
         .iter()
         .skip(1)
@@ -37,9 +42,9 @@ fn main() -> anyhow::Result<()> {
         command.args(["mcp", "--dir"]).arg(dir.path());
         command
     };
-    let floor = || {
+    let this = |flag: &str| {
         let mut command = Command::new(std::env::current_exe().expect("this binary"));
-        command.arg("--floor-server");
+        command.arg(flag);
         command
     };
 
@@ -62,10 +67,12 @@ fn main() -> anyhow::Result<()> {
 
     println!("| server | calls | calls/s | p50 | p99 |");
     println!("| --- | --- | --- | --- | --- |");
-    for (name, command) in [
+    let servers = [
         ("toolhost mcp", toolhost()),
-        ("floor (do-nothing server)", floor()),
-    ] {
+        ("rmcp floor (do-nothing handler)", this("--rmcp-floor")),
+        ("floor (do-nothing loop)", this("--floor-server")),
+    ];
+    for (name, command) in servers {
         let mut client = Client::start(command)?;
         client.list()?;
         for _ in 0..500 {
@@ -197,4 +204,46 @@ fn floor_server() -> anyhow::Result<()> {
         stdout.flush()?;
     }
     Ok(())
+}
+
+/// rmcp on stdio with a handler that answers `echo` at once.
+mod rmcp_floor {
+    use rmcp::model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
+        ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    };
+    use rmcp::service::RequestContext;
+    use rmcp::{RoleServer, ServerHandler, ServiceExt as _};
+
+    struct Nothing;
+
+    impl ServerHandler for Nothing {
+        fn get_info(&self) -> ServerConfig {
+            ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        }
+
+        async fn list_tools(
+            &self,
+            _request: Option<PaginatedRequestParams>,
+            _context: RequestContext<RoleServer>,
+        ) -> Result<ListToolsResult, ErrorData> {
+            Ok(ListToolsResult::with_all_items(Vec::new()))
+        }
+
+        async fn call_tool(
+            &self,
+            _request: CallToolRequestParams,
+            _context: RequestContext<RoleServer>,
+        ) -> Result<CallToolResponse, ErrorData> {
+            Ok(CallToolResult::success(vec![ContentBlock::text("hello")]).into())
+        }
+    }
+
+    pub fn serve() -> anyhow::Result<()> {
+        tokio::runtime::Runtime::new()?.block_on(async {
+            let running = Nothing.serve(rmcp::transport::stdio_pipes()).await?;
+            let _ = running.waiting().await;
+            anyhow::Ok(())
+        })
+    }
 }

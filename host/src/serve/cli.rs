@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use chrono::{DateTime, FixedOffset};
 use clap::{Args, Parser, Subcommand};
 use serde_json::{Value, json};
 
@@ -64,8 +65,8 @@ struct McpArgs {
     #[arg(long, conflicts_with = "session")]
     dry_run: bool,
     /// Bound time arguments by this instant (RFC 3339).
-    #[arg(long, value_name = "INSTANT", conflicts_with = "session")]
-    as_of: Option<String>,
+    #[arg(long, value_name = "INSTANT", conflicts_with = "session", value_parser = parse_instant)]
+    as_of: Option<DateTime<FixedOffset>>,
 }
 
 #[derive(Debug, Args)]
@@ -152,8 +153,8 @@ struct CallArgs {
     #[arg(long, conflicts_with_all = ["session", "url"])]
     dry_run: bool,
     /// Freeze the session at this instant (RFC 3339): time arguments may not be later.
-    #[arg(long, value_name = "INSTANT", conflicts_with_all = ["session", "url"])]
-    as_of: Option<String>,
+    #[arg(long, value_name = "INSTANT", conflicts_with_all = ["session", "url"], value_parser = parse_instant)]
+    as_of: Option<DateTime<FixedOffset>>,
     /// Approve the call if the tool is `always_ask` (in-process only: a
     /// server's calls are approved through its approvals route).
     #[arg(long, conflicts_with = "url")]
@@ -401,12 +402,6 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
-    let as_of = args
-        .as_of
-        .as_deref()
-        .map(parse_instant)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("--as-of {e}"))?;
     let host = Arc::new(load(&args.dir.dir).await?);
     warn_failures(&host);
     let retention = http::ServeOptions::from_config(&host)?.session_retention;
@@ -420,7 +415,7 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
     let options = McpOptions {
         session: args.session,
         dry_run: args.dry_run,
-        as_of,
+        as_of: args.as_of,
         caller: Some(cli_principal()),
     };
     ToolServer::new(host, sessions, options)
@@ -534,12 +529,6 @@ async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.url {
         return remote_call(&args, url).await;
     }
-    let as_of = args
-        .as_of
-        .as_deref()
-        .map(parse_instant)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("--as-of {e}"))?;
     let host = load(&args.dir.dir).await?;
     warn_failures(&host);
     let session = if let Some(id) = &args.session {
@@ -556,7 +545,7 @@ async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
             } else {
                 SessionMode::Live
             },
-            as_of,
+            as_of: args.as_of,
             channel: Some("cli".into()),
             auth: Some(cli_principal()),
             workspace: args.workspace.clone(),

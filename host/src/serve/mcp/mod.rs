@@ -270,8 +270,9 @@ impl ServerHandler for ToolServer {
         tokio::pin!(call);
         let progress = context.meta.get_progress_token();
         let started = Instant::now();
-        let mut ticks =
-            tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+        let mut ticks = progress.as_ref().map(|_| {
+            tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY)
+        });
         let outcome = loop {
             tokio::select! {
                 outcome = &mut call => break outcome,
@@ -279,7 +280,7 @@ impl ServerHandler for ToolServer {
                     // Dropping the call stops the tool where it is.
                     return Err(ErrorData::internal_error("the call was cancelled", None));
                 }
-                _ = ticks.tick(), if progress.is_some() => {
+                () = next_tick(&mut ticks) => {
                     if let Some(token) = progress.clone() {
                         let elapsed = started.elapsed().as_secs_f64();
                         let note = ProgressNotificationParam::new(token, elapsed)
@@ -305,6 +306,16 @@ impl ServerHandler for ToolServer {
             }
             Err(error) => Ok(convert::refusal(error.code(), error.to_string()).into()),
         }
+    }
+}
+
+/// The next progress tick, or never when the client asked for no progress.
+async fn next_tick(ticks: &mut Option<tokio::time::Interval>) {
+    match ticks {
+        Some(ticks) => {
+            ticks.tick().await;
+        }
+        None => std::future::pending().await,
     }
 }
 
