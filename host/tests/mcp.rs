@@ -165,9 +165,10 @@ async fn streamable_http_with_the_python_client() {
 
 /// Protocol hygiene without any client library: only JSON-RPC on stdout
 /// (even from a tool that prints), a request before `initialize` refused,
-/// and a clean exit when stdin closes.
+/// `list_changed` after a reload that adds a tool, and a clean exit when
+/// stdin closes.
 #[test]
-fn stdio_stays_clean_and_exits_when_stdin_closes() {
+fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
     use std::io::{BufRead as _, BufReader, Write as _};
     let dir = host_dir(&["echo", "chatty"], "");
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
@@ -211,6 +212,32 @@ fn stdio_stays_clean_and_exits_when_stdin_closes() {
     send(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
                 "params": {"name": "echo", "arguments": {"text": "after"}}}));
     assert_eq!(reply()["result"]["content"][0]["text"], "after");
+
+    // A reload (SIGHUP) that adds a tool tells the client.
+    std::fs::copy(
+        common::artifact("counter"),
+        dir.path().join("tools/counter.wasm"),
+    )
+    .expect("add a tool");
+    let hangup = Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .expect("kill -HUP");
+    assert!(hangup.success());
+    let notice = reply();
+    assert_eq!(
+        notice["method"], "notifications/tools/list_changed",
+        "{notice}"
+    );
+    send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}));
+    let listed = reply();
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["chatty", "counter", "echo"], "{listed}");
 
     drop(stdin);
     let started = std::time::Instant::now();
