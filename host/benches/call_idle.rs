@@ -23,9 +23,13 @@ fn main() -> anyhow::Result<()> {
     println!("| --- | --- | --- |");
     for multi_thread in [false, true] {
         let runtime = if multi_thread {
-            tokio::runtime::Builder::new_multi_thread().enable_all().build()?
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?
         } else {
-            tokio::runtime::Builder::new_current_thread().enable_all().build()?
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?
         };
         let host = Arc::new(runtime.block_on(Host::builder(dir.path()).build())?);
         for idle in [Duration::ZERO, Duration::from_micros(100)] {
@@ -51,7 +55,11 @@ fn main() -> anyhow::Result<()> {
             times.sort();
             println!(
                 "| {} | {} µs | {:.1} µs |",
-                if multi_thread { "multi-thread" } else { "current-thread" },
+                if multi_thread {
+                    "multi-thread"
+                } else {
+                    "current-thread"
+                },
                 idle.as_micros(),
                 times[times.len() / 2].as_secs_f64() * 1e6
             );
