@@ -911,3 +911,38 @@ async fn health_and_calls_answer_while_tools_spin() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_ends_open_event_streams() {
+    let (_dir, host) = host(&["echo"], "").await;
+    let mut options = ServeOptions::from_config(&host).unwrap();
+    options.listen = "127.0.0.1:0".parse().unwrap();
+    let listener = http::bind(&options).await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = App::new(Arc::new(host), options).unwrap();
+    let session = app.sessions.create(Default::default()).unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(http::run(listener, app, async {
+        let _ = stopped.await;
+    }));
+    let mut stream = client()
+        .get(format!(
+            "{base}/toolhost/v1/sessions/{}/events",
+            session.id()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), StatusCode::OK);
+    stop.send(()).unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Ok(Some(_)) = stream.chunk().await {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the event stream ended at shutdown");
+    let finished = tokio::time::timeout(Duration::from_secs(5), server).await;
+    assert!(
+        matches!(finished, Ok(Ok(Ok(())))),
+        "the server stopped: {finished:?}"
+    );
+}

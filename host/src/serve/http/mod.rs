@@ -127,8 +127,9 @@ pub struct App {
     pub slug: String,
     /// The options in force.
     pub options: ServeOptions,
-    /// Ends the MCP transport's open streams at shutdown.
-    mcp_cancel: CancellationToken,
+    /// Cancelled at shutdown: ends the open event and MCP streams, which
+    /// would otherwise hold the graceful shutdown forever.
+    shutdown: CancellationToken,
 }
 
 impl App {
@@ -150,7 +151,7 @@ impl App {
             metrics: Arc::default(),
             slug,
             options,
-            mcp_cancel: CancellationToken::new(),
+            shutdown: CancellationToken::new(),
         }))
     }
 
@@ -225,7 +226,7 @@ fn mcp_service(
         .allowed_origins
         .clone()
         .unwrap_or_default();
-    server.http_service(app.mcp_cancel.child_token(), public, &origins)
+    server.http_service(app.shutdown.child_token(), public, &origins)
 }
 
 /// Serve `host` on `options.listen` until `shutdown` resolves; calls in
@@ -271,11 +272,10 @@ pub async fn run(
             }
         })
     };
-    let cancel = app.mcp_cancel.clone();
+    let cancel = app.shutdown.clone();
     let served = axum::serve(listener, router(app))
         .with_graceful_shutdown(async move {
             shutdown.await;
-            // Open MCP streams would hold the graceful shutdown forever.
             cancel.cancel();
         })
         .await;

@@ -9,7 +9,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use futures::Stream;
+use futures::{Stream, StreamExt as _};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
@@ -143,7 +143,8 @@ pub(super) async fn stream(
         ),
         None => query.after,
     };
-    Ok(Sse::new(event_stream(session, after)).keep_alive(KeepAlive::default()))
+    let events = event_stream(session, after).take_until(app.shutdown.clone().cancelled_owned());
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
 }
 
 /// Kept events after `after`, then live ones; a subscriber that falls
