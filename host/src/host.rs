@@ -154,8 +154,13 @@ impl Host {
     /// already running finish on the tools they started with; the next call
     /// sees the new ones. Subscribers of [`Host::tool_changes`] hear of it if
     /// a tool was added, removed, changed, enabled or disabled.
+    ///
+    /// A tool whose file now fails its checks keeps its last good version
+    /// (still listed as a failure, so the problem is reported).
     pub async fn reload(&self) -> anyhow::Result<Arc<Registry>> {
-        let fresh = Arc::new(Registry::load(&self.engine, &self.tools_dir, &self.config).await?);
+        let mut fresh = Registry::load(&self.engine, &self.tools_dir, &self.config).await?;
+        fresh.keep_last_good(&self.registry());
+        let fresh = Arc::new(fresh);
         let fingerprint = |r: &Registry| -> Vec<(String, String, bool)> {
             r.all()
                 .map(|t| {

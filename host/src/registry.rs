@@ -266,6 +266,19 @@ impl Registry {
     pub fn failures(&self) -> &[LoadFailure] {
         &self.failures
     }
+
+    /// Keep `previous`'s version of every tool that failed to load this
+    /// time but loaded before (its file was replaced by a broken one).
+    pub fn keep_last_good(&mut self, previous: &Registry) {
+        for failure in &self.failures {
+            let Some(name) = &failure.tool else { continue };
+            if let Some(tool) = previous.tools.get(name)
+                && !self.tools.contains_key(name)
+            {
+                self.tools.insert(name.clone(), tool.clone());
+            }
+        }
+    }
 }
 
 /// The `.wasm` files of a folder, sorted.

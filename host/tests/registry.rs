@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{artifact, cache_dir, host_dir, load};
+use common::{artifact, cache_dir, host, host_dir, live, load};
 use serde_json::json;
 use toolhost::Host;
 
@@ -175,4 +175,38 @@ async fn metadata_is_read_and_exposed() {
             .has_dry_run_result
     );
     assert!(telemetry.imports().iter().any(|i| i.starts_with("wasi:")));
+}
+
+#[tokio::test]
+async fn a_reload_swaps_tools_and_keeps_the_last_good_version_of_a_broken_one() {
+    let (dir, host) = host(&["echo"], "").await;
+    let mut changes = host.tool_changes();
+    let tools = dir.path().join("tools");
+
+    // A broken replacement: echo keeps working and the failure is reported.
+    std::fs::write(tools.join("echo.wasm"), b"not a component").unwrap();
+    let registry = host.reload().await.unwrap();
+    assert!(registry.get("echo").is_some(), "the last good echo stays");
+    assert!(
+        failure_for(&host, "echo").contains("not"),
+        "{:?}",
+        registry.failures()
+    );
+    let result = host
+        .call("echo", json!({"text": "still"}), &live())
+        .await
+        .unwrap();
+    assert_eq!(result.result, json!("still"));
+    assert!(!changes.has_changed().unwrap(), "nothing callable changed");
+
+    // A good replacement (another tool under the name) is swapped in.
+    std::fs::copy(artifact("context"), tools.join("echo.wasm")).unwrap();
+    host.reload().await.unwrap();
+    assert!(changes.has_changed().unwrap());
+    let result = host.call("echo", json!({}), &live()).await.unwrap();
+    assert!(
+        result.result.get("callId").is_some(),
+        "the new tool answers: {:?}",
+        result.result
+    );
 }
