@@ -180,7 +180,7 @@ async fn metadata_is_read_and_exposed() {
 #[tokio::test]
 async fn a_reload_swaps_tools_and_keeps_the_last_good_version_of_a_broken_one() {
     let (dir, host) = host(&["echo"], "").await;
-    let mut changes = host.tool_changes();
+    let changes = host.tool_changes();
     let tools = dir.path().join("tools");
 
     // A broken replacement: echo keeps working and the failure is reported.
