@@ -39,6 +39,7 @@ pub mod host;
 mod instance;
 pub mod output;
 pub mod registry;
+pub mod reload;
 pub mod serve;
 pub mod session;
 pub mod state;

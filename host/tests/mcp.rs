@@ -165,8 +165,8 @@ async fn streamable_http_with_the_python_client() {
 
 /// Protocol hygiene without any client library: only JSON-RPC on stdout
 /// (even from a tool that prints), a request before `initialize` refused,
-/// `list_changed` after a reload that adds a tool, and a clean exit when
-/// stdin closes.
+/// `list_changed` after reloads that add a tool (on SIGHUP, and by watching
+/// the folder), and a clean exit when stdin closes.
 #[test]
 fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
     use std::io::{BufRead as _, BufReader, Write as _};
@@ -238,6 +238,20 @@ fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
         .filter_map(|t| t["name"].as_str())
         .collect();
     assert_eq!(names, ["chatty", "counter", "echo"], "{listed}");
+
+    // The folder is watched: a tool copied in is picked up without a signal.
+    std::fs::copy(
+        common::artifact("notes"),
+        dir.path().join("tools/notes.wasm"),
+    )
+    .expect("add a tool");
+    let notice = reply();
+    assert_eq!(
+        notice["method"], "notifications/tools/list_changed",
+        "{notice}"
+    );
+    send(json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list"}));
+    assert_eq!(reply()["result"]["tools"].as_array().map(Vec::len), Some(4));
 
     drop(stdin);
     let started = std::time::Instant::now();

@@ -19,6 +19,7 @@ use crate::engine::{EngineOptions, ToolEngine};
 use crate::host::Host;
 use crate::host::STATE_DIR;
 use crate::registry::{self, Tool};
+use crate::reload;
 use crate::serve::client::{Answer, Client};
 use crate::serve::http;
 use crate::serve::mcp::{McpOptions, ToolServer};
@@ -388,7 +389,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         options.token = args.token;
     }
     let listener = http::bind(&options).await?;
-    let _reloader = reload_on_hangup(host.clone());
+    let (_watcher, _hangups) = hot_reload(&host);
     let app = http::App::new(host, options)?;
     let addr = listener.local_addr()?;
     eprintln!(
@@ -411,7 +412,7 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
             .bind(Some(id), None, Some(&cli_principal()))
             .map_err(|e| anyhow::anyhow!("--session: {e}"))?;
     }
-    let _reloader = reload_on_hangup(host.clone());
+    let (_watcher, _hangups) = hot_reload(&host);
     let options = McpOptions {
         session: args.session,
         dry_run: args.dry_run,
@@ -424,9 +425,19 @@ async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Reload the tools folder on SIGHUP (clients are told when the tools change).
-fn reload_on_hangup(host: Arc<Host>) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
+/// Reload the tools folder when it changes and on SIGHUP (clients are told
+/// when the tools change). The returned guards stop both when dropped.
+fn hot_reload(host: &Arc<Host>) -> (Option<reload::ReloadWatcher>, tokio::task::JoinHandle<()>) {
+    let watcher = reload::watch(host.clone())
+        .inspect_err(|e| {
+            eprintln!(
+                "warning: not watching {}: {e:#}",
+                host.tools_dir().display()
+            )
+        })
+        .ok();
+    let host = host.clone();
+    let hangups = tokio::spawn(async move {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{SignalKind, signal};
@@ -434,22 +445,13 @@ fn reload_on_hangup(host: Arc<Host>) -> tokio::task::JoinHandle<()> {
                 return;
             };
             while hangups.recv().await.is_some() {
-                match host.reload().await {
-                    Ok(registry) => {
-                        tracing::info!("reloaded: {} tools", registry.tools().count());
-                        for failure in registry.failures() {
-                            eprintln!("warning: not loaded: {failure}");
-                        }
-                    }
-                    Err(e) => {
-                        eprintln!("error: reload failed, keeping the tools loaded before: {e:#}")
-                    }
-                }
+                reload::reload_and_report(&host).await;
             }
         }
         #[cfg(not(unix))]
         drop(host);
-    })
+    });
+    (watcher, hangups)
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

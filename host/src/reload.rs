@@ -1,0 +1,77 @@
+//! Hot reload: watch the tools folder and reload the host when a component
+//! is added, replaced or removed (see [`Host::reload`] for what a reload
+//! keeps and swaps).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use notify::{EventKind, RecursiveMode, Watcher as _};
+
+use crate::host::Host;
+
+/// How long the folder must be quiet before a reload, so a file being
+/// copied in is read once it is whole.
+pub const SETTLE: Duration = Duration::from_millis(200);
+
+/// Watches a host's tools folder while it lives.
+pub struct ReloadWatcher {
+    _watcher: notify::RecommendedWatcher,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for ReloadWatcher {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Reload `host` whenever a `.wasm` file in its tools folder changes.
+pub fn watch(host: Arc<Host>) -> anyhow::Result<ReloadWatcher> {
+    let (changed, mut changes) = tokio::sync::mpsc::unbounded_channel();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let Ok(event) = event else { return };
+        // Reads (including the reload's own) are not changes.
+        let edits = matches!(
+            event.kind,
+            EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_)
+        );
+        let components = event
+            .paths
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "wasm"));
+        if edits && components {
+            let _ = changed.send(());
+        }
+    })?;
+    watcher.watch(host.tools_dir(), RecursiveMode::NonRecursive)?;
+    let task = tokio::spawn(async move {
+        while changes.recv().await.is_some() {
+            loop {
+                match tokio::time::timeout(SETTLE, changes.recv()).await {
+                    Ok(Some(())) => {}
+                    Ok(None) => return,
+                    Err(_settled) => break,
+                }
+            }
+            reload_and_report(&host).await;
+        }
+    });
+    Ok(ReloadWatcher {
+        _watcher: watcher,
+        task,
+    })
+}
+
+/// Reload `host`, logging what failed to load; a failed reload keeps the
+/// tools loaded before.
+pub async fn reload_and_report(host: &Host) {
+    match host.reload().await {
+        Ok(registry) => {
+            tracing::info!("reloaded: {} tools", registry.tools().count());
+            for failure in registry.failures() {
+                tracing::warn!("not loaded: {failure}");
+            }
+        }
+        Err(e) => tracing::error!("reload failed, keeping the tools loaded before: {e:#}"),
+    }
+}
