@@ -1,5 +1,6 @@
 //! Benchmarks: one `echo` call through the whole pipeline (fresh instance and
-//! Store per call), and loading 100 distinct components from a warm cache.
+//! Store per call), loading 100 distinct components from a warm cache, and
+//! reloading a folder of 100 after one of them changed.
 //!
 //! Run with `cargo bench -p toolhost --bench call`; figures go in bench/RESULTS.md.
 
@@ -96,5 +97,52 @@ fn load_100(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, call_echo, load_100);
+fn reload_one_of_100(c: &mut Criterion) {
+    let mut group = c.benchmark_group("reload");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
+    group.bench_function(
+        "1 of 100 tools replaced (compiled anew), then called",
+        |b| {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            let dir = tempfile::tempdir().expect("tempdir");
+            let tools = dir.path().join("tools");
+            std::fs::create_dir_all(&tools).expect("tools");
+            let echo = std::fs::read(echo_path()).expect("echo");
+            for n in 0..100 {
+                std::fs::write(
+                    tools.join(format!("echo{n:03}.wasm")),
+                    distinct_copy(&echo, n),
+                )
+                .expect("write");
+            }
+            // A cache of its own: every replacement below is new to it.
+            let cache = tempfile::tempdir().expect("cache");
+            let host = rt
+                .block_on(Host::builder(dir.path()).cache_dir(cache.path()).build())
+                .expect("host");
+            let options = CallOptions::new(Arc::new(Session::ephemeral().expect("session")));
+            let input = serde_json::json!({"text": "hello"});
+            let mut version = 1000;
+            b.iter(|| {
+                version += 1;
+                std::fs::write(tools.join("echo042.wasm"), distinct_copy(&echo, version))
+                    .expect("replace");
+                let registry = rt.block_on(host.reload()).expect("reload");
+                assert_eq!(registry.tools().count(), 100);
+                let result = rt
+                    .block_on(host.call("echo042", input.clone(), &options))
+                    .expect("call");
+                assert!(!result.is_error);
+            })
+        },
+    );
+    group.finish();
+}
+
+criterion_group!(benches, call_echo, load_100, reload_one_of_100);
 criterion_main!(benches);

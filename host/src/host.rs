@@ -158,8 +158,11 @@ impl Host {
     /// A tool whose file now fails its checks keeps its last good version
     /// (still listed as a failure, so the problem is reported).
     pub async fn reload(&self) -> anyhow::Result<Arc<Registry>> {
-        let mut fresh = Registry::load(&self.engine, &self.tools_dir, &self.config).await?;
-        fresh.keep_last_good(&self.registry());
+        let previous = self.registry();
+        let mut fresh =
+            Registry::load_reusing(&self.engine, &self.tools_dir, &self.config, Some(&previous))
+                .await?;
+        fresh.keep_last_good(&previous);
         let fresh = Arc::new(fresh);
         let fingerprint = |r: &Registry| -> Vec<(String, String, bool)> {
             r.all()

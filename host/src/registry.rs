@@ -35,6 +35,9 @@ pub struct Tool {
     imports: Vec<String>,
     validator: jsonschema::Validator,
     output_validator: Option<jsonschema::Validator>,
+    /// The component file's size and time when it was read (reloads skip
+    /// files that still match); `None` for a custom tool.
+    stamp: Option<FileStamp>,
     /// The pre-instantiated component; `None` for a custom tool.
     pub(crate) pre: Option<ContractPre<CallState>>,
 }
@@ -133,6 +136,23 @@ fn schema_errors(
         .collect()
 }
 
+/// A file's size and modification time: whether it changed since it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    len: u64,
+    modified: std::time::SystemTime,
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> Option<Self> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(Self {
+            len: meta.len(),
+            modified: meta.modified().ok()?,
+        })
+    }
+}
+
 /// A file that did not load, and why.
 #[derive(Debug, Clone, Serialize)]
 pub struct LoadFailure {
@@ -169,6 +189,18 @@ impl Registry {
     /// Load every `.wasm` in `dir`. Fails only when the folder cannot be read
     /// or holds more than [`MAX_TOOLS`] tools; a bad tool is a [`LoadFailure`].
     pub async fn load(engine: &ToolEngine, dir: &Path, config: &Config) -> anyhow::Result<Self> {
+        Self::load_reusing(engine, dir, config, None).await
+    }
+
+    /// [`Registry::load`], reusing from `previous` (loaded under the same
+    /// config) every tool whose file has not changed: a reload re-checks
+    /// only what changed.
+    pub async fn load_reusing(
+        engine: &ToolEngine,
+        dir: &Path,
+        config: &Config,
+        previous: Option<&Registry>,
+    ) -> anyhow::Result<Self> {
         let files = tool_files(dir)?;
         let count = files.len() + config.custom_tools.len();
         anyhow::ensure!(
@@ -182,6 +214,10 @@ impl Registry {
         let mut registry = Self::default();
         for path in files {
             let name = slug(&path);
+            if let Some(unchanged) = previous.and_then(|p| p.unchanged(&name, &path)) {
+                registry.tools.insert(name, unchanged);
+                continue;
+            }
             let loaded = match config.policy_for(&name) {
                 Ok(policy) => load_tool(engine, &path, &name, policy).await,
                 Err(e) => Err(format!("{e:#}")),
@@ -267,6 +303,14 @@ impl Registry {
         &self.failures
     }
 
+    /// This registry's tool `name` if `path` is the file it was loaded from,
+    /// untouched since (same size and modification time).
+    fn unchanged(&self, name: &str, path: &Path) -> Option<Arc<Tool>> {
+        let tool = self.tools.get(name)?;
+        let stamp = FileStamp::of(path)?;
+        (tool.path == path && tool.stamp == Some(stamp)).then(|| tool.clone())
+    }
+
     /// Keep `previous`'s version of every tool that failed to load this
     /// time but loaded before (its file was replaced by a broken one).
     pub fn keep_last_good(&mut self, previous: &Registry) {
@@ -311,6 +355,8 @@ pub async fn load_tool(
     policy: ToolPolicy,
 ) -> Result<Tool, String> {
     tool::check_name(name).map_err(|e| e.to_string())?;
+    // Stamped before reading: a write in between makes the next reload read it again.
+    let stamp = FileStamp::of(path);
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
     let compiled = engine.compile(&bytes).map_err(|e| format!("{e:#}"))?;
     let imports = compiled
@@ -333,6 +379,7 @@ pub async fn load_tool(
         imports,
         validator,
         output_validator,
+        stamp,
         pre: Some(pre),
     })
 }
@@ -360,6 +407,7 @@ fn custom_tool(name: &str, spec: &CustomToolSpec, policy: ToolPolicy) -> Result<
         imports: Vec::new(),
         validator,
         output_validator: None,
+        stamp: None,
         pre: None,
     })
 }

@@ -179,9 +179,10 @@ async fn metadata_is_read_and_exposed() {
 
 #[tokio::test]
 async fn a_reload_swaps_tools_and_keeps_the_last_good_version_of_a_broken_one() {
-    let (dir, host) = host(&["echo"], "").await;
+    let (dir, host) = host(&["echo", "trap"], "").await;
     let changes = host.tool_changes();
     let tools = dir.path().join("tools");
+    let before = host.registry();
 
     // A broken replacement: echo keeps working and the failure is reported.
     std::fs::write(tools.join("echo.wasm"), b"not a component").unwrap();
@@ -198,6 +199,11 @@ async fn a_reload_swaps_tools_and_keeps_the_last_good_version_of_a_broken_one() 
         .unwrap();
     assert_eq!(result.result, json!("still"));
     assert!(!changes.has_changed().unwrap(), "nothing callable changed");
+    let kept = |r: &toolhost::Registry| r.get("trap").cloned().unwrap();
+    assert!(
+        std::sync::Arc::ptr_eq(&kept(&before), &kept(&registry)),
+        "an untouched file is not loaded again"
+    );
 
     // A good replacement (another tool under the name) is swapped in.
     std::fs::copy(artifact("context"), tools.join("echo.wasm")).unwrap();
