@@ -61,6 +61,23 @@ fn call_echo(c: &mut Criterion) {
     });
 }
 
+/// A host directory with 100 distinct copies of `echo` (`echo000`..`echo099`),
+/// and echo's bytes to make more.
+fn folder_of_100() -> (tempfile::TempDir, Vec<u8>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = dir.path().join("tools");
+    std::fs::create_dir_all(&tools).expect("tools");
+    let echo = std::fs::read(echo_path()).expect("echo");
+    for n in 0..100 {
+        std::fs::write(
+            tools.join(format!("echo{n:03}.wasm")),
+            distinct_copy(&echo, n),
+        )
+        .expect("write");
+    }
+    (dir, echo)
+}
+
 fn load_100(c: &mut Criterion) {
     let mut group = c.benchmark_group("load");
     group
@@ -72,17 +89,7 @@ fn load_100(c: &mut Criterion) {
             .enable_all()
             .build()
             .expect("runtime");
-        let dir = tempfile::tempdir().expect("tempdir");
-        let tools = dir.path().join("tools");
-        std::fs::create_dir_all(&tools).expect("tools");
-        let echo = std::fs::read(echo_path()).expect("echo");
-        for n in 0..100 {
-            std::fs::write(
-                tools.join(format!("echo{n:03}.wasm")),
-                distinct_copy(&echo, n),
-            )
-            .expect("write");
-        }
+        let (dir, _echo) = folder_of_100();
         let build = |dir: &Path| rt.block_on(Host::builder(dir).build()).expect("host");
         let warm = build(dir.path());
         assert_eq!(
@@ -109,17 +116,8 @@ fn reload_one_of_100(c: &mut Criterion) {
                 .enable_all()
                 .build()
                 .expect("runtime");
-            let dir = tempfile::tempdir().expect("tempdir");
+            let (dir, echo) = folder_of_100();
             let tools = dir.path().join("tools");
-            std::fs::create_dir_all(&tools).expect("tools");
-            let echo = std::fs::read(echo_path()).expect("echo");
-            for n in 0..100 {
-                std::fs::write(
-                    tools.join(format!("echo{n:03}.wasm")),
-                    distinct_copy(&echo, n),
-                )
-                .expect("write");
-            }
             // A cache of its own: every replacement below is new to it.
             let cache = tempfile::tempdir().expect("cache");
             let host = rt
