@@ -580,7 +580,7 @@ impl Call<'_> {
         let size = serde_json::to_vec(&output.content).map_or(usize::MAX, |v| v.len());
         Ok(match self.within_output_cap(size) {
             Ok(()) => self.finish(done, output, None),
-            Err(problem) => self.failed(done, &problem, Some("output")),
+            Err(rejected) => self.rejected(done, rejected),
         })
     }
 
@@ -622,9 +622,7 @@ impl Call<'_> {
         match result {
             Ok(Some(out)) => match self.checked(out) {
                 Ok(output) => self.finish(done, output, None),
-                Err((problem, limit)) => {
-                    self.failed(done, &format!("dry-run result: {problem}"), limit)
-                }
+                Err(rejected) => self.rejected(done, rejected.context("dry-run result")),
             },
             Ok(None) => self.finish(done, acknowledged(), None),
             Err(failure) => self.failed(
@@ -636,22 +634,23 @@ impl Call<'_> {
     }
 
     /// Convert a guest's output, enforcing the output cap before parsing it.
-    /// A failure says what was wrong and which limit, if any, it hit.
-    fn checked(
-        &self,
-        out: types::ToolOutput,
-    ) -> Result<ToolOutput, (String, Option<&'static str>)> {
-        self.within_output_cap(ToolOutput::guest_size(&out))
-            .map_err(|problem| (problem, Some("output")))?;
-        ToolOutput::from_guest(out).map_err(|problem| (format!("the tool {problem}"), None))
+    fn checked(&self, out: types::ToolOutput) -> Result<ToolOutput, Rejected> {
+        self.within_output_cap(ToolOutput::guest_size(&out))?;
+        ToolOutput::from_guest(out).map_err(|problem| Rejected {
+            problem: format!("the tool {problem}"),
+            limit: None,
+        })
     }
 
-    fn within_output_cap(&self, size: usize) -> Result<(), String> {
+    fn within_output_cap(&self, size: usize) -> Result<(), Rejected> {
         let cap = self.tool.policy().limits.output_bytes;
         if size > cap {
-            return Err(format!(
-                "output cap hit: the result is {size} bytes; at most {cap} are allowed (max_output_bytes)"
-            ));
+            return Err(Rejected {
+                problem: format!(
+                    "output cap hit: the result is {size} bytes; at most {cap} are allowed (max_output_bytes)"
+                ),
+                limit: Some("output"),
+            });
         }
         Ok(())
     }
@@ -729,13 +728,12 @@ impl Call<'_> {
                     let message = tool_error_message(error);
                     self.within_output_cap(message.len())
                         .map(|()| ToolOutput::text(message, true))
-                        .map_err(|problem| (problem, Some("output")))
                 }
                 Ok(Ok(out)) => self.checked(out),
             };
             return match output {
                 Ok(output) => self.finish(done, output, None),
-                Err((problem, limit)) => self.failed(done, &problem, limit),
+                Err(rejected) => self.rejected(done, rejected),
             };
         }
     }
@@ -832,6 +830,11 @@ impl Call<'_> {
         }
     }
 
+    /// The result of a call whose output was not accepted.
+    fn rejected(&self, done: Done, rejected: Rejected) -> CallResult {
+        self.failed(done, &rejected.problem, rejected.limit)
+    }
+
     /// The result of a call that ended in a limit, trap or bad output.
     fn failed(&self, done: Done, message: &str, limit: Option<&'static str>) -> CallResult {
         let message = format!("tool `{}` failed: {message}", self.tool.name());
@@ -883,6 +886,22 @@ fn tool_network(network: &Network, tool: &Tool) -> Network {
             .unwrap_or(host.max_response_body_bytes),
         ..*host
     })
+}
+
+/// Why a tool's output was not accepted, and which limit that was, if one.
+struct Rejected {
+    problem: String,
+    limit: Option<&'static str>,
+}
+
+impl Rejected {
+    /// The same rejection, said to be about `what`.
+    fn context(self, what: &str) -> Self {
+        Self {
+            problem: format!("{what}: {}", self.problem),
+            ..self
+        }
+    }
 }
 
 /// The workspace a call runs with.
