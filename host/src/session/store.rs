@@ -273,6 +273,19 @@ impl SessionStore {
         token: Option<&str>,
         caller: Option<&Value>,
     ) -> Result<Bound, BindError> {
+        self.bind_or(session_id, token, caller, SessionSpec::default())
+    }
+
+    /// [`SessionStore::bind`], with a scratch session made from `scratch`
+    /// (its mode, asOf and channel; the request supplies the auth, and a
+    /// token its channel and key).
+    pub fn bind_or(
+        &self,
+        session_id: Option<&str>,
+        token: Option<&str>,
+        caller: Option<&Value>,
+        scratch: SessionSpec,
+    ) -> Result<Bound, BindError> {
         let session = match (session_id, token) {
             (Some(_), Some(_)) => {
                 return Err(BindError::InvalidToken {
@@ -295,20 +308,20 @@ impl SessionStore {
                 match found {
                     Some(session) => session,
                     None => {
-                        return Ok(scratch(SessionSpec {
+                        return Ok(scratch_session(SessionSpec {
                             id: Some(token.to_string()),
                             channel: Some(channel.to_string()),
                             key: Some(key.to_string()),
                             auth: caller.cloned(),
-                            ..SessionSpec::default()
+                            ..scratch
                         }));
                     }
                 }
             }
             (None, None) => {
-                return Ok(scratch(SessionSpec {
+                return Ok(scratch_session(SessionSpec {
                     auth: caller.cloned(),
-                    ..SessionSpec::default()
+                    ..scratch
                 }));
             }
         };
@@ -363,7 +376,7 @@ impl SessionStore {
     }
 }
 
-fn scratch(spec: SessionSpec) -> Bound {
+fn scratch_session(spec: SessionSpec) -> Bound {
     Bound {
         session: Arc::new(Session::with_workspace(
             spec,

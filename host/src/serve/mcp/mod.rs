@@ -156,44 +156,36 @@ impl ToolServer {
             })?),
             None => self.options.as_of,
         };
-        let bound = self
-            .sessions
-            .bind(
-                session_id.as_deref(),
-                token.as_deref(),
-                self.options.caller.as_ref(),
-            )
-            .map_err(|e| {
-                ErrorData::invalid_params(e.to_string(), Some(json!({ "code": e.code() })))
-            })?;
-        if !bound.scratch {
-            if meta.contains_key("toolhost/dryRun") || meta.contains_key("toolhost/asOf") {
-                return Err(ErrorData::invalid_params(
-                    "a session keeps its own mode and asOf: do not pass toolhost/dryRun or toolhost/asOf with a session",
-                    None,
-                ));
-            }
-            return Ok(bound.session);
-        }
-        let scratch = &bound.session;
-        Session::open(SessionSpec {
-            id: Some(scratch.id().to_string()),
-            channel: scratch
-                .channel()
-                .map(str::to_string)
-                .or_else(|| Some("mcp".into())),
-            key: scratch.key().map(str::to_string),
+        let scratch = SessionSpec {
+            channel: Some("mcp".into()),
             mode: if dry_run {
                 SessionMode::DryRun
             } else {
                 SessionMode::Live
             },
             as_of,
-            auth: self.options.caller.clone(),
-            workspace: None,
-        })
-        .map(Arc::new)
-        .map_err(|e| ErrorData::internal_error(format!("cannot open a session: {e:#}"), None))
+            ..SessionSpec::default()
+        };
+        let bound = self
+            .sessions
+            .bind_or(
+                session_id.as_deref(),
+                token.as_deref(),
+                self.options.caller.as_ref(),
+                scratch,
+            )
+            .map_err(|e| {
+                ErrorData::invalid_params(e.to_string(), Some(json!({ "code": e.code() })))
+            })?;
+        if !bound.scratch
+            && (meta.contains_key("toolhost/dryRun") || meta.contains_key("toolhost/asOf"))
+        {
+            return Err(ErrorData::invalid_params(
+                "a session keeps its own mode and asOf: do not pass toolhost/dryRun or toolhost/asOf with a session",
+                None,
+            ));
+        }
+        Ok(bound.session)
     }
 }
 
