@@ -4,9 +4,8 @@
 //! dry-run stub → session write slot → run in a fresh sandbox → retries →
 //! envelope → trace events. See DESIGN.md section 4.
 
-use std::future::Future;
+use futures::future::BoxFuture;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
@@ -111,10 +110,7 @@ pub enum ApprovalDecision {
 /// `--approve`, the HTTP API's approval endpoint, MCP elicitation.
 pub trait Approver: Send + Sync {
     /// Decide one call (may wait for a person).
-    fn decide<'a>(
-        &'a self,
-        request: &'a ApprovalRequest,
-    ) -> Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'a>>;
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision>;
 }
 
 /// Approves every call on behalf of `by` (the CLI's `--approve`).
@@ -124,10 +120,7 @@ pub struct PreApproved(
 );
 
 impl Approver for PreApproved {
-    fn decide<'a>(
-        &'a self,
-        _request: &'a ApprovalRequest,
-    ) -> Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'a>> {
+    fn decide<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
         Box::pin(async move { ApprovalDecision::Approved { by: self.0.clone() } })
     }
 }
@@ -139,10 +132,7 @@ pub struct NoApprover(
 );
 
 impl Approver for NoApprover {
-    fn decide<'a>(
-        &'a self,
-        _request: &'a ApprovalRequest,
-    ) -> Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'a>> {
+    fn decide<'a>(&'a self, _request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
         Box::pin(async move {
             ApprovalDecision::Unavailable {
                 how: self.0.clone(),
@@ -174,7 +164,7 @@ pub trait CustomToolRunner: Send + Sync {
         &'a self,
         session: &'a Session,
         request: &'a CustomToolUse,
-    ) -> Pin<Box<dyn Future<Output = Result<ToolOutput, CallError>> + Send + 'a>>;
+    ) -> BoxFuture<'a, Result<ToolOutput, CallError>>;
 }
 
 /// Answers no custom tool call: where nobody can (the CLI, a call outside
@@ -186,7 +176,7 @@ impl CustomToolRunner for NoCustomTools {
         &'a self,
         _session: &'a Session,
         request: &'a CustomToolUse,
-    ) -> Pin<Box<dyn Future<Output = Result<ToolOutput, CallError>> + Send + 'a>> {
+    ) -> BoxFuture<'a, Result<ToolOutput, CallError>> {
         Box::pin(async move {
             Err(CallError::ToolNotCallable {
                 tool: request.tool_name.clone(),

@@ -7,17 +7,16 @@
 //! ever leaves the loopback interface.
 
 use std::fmt;
-use std::future::Future;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpStream;
 
-/// A boxed, sendable future, as the [`Resolver`] and [`Dialer`] return.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// A boxed, sendable future, as the [`Resolver`] and [`Dialer`] return (the
+/// `futures` crate's, which the call pipeline's traits return too).
+pub use futures::future::BoxFuture;
 
 /// Turns a host name into addresses. Called once per request, never for an
 /// IP literal; every address it returns is checked before any is dialed.

@@ -4,9 +4,8 @@
 //! the call goes on in the background, the approval or result arrives on
 //! another request, and `GET …/calls/<id>` polls or long-polls the outcome.
 
+use futures::future::BoxFuture;
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -235,10 +234,7 @@ pub struct BoardApprover {
 }
 
 impl Approver for BoardApprover {
-    fn decide<'a>(
-        &'a self,
-        request: &'a ApprovalRequest,
-    ) -> Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'a>> {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
         Box::pin(async move {
             let parked = self.board.park(
                 &request.call_id,
@@ -311,7 +307,7 @@ impl CustomToolRunner for BoardCustomTools {
         &'a self,
         session: &'a Session,
         request: &'a CustomToolUse,
-    ) -> Pin<Box<dyn Future<Output = Result<ToolOutput, CallError>> + Send + 'a>> {
+    ) -> BoxFuture<'a, Result<ToolOutput, CallError>> {
         Box::pin(async move {
             let parked = self.board.park(
                 &request.call_id,

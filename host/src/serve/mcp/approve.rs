@@ -2,8 +2,7 @@
 //! elicitation; a client that cannot elicit gets the call refused (never
 //! approved silently).
 
-use std::future::Future;
-use std::pin::Pin;
+use futures::future::BoxFuture;
 
 use rmcp::RoleServer;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
@@ -28,10 +27,7 @@ pub struct ElicitApprover {
 }
 
 impl Approver for ElicitApprover {
-    fn decide<'a>(
-        &'a self,
-        request: &'a ApprovalRequest,
-    ) -> Pin<Box<dyn Future<Output = ApprovalDecision> + Send + 'a>> {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
         Box::pin(async move {
             if !self.can_elicit {
                 return ApprovalDecision::Unavailable {
