@@ -325,12 +325,18 @@ impl Host {
         let started = Instant::now();
         let session = &*options.session;
         let registry = self.registry();
-        let tool = registry
-            .get(tool_name)
-            .ok_or_else(|| CallError::UnknownTool {
-                name: tool_name.to_string(),
-                known: registry.tools().map(|t| t.name().to_string()).collect(),
-            })?;
+        let tool = registry.get(tool_name).ok_or_else(|| {
+            match registry.unavailable_reason(tool_name) {
+                Some(reason) => CallError::ToolNotCallable {
+                    tool: tool_name.to_string(),
+                    reason: reason.to_string(),
+                },
+                None => CallError::UnknownTool {
+                    name: tool_name.to_string(),
+                    known: registry.tools().map(|t| t.name().to_string()).collect(),
+                },
+            }
+        })?;
         let (input, input_text) = parse_input(tool, input.into())?;
         check_time_args(tool, session, &input)?;
 

@@ -12,6 +12,7 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use crate::caps::http::AllowList;
+use crate::toolset::Toolset;
 
 /// The file name looked for in a host directory.
 pub const CONFIG_FILE: &str = "toolhost.toml";
@@ -43,6 +44,9 @@ pub struct Config {
     /// Settings of the HTTP server (`toolhost serve`).
     #[serde(default)]
     pub server: ServerSettings,
+    /// The built-in toolset, when declared (`[toolset]` or `[[toolset]]`).
+    #[serde(default, deserialize_with = "crate::toolset::one_or_many")]
+    pub toolset: Vec<Toolset>,
 }
 
 /// A custom tool: a name, a description and an input schema, but no
@@ -316,49 +320,52 @@ impl Config {
         dir.join(CONFIG_FILE)
     }
 
-    /// The resolved policy of the tool `name`.
+    /// The resolved policy of the tool `name`: its `[tools.<name>]` entry
+    /// over what the toolset gives a toolset tool over `[defaults]`.
     pub fn policy_for(&self, name: &str) -> anyhow::Result<ToolPolicy> {
-        let own = self.tools.get(name);
-        let http_entries: Vec<String> = own
-            .and_then(|s| s.http.clone())
-            .or_else(|| self.defaults.http.clone())
-            .unwrap_or_default();
-        let http = AllowList::parse(&http_entries)
+        let implied = self.declared_toolset().and_then(|t| t.settings_for(name));
+        let layers: Vec<&ToolSettings> = self
+            .tools
+            .get(name)
+            .into_iter()
+            .chain(implied.as_ref())
+            .chain([&self.defaults])
+            .collect();
+        let http = AllowList::parse(&first(&layers, |s| s.http.clone()).unwrap_or_default())
             .with_context(|| format!("invalid `http` grant for tool `{name}`"))?;
         Ok(ToolPolicy {
-            enabled: pick(own, &self.defaults, |s| s.enabled).unwrap_or(true),
-            permission: pick(own, &self.defaults, |s| s.permission).unwrap_or_default(),
+            enabled: first(&layers, |s| s.enabled).unwrap_or(true),
+            permission: first(&layers, |s| s.permission).unwrap_or_default(),
             timeout: Duration::from_millis(
-                pick(own, &self.defaults, |s| s.timeout_ms).unwrap_or(DEFAULT_TIMEOUT_MS),
+                first(&layers, |s| s.timeout_ms).unwrap_or(DEFAULT_TIMEOUT_MS),
             ),
             memory_bytes: usize::try_from(
-                pick(own, &self.defaults, |s| s.memory_mb).unwrap_or(DEFAULT_MEMORY_MB),
+                first(&layers, |s| s.memory_mb).unwrap_or(DEFAULT_MEMORY_MB),
             )
             .unwrap_or(usize::MAX)
             .saturating_mul(1024 * 1024),
             grants: Grants {
-                workspace: pick(own, &self.defaults, |s| s.workspace).unwrap_or_default(),
-                kv: own
-                    .and_then(|s| s.kv.clone())
-                    .or_else(|| self.defaults.kv.clone())
-                    .unwrap_or_default(),
+                workspace: first(&layers, |s| s.workspace).unwrap_or_default(),
+                kv: first(&layers, |s| s.kv.clone()).unwrap_or_default(),
                 http,
-                env: own
-                    .and_then(|s| s.env.clone())
-                    .or_else(|| self.defaults.env.clone())
-                    .unwrap_or_default(),
+                env: first(&layers, |s| s.env.clone()).unwrap_or_default(),
             },
             limits: ToolLimits {
-                input_bytes: pick(own, &self.defaults, |s| s.max_input_bytes)
+                input_bytes: first(&layers, |s| s.max_input_bytes)
                     .unwrap_or(DEFAULT_MAX_INPUT_BYTES),
-                output_bytes: pick(own, &self.defaults, |s| s.max_output_bytes)
+                output_bytes: first(&layers, |s| s.max_output_bytes)
                     .unwrap_or(DEFAULT_MAX_OUTPUT_BYTES),
-                stdio_bytes: pick(own, &self.defaults, |s| s.max_stdio_bytes)
+                stdio_bytes: first(&layers, |s| s.max_stdio_bytes)
                     .unwrap_or(DEFAULT_MAX_STDIO_BYTES),
-                http_requests: pick(own, &self.defaults, |s| s.max_http_requests),
-                http_response_bytes: pick(own, &self.defaults, |s| s.max_http_response_bytes),
+                http_requests: first(&layers, |s| s.max_http_requests),
+                http_response_bytes: first(&layers, |s| s.max_http_response_bytes),
             },
         })
+    }
+
+    /// The built-in toolset, if the config declares it.
+    pub fn declared_toolset(&self) -> Option<&Toolset> {
+        self.toolset.first()
     }
 
     /// The largest memory cap any tool may get, for sizing the instance pool.
@@ -394,17 +401,16 @@ impl Config {
                 .validate()
                 .with_context(|| format!("in {section}"))?;
         }
+        for toolset in &self.toolset {
+            toolset.validate().context("in [toolset]")?;
+        }
         Ok(())
     }
 }
 
-/// A setting from the tool's own entry, else from `[defaults]`.
-fn pick<T>(
-    own: Option<&ToolSettings>,
-    defaults: &ToolSettings,
-    get: impl Fn(&ToolSettings) -> Option<T>,
-) -> Option<T> {
-    own.and_then(&get).or_else(|| get(defaults))
+/// A setting from the first layer that sets it.
+fn first<T>(layers: &[&ToolSettings], get: impl Fn(&ToolSettings) -> Option<T>) -> Option<T> {
+    layers.iter().find_map(|s| get(s))
 }
 
 impl ToolSettings {

@@ -53,7 +53,8 @@ pub enum CallError {
         /// How to grant it on the surface in use.
         how: String,
     },
-    /// The tool exists but cannot run here (a custom tool outside a session).
+    /// The tool exists but cannot run here: a custom tool outside a session,
+    /// or a toolset tool with no sandboxed equivalent (`bash`, `web_search`).
     #[error("tool `{tool}` cannot be called here: {reason}")]
     ToolNotCallable {
         /// The tool called.

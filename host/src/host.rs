@@ -193,6 +193,21 @@ impl Host {
         self.tool_changes.subscribe()
     }
 
+    /// What surfaces list: the enabled tools, the toolset tools that are
+    /// enabled but cannot run here (`unavailable`, with why), and the
+    /// declared toolset as the registry echoes it (`toolsets`).
+    pub fn listing(&self) -> serde_json::Value {
+        let registry = self.registry();
+        let tools: Vec<serde_json::Value> = registry.tools().map(|t| t.to_json()).collect();
+        let toolsets: Vec<serde_json::Value> =
+            self.config.toolset.iter().map(|t| t.to_json()).collect();
+        serde_json::json!({
+            "tools": tools,
+            "unavailable": registry.unavailable(),
+            "toolsets": toolsets,
+        })
+    }
+
     /// The config in force.
     pub fn config(&self) -> &Config {
         &self.config

@@ -37,6 +37,7 @@ pub mod engine;
 pub mod error;
 pub mod host;
 mod instance;
+pub mod lint;
 pub mod output;
 pub mod registry;
 pub mod reload;
@@ -44,6 +45,7 @@ pub mod serve;
 pub mod session;
 pub mod state;
 pub mod tool;
+pub mod toolset;
 
 pub use call::{
     ApprovalDecision, ApprovalRequest, Approver, CallInput, CallOptions, CallResult, CallTrace,

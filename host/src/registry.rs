@@ -19,15 +19,29 @@ use crate::engine::ToolEngine;
 use crate::instance::{Caps, Instance};
 use crate::state::CallState;
 use crate::tool::{self, Effect, EffectDecl, MAX_TOOLS, ToolMetadata};
+use crate::toolset::{self, COMPONENT_TOOLS};
 
 /// How long a tool's `metadata` may take at load.
 const METADATA_DEADLINE: Duration = Duration::from_secs(10);
 /// How much of a tool's stdout/stderr is kept while loading it.
 const LOAD_CAPTURE_BYTES: usize = 4096;
 
+/// Where a tool comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// A component file in the tools folder.
+    File,
+    /// The built-in toolset, embedded in the host.
+    Toolset,
+    /// A custom tool declared in `toolhost.toml`, answered by the client.
+    Custom,
+}
+
 /// A loaded, checked tool, ready to instantiate.
 pub struct Tool {
     name: String,
+    origin: Origin,
     path: PathBuf,
     sha256: String,
     metadata: ToolMetadata,
@@ -58,7 +72,13 @@ impl Tool {
         &self.name
     }
 
-    /// The component file it was loaded from.
+    /// Where it comes from.
+    pub fn origin(&self) -> Origin {
+        self.origin
+    }
+
+    /// The component file it was loaded from (`toolset/<name>` for a
+    /// toolset tool, `toolhost.toml` for a custom tool).
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -81,7 +101,7 @@ impl Tool {
     /// Whether it is a custom tool: declared in `toolhost.toml`, answered
     /// by the client, with no component.
     pub fn is_custom(&self) -> bool {
-        self.pre.is_none()
+        self.origin == Origin::Custom
     }
 
     /// The interfaces the component imports: what it could ask for.
@@ -105,6 +125,7 @@ impl Tool {
             "permission": self.policy.permission,
             "enabled": self.policy.enabled,
             "custom": self.is_custom(),
+            "origin": self.origin,
         })
     }
 
@@ -178,10 +199,20 @@ impl std::fmt::Display for LoadFailure {
     }
 }
 
+/// A toolset tool that is enabled but cannot run here, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unavailable {
+    /// Its name.
+    pub name: String,
+    /// Why it cannot run, in words for the caller.
+    pub reason: String,
+}
+
 /// The tools a host serves.
 #[derive(Debug, Default)]
 pub struct Registry {
     tools: BTreeMap<String, Arc<Tool>>,
+    unavailable: Vec<Unavailable>,
     failures: Vec<LoadFailure>,
 }
 
@@ -202,14 +233,25 @@ impl Registry {
         previous: Option<&Registry>,
     ) -> anyhow::Result<Self> {
         let files = tool_files(dir)?;
-        let count = files.len() + config.custom_tools.len();
+        let toolset = config.declared_toolset();
+        let toolset_tools: Vec<&str> = toolset
+            .map(|set| {
+                COMPONENT_TOOLS
+                    .iter()
+                    .map(|(name, _)| *name)
+                    .filter(|name| set.resolve(name).enabled)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let count = files.len() + config.custom_tools.len() + toolset_tools.len();
         anyhow::ensure!(
             count <= MAX_TOOLS,
-            "{} holds {} tools and toolhost.toml declares {} custom tools: {count} in all; \
-             at most {MAX_TOOLS} are allowed (remove some)",
+            "{} holds {} tools, toolhost.toml declares {} custom tools and the toolset \
+             enables {}: {count} in all; at most {MAX_TOOLS} are allowed (remove some)",
             dir.display(),
             files.len(),
             config.custom_tools.len(),
+            toolset_tools.len(),
         );
         let mut registry = Self::default();
         for path in files {
@@ -231,6 +273,44 @@ impl Registry {
                     tool: Some(name),
                     reason,
                 }),
+            }
+        }
+        for name in toolset_tools {
+            if let Some(kept) = previous
+                .and_then(|p| p.tools.get(name))
+                .filter(|t| t.origin == Origin::Toolset)
+            {
+                registry.tools.insert(name.to_string(), kept.clone());
+                continue;
+            }
+            let loaded = match config.policy_for(name) {
+                Ok(policy) => load_toolset_tool(engine, name, policy).await,
+                Err(e) => Err(format!("{e:#}")),
+            };
+            match loaded {
+                Ok(tool) => {
+                    registry.tools.insert(name.to_string(), Arc::new(tool));
+                }
+                Err(reason) => registry.failures.push(LoadFailure {
+                    file: toolset_path(name),
+                    tool: Some(name.to_string()),
+                    reason,
+                }),
+            }
+        }
+        if let Some(set) = toolset {
+            registry.unavailable = set
+                .unavailable()
+                .map(|(name, reason)| Unavailable {
+                    name: name.to_string(),
+                    reason: reason.to_string(),
+                })
+                .collect();
+            for key in set.ignored_keys() {
+                tracing::warn!(
+                    "toolhost.toml: [toolset] configs.{key} names no toolset tool; it is kept \
+                     but ignored"
+                );
             }
         }
         for (name, spec) in &config.custom_tools {
@@ -261,11 +341,13 @@ impl Registry {
             .tools
             .keys()
             .filter(|name| {
-                !registry.tools.contains_key(*name)
-                    && !registry
+                let declared = registry.tools.contains_key(*name)
+                    || registry
                         .failures
                         .iter()
                         .any(|f| f.tool.as_deref() == Some(name))
+                    || (toolset.is_some() && toolset::is_toolset_name(name));
+                !declared
             })
             .map(String::as_str)
             .collect();
@@ -296,6 +378,19 @@ impl Registry {
     /// Every loaded tool, disabled ones included.
     pub fn all(&self) -> impl Iterator<Item = &Arc<Tool>> {
         self.tools.values()
+    }
+
+    /// The toolset tools that are enabled but have no sandboxed equivalent.
+    pub fn unavailable(&self) -> &[Unavailable] {
+        &self.unavailable
+    }
+
+    /// Why the enabled toolset tool `name` cannot run, if it cannot.
+    pub fn unavailable_reason(&self, name: &str) -> Option<&str> {
+        self.unavailable
+            .iter()
+            .find(|u| u.name == name)
+            .map(|u| u.reason.as_str())
     }
 
     /// The files that did not load.
@@ -358,7 +453,39 @@ pub async fn load_tool(
     // Stamped before reading: a write in between makes the next reload read it again.
     let stamp = FileStamp::of(path);
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
-    let compiled = engine.compile(&bytes).map_err(|e| format!("{e:#}"))?;
+    let mut tool = load_component(engine, &bytes, name, policy).await?;
+    tool.path = path.to_path_buf();
+    tool.stamp = stamp;
+    Ok(tool)
+}
+
+/// Load and check the toolset tool `name` from the component the host embeds.
+pub async fn load_toolset_tool(
+    engine: &ToolEngine,
+    name: &str,
+    policy: ToolPolicy,
+) -> Result<Tool, String> {
+    let bytes = toolset::component(name)
+        .ok_or_else(|| format!("`{name}` is not a toolset tool this host embeds"))?;
+    let mut tool = load_component(engine, bytes, name, policy).await?;
+    tool.origin = Origin::Toolset;
+    tool.path = toolset_path(name);
+    Ok(tool)
+}
+
+/// How a toolset tool's source is shown: the crate it is built from.
+fn toolset_path(name: &str) -> PathBuf {
+    PathBuf::from("toolset").join(name)
+}
+
+/// Compile, pre-instantiate and check a component as the tool `name`.
+async fn load_component(
+    engine: &ToolEngine,
+    bytes: &[u8],
+    name: &str,
+    policy: ToolPolicy,
+) -> Result<Tool, String> {
+    let compiled = engine.compile(bytes).map_err(|e| format!("{e:#}"))?;
     let imports = compiled
         .component
         .component_type()
@@ -372,14 +499,15 @@ pub async fn load_tool(
     let (metadata, validator, output_validator) = check_metadata(raw)?;
     Ok(Tool {
         name: name.to_string(),
-        path: path.to_path_buf(),
+        origin: Origin::File,
+        path: PathBuf::new(),
         sha256: compiled.sha256,
         metadata,
         policy,
         imports,
         validator,
         output_validator,
-        stamp,
+        stamp: None,
         pre: Some(pre),
     })
 }
@@ -393,6 +521,7 @@ fn custom_tool(name: &str, spec: &CustomToolSpec, policy: ToolPolicy) -> Result<
             .map_err(|e| e.to_string())?;
     Ok(Tool {
         name: name.to_string(),
+        origin: Origin::Custom,
         path: PathBuf::from(crate::config::CONFIG_FILE),
         sha256: String::new(),
         metadata: ToolMetadata {

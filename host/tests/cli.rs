@@ -403,3 +403,64 @@ fn serve_answers_url_calls_and_stops_on_sigterm() {
     let status = served.child.wait().expect("wait");
     assert_eq!(status.code(), Some(0), "SIGTERM is a clean stop");
 }
+
+#[test]
+fn check_lints_and_lists_the_toolset() {
+    let config = "[toolset]\ntype = \"agent_toolset\"\n\
+                  [toolset.configs]\nweb_fetch = { enabled = false }\nsomeday = { enabled = true }\n\
+                  [custom_tools.lookup]\ndescription = \"Looks things up\"\n\
+                  input_schema = { type = \"object\", properties = { q = { type = \"string\" } } }\n";
+    let dir = host_dir(&["echo"], config);
+    let out = toolhost(dir.path(), &["check"]);
+    assert!(
+        out.status.success(),
+        "warnings alone pass: {}",
+        stdout(&out)
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("ok    grep") && !text.contains("web_fetch"),
+        "{text}"
+    );
+    assert!(
+        text.contains("warn  lookup:") && text.contains("[short-description]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`q`") && text.contains("[undocumented-parameter]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("configs.someday names no toolset tool"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("warn  grep") && !text.contains("warn  echo"),
+        "{text}"
+    );
+
+    let out = toolhost(dir.path(), &["check", "--strict"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+
+    let out = toolhost(dir.path(), &["tools", "list"]);
+    let table = stdout(&out);
+    assert!(
+        table.contains("bash") && table.contains("unavailable"),
+        "{table}"
+    );
+    let out = toolhost(dir.path(), &["tools", "list", "--json"]);
+    let listing: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listing["toolsets"][0]["type"], "agent_toolset_20260401");
+    assert_eq!(listing["unavailable"][1]["name"], "web_search");
+
+    let out = toolhost(
+        dir.path(),
+        &["tool", "call", "web_search", "--input", r#"{"query":"x"}"#],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("no sandboxed equivalent"),
+        "{}",
+        stderr(&out)
+    );
+}

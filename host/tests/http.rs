@@ -13,9 +13,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::server::{Server, reply};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use toolhost::caps::http::{BoxFuture, Dialer, HttpLimits, Network, Resolver};
 use toolhost::{CallResult, Host};
 
@@ -68,69 +68,6 @@ impl Dialer for RecordingDialer {
             }
         })
     }
-}
-
-/// An HTTP/1.1 server on 127.0.0.1 answering each request head with
-/// `respond(head)`; it records every head it reads.
-struct Server {
-    addr: SocketAddr,
-    heads: Arc<Mutex<Vec<String>>>,
-}
-
-impl Server {
-    async fn start(respond: impl Fn(&str) -> Vec<u8> + Send + Sync + 'static) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let heads: Arc<Mutex<Vec<String>>> = Arc::default();
-        let respond = Arc::new(respond);
-        let seen = Arc::clone(&heads);
-        tokio::spawn(async move {
-            while let Ok((mut socket, _)) = listener.accept().await {
-                let (seen, respond) = (Arc::clone(&seen), Arc::clone(&respond));
-                tokio::spawn(async move {
-                    let head = read_head(&mut socket).await;
-                    seen.lock().unwrap().push(head.clone());
-                    let _ = socket.write_all(&respond(&head)).await;
-                    let _ = socket.shutdown().await;
-                });
-            }
-        });
-        Self { addr, heads }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.addr.port())
-    }
-
-    fn grant(&self) -> String {
-        self.url("")
-    }
-
-    fn heads(&self) -> Vec<String> {
-        self.heads.lock().unwrap().clone()
-    }
-}
-
-async fn read_head(socket: &mut TcpStream) -> String {
-    let mut head = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 64 * 1024 {
-        match socket.read(&mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => head.extend_from_slice(&buf[..n]),
-        }
-    }
-    String::from_utf8_lossy(&head).into_owned()
-}
-
-fn reply(status: &str, extra_headers: &str, body: &[u8]) -> Vec<u8> {
-    let mut reply = format!(
-        "HTTP/1.1 {status}\r\n{extra_headers}content-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    reply.extend_from_slice(body);
-    reply
 }
 
 /// Just over the default 10 MiB response cap.
@@ -333,7 +270,7 @@ async fn internal_destinations_are_refused_even_when_everything_is_granted() {
         assert!(fx.server.heads().is_empty(), "{url} reached the server");
         // The host is fine, and the literal grant still works.
         fx.fetch_hello().await;
-        fx.server.heads.lock().unwrap().clear();
+        fx.server.clear_heads();
         fx.dialer.dialed.lock().unwrap().clear();
     }
     assert_eq!(*fx.resolver.lookups.lock().unwrap(), ["evil.test"]);

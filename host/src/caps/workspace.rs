@@ -51,7 +51,13 @@ impl WasiSetup<'_> {
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false)
-            .socket_addr_check(|_, _| Box::pin(async { false }));
+            .socket_addr_check(|_, _| Box::pin(async { false }))
+            // Filesystem calls run on the calling worker instead of a hop
+            // to tokio's blocking pool: ~85 µs less per call, which is most
+            // of a search over many small files (bench toolset_grep). A call
+            // is one guest on one worker of a multi-thread runtime, and a
+            // local file operation blocks it briefly.
+            .allow_blocking_current_thread(true);
         for (name, value) in self.env {
             builder.env(name, value);
         }

@@ -18,6 +18,7 @@ use crate::config::{Config, Permission, WorkspaceAccess};
 use crate::engine::{EngineOptions, ToolEngine};
 use crate::host::Host;
 use crate::host::STATE_DIR;
+use crate::lint;
 use crate::registry::{self, Tool};
 use crate::reload;
 use crate::serve::client::{Answer, Client};
@@ -47,8 +48,9 @@ enum Command {
     },
     /// Show a tool's metadata, schema, and imports beside its grants.
     Inspect(InspectArgs),
-    /// Load every tool and report each failing check; exit 1 if any fails.
-    Check(DirArgs),
+    /// Load every tool, report each failing check (exit 1 if any fails) and
+    /// lint descriptions, names and schemas (warnings; exit 1 with --strict).
+    Check(CheckArgs),
     /// Serve the HTTP API (and MCP at /mcp) until interrupted (Ctrl-C or SIGTERM).
     Serve(ServeArgs),
     /// Serve MCP on stdin/stdout until stdin closes.
@@ -68,6 +70,15 @@ struct McpArgs {
     /// Bound time arguments by this instant (RFC 3339).
     #[arg(long, value_name = "INSTANT", conflicts_with = "session", value_parser = parse_instant)]
     as_of: Option<DateTime<FixedOffset>>,
+}
+
+#[derive(Debug, Args)]
+struct CheckArgs {
+    #[command(flatten)]
+    dir: DirArgs,
+    /// Fail (exit 1) on lint warnings too.
+    #[arg(long)]
+    strict: bool,
 }
 
 #[derive(Debug, Args)]
@@ -181,6 +192,9 @@ pub async fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if !matches!(cli.command, Command::Serve(_) | Command::Mcp(_)) {
+        quiet_on_closed_stdout();
+    }
     match cli.command {
         Command::Tools {
             command: ToolsCommand::List { dir, json },
@@ -189,9 +203,21 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             command: ToolCommand::Call(args),
         } => call(args).await,
         Command::Inspect(args) => inspect(args).await,
-        Command::Check(dir) => check(&dir.dir).await,
+        Command::Check(args) => check(args).await,
         Command::Serve(args) => serve(args).await,
         Command::Mcp(args) => mcp(args).await,
+    }
+}
+
+/// Let a closed stdout end the process quietly, as it does other Unix tools
+/// (`toolhost tools list | head`): Rust ignores SIGPIPE, which turns the
+/// next print into a panic. Not for the servers, whose peers may hang up.
+fn quiet_on_closed_stdout() {
+    #[cfg(unix)]
+    // SAFETY: signal(2) only changes how the process treats SIGPIPE; no
+    // handler runs, and nothing in these commands relies on ignoring it.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
@@ -209,11 +235,19 @@ async fn list(dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
     let host = load(dir).await?;
     let registry = host.registry();
     if as_json {
-        let tools: Vec<Value> = registry.tools().map(|t| t.to_json()).collect();
-        let failures = serde_json::to_value(registry.failures())?;
-        print_json(&json!({ "tools": tools, "failures": failures }))?;
+        let mut listing = host.listing();
+        listing["failures"] = serde_json::to_value(registry.failures())?;
+        print_json(&listing)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let unavailable = registry.unavailable().iter().map(|u| {
+        [
+            u.name.clone(),
+            "-".to_string(),
+            "-".to_string(),
+            summary(&format!("unavailable: {}", u.reason), 70),
+        ]
+    });
     let rows: Vec<[String; 4]> = registry
         .tools()
         .map(|t| {
@@ -224,6 +258,7 @@ async fn list(dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
                 summary(&t.metadata().description, 70),
             ]
         })
+        .chain(unavailable)
         .collect();
     let header = ["NAME", "EFFECT", "PERMISSION", "DESCRIPTION"].map(str::to_string);
     print_table(&header, &rows);
@@ -234,8 +269,8 @@ async fn list(dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn check(dir: &Path) -> anyhow::Result<ExitCode> {
-    let host = load(dir).await?;
+async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
+    let host = load(&args.dir.dir).await?;
     let registry = host.registry();
     for tool in registry.all() {
         println!("ok    {}", tool.name());
@@ -243,12 +278,31 @@ async fn check(dir: &Path) -> anyhow::Result<ExitCode> {
     for failure in registry.failures() {
         println!("FAIL  {failure}");
     }
+    if let Some(toolset) = host.config().declared_toolset() {
+        for key in toolset.ignored_keys() {
+            println!(
+                "warn  toolhost.toml: [toolset] configs.{key} names no toolset tool; kept but \
+                 ignored"
+            );
+        }
+    }
+    let lints = lint::lint(registry.all().map(|t| lint::Subject::from(&**t)));
+    for finding in &lints {
+        println!(
+            "warn  {}: {} [{}]",
+            finding.tool, finding.message, finding.rule
+        );
+    }
     let failed = registry.failures().len();
-    println!("{} tools loaded, {failed} failed", registry.all().count());
-    Ok(if failed == 0 {
-        ExitCode::SUCCESS
-    } else {
+    println!(
+        "{} tools loaded, {failed} failed, {} warnings",
+        registry.all().count(),
+        lints.len()
+    );
+    Ok(if failed > 0 || (args.strict && !lints.is_empty()) {
         ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     })
 }
 

@@ -27,7 +27,9 @@ impl Tool for FetchUrl {
     type Input = Input;
     const DESCRIPTION: &'static str = "
         Fetch a URL with GET and return its status, final URL (after up to 5
-        redirects), content type and body as text, cut at `max_bytes`.
+        redirects), content type and body as text, cut at `max_bytes`. Use it
+        to read a page or an API response from a host the operator allowed;
+        other hosts are refused. It cannot send a body or other methods.
     ";
     const EFFECT: EffectDecl = EffectDecl::Fixed(Effect::Read);
 

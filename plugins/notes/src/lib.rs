@@ -37,7 +37,9 @@ impl Tool for Notes {
     type Input = Input;
     const DESCRIPTION: &'static str = "
         Keep Markdown notes in the session's workspace: add (create or replace),
-        list, read or delete a note by title.
+        list, read or delete a note by title. `list` returns the titles, `read`
+        a note's body, `add` and `delete` a confirmation. Titles are file
+        names, so they cannot hold slashes.
     ";
     const EFFECT: EffectDecl = EffectDecl::ByInput;
 

@@ -59,7 +59,9 @@ impl Tool for QueryTelemetry {
     type Input = Input;
     const DESCRIPTION: &'static str = "
         Hourly readings of a service metric (cpu in percent, memory in MiB)
-        between two instants, at most 1000 points.
+        between two instants, at most 1000 points. Use it to see how a
+        service behaved over a period; `since` and `until` are RFC 3339 instants.
+        It returns the points with their times and cannot change anything.
     ";
     const EFFECT: EffectDecl = EffectDecl::Fixed(Effect::Read);
     const TIME_ARGS: &'static [&'static str] = &["since", "until"];

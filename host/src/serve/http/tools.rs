@@ -20,8 +20,7 @@ pub(super) async fn list(
     PathParams(slug): PathParams<String>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
-    let tools: Vec<Value> = app.host.registry().tools().map(|t| t.to_json()).collect();
-    Ok(Json(json!({ "tools": tools })))
+    Ok(Json(app.host.listing()))
 }
 
 /// The body of a call.
