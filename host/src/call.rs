@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use wasmtime::component::Val;
 
 use crate::bindings::{guest, types};
 use crate::caps::http::{HttpCtx, HttpLimits, Network, RequestBudget};
@@ -22,8 +23,9 @@ use crate::caps::workspace::{self, WasiSetup};
 use crate::config::{Permission, WorkspaceAccess};
 use crate::error::{CallError, InputError};
 use crate::host::Host;
-use crate::instance::{Caps, Failure, Instance};
+use crate::instance::{Caps, Failure, Instance, Pre};
 use crate::output::ToolOutput;
+use crate::plain::{self, PlainFunction};
 use crate::registry::{Tool, effect_from_guest};
 use crate::session::{
     CallRefused, CallRequested, EventData, EventKind, Session, SessionMode, parse_instant,
@@ -326,10 +328,15 @@ impl Host {
         let session = &*options.session;
         let registry = self.registry();
         let tool = registry.get(tool_name).ok_or_else(|| {
-            match registry.unavailable_reason(tool_name) {
+            let failed = registry
+                .failures()
+                .iter()
+                .find(|f| f.tool.as_deref() == Some(tool_name))
+                .map(|f| format!("it did not load: {}", f.reason));
+            match failed.or_else(|| registry.unavailable_reason(tool_name).map(String::from)) {
                 Some(reason) => CallError::ToolNotCallable {
                     tool: tool_name.to_string(),
-                    reason: reason.to_string(),
+                    reason,
                 },
                 None => CallError::UnknownTool {
                     name: tool_name.to_string(),
@@ -704,7 +711,10 @@ impl Call<'_> {
                     .caps(effect, workspace)
                     .map_err(|e| Failure::Host(format!("{e:#}")))?;
                 let mut instance = self.instance(caps, deadline).await?;
-                instance.execute(&self.input_text, &ctx).await
+                match &self.tool.plain {
+                    Some(plain) => Ok(self.call_plain(&mut instance, &plain.function).await),
+                    None => instance.execute(&self.input_text, &ctx).await,
+                }
             }
             .await;
             let output = match outcome {
@@ -732,6 +742,47 @@ impl Call<'_> {
                 Err(rejected) => self.rejected(done, rejected),
             };
         }
+    }
+
+    /// Call a plain component's function with the input's values, its
+    /// result as the contract's output: a `result` that is `err` is an
+    /// error the model sees, like a tool error.
+    async fn call_plain(
+        &self,
+        instance: &mut Instance,
+        function: &PlainFunction,
+    ) -> Result<types::ToolOutput, types::ToolError> {
+        let input: Value = serde_json::from_str(&self.input_text)
+            .map_err(|e| types::ToolError::InvalidInput(e.to_string()))?;
+        let params = function
+            .params
+            .iter()
+            .map(|(name, ty)| {
+                let value = input.get(name).unwrap_or(&Value::Null);
+                plain::convert::to_val(value, ty, &format!("/{name}"))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(types::ToolError::InvalidInput)?;
+        let result = match instance.call_plain(function, &params).await {
+            Ok(result) => result,
+            Err(failure) => return Err(types::ToolError::Failed(self.describe(&failure))),
+        };
+        let json = |value: &Value| types::ContentBlock::Json(value.to_string());
+        Ok(match result.as_ref().map(plain::convert::to_json) {
+            None => types::ToolOutput {
+                content: vec![types::ContentBlock::Text(format!(
+                    "`{}` returned nothing.",
+                    function.export_path()
+                ))],
+                structured: None,
+                is_error: false,
+            },
+            Some(value) => types::ToolOutput {
+                content: vec![json(&value)],
+                is_error: matches!(result, Some(Val::Result(Err(_)))),
+                structured: Some(serde_json::json!({ "result": value }).to_string()),
+            },
+        })
     }
 
     /// The guest's view of this call.
@@ -792,11 +843,15 @@ impl Call<'_> {
         if Instant::now() >= deadline {
             return Err(Failure::Timeout(self.tool.policy().timeout));
         }
-        let Some(pre) = &self.tool.pre else {
-            return Err(Failure::Host(format!(
-                "`{}` is a custom tool: it has no component to run",
-                self.tool.name()
-            )));
+        let pre = match (&self.tool.pre, &self.tool.plain) {
+            (Some(pre), _) => Pre::Contract(pre),
+            (None, Some(plain)) => Pre::Plain(&plain.pre),
+            (None, None) => {
+                return Err(Failure::Host(format!(
+                    "`{}` is a custom tool: it has no component to run",
+                    self.tool.name()
+                )));
+            }
         };
         Instance::new(
             &self.host.engine,

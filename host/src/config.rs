@@ -183,6 +183,12 @@ pub struct ToolSettings {
     pub max_http_requests: Option<u32>,
     /// The largest HTTP response body the tool may read, in bytes.
     pub max_http_response_bytes: Option<u64>,
+    /// For a function of a plain component: its description (components
+    /// rarely keep their WIT doc comments).
+    pub description: Option<String>,
+    /// For a function of a plain component: what its calls do (`write`
+    /// when unset).
+    pub effect: Option<crate::tool::Effect>,
 }
 
 /// Environment values may be secrets: `Debug` shows only their names.
@@ -229,7 +235,7 @@ pub enum WorkspaceAccess {
 }
 
 /// What one tool is allowed, resolved from the config.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ToolPolicy {
     /// Whether the tool is listed and callable.
     pub enabled: bool,
@@ -243,6 +249,10 @@ pub struct ToolPolicy {
     pub grants: Grants,
     /// Size caps on what goes in and out of a call.
     pub limits: ToolLimits,
+    /// The description given in `[tools.<name>]` (plain components only).
+    pub description: Option<String>,
+    /// The effect given in `[tools.<name>]` (plain components only).
+    pub effect: Option<crate::tool::Effect>,
 }
 
 /// Size caps on one call, resolved from the config.
@@ -270,7 +280,7 @@ pub const DEFAULT_MAX_STDIO_BYTES: usize = 64 * 1024;
 pub const MAX_SIZE_CAP: usize = 64 * 1024 * 1024;
 
 /// The capabilities granted to one tool. Empty denies everything.
-#[derive(Clone, Default)]
+#[derive(Clone, Default, PartialEq)]
 pub struct Grants {
     /// Workspace access.
     pub workspace: WorkspaceAccess,
@@ -360,6 +370,8 @@ impl Config {
                 http_requests: first(&layers, |s| s.max_http_requests),
                 http_response_bytes: first(&layers, |s| s.max_http_response_bytes),
             },
+            description: self.tools.get(name).and_then(|s| s.description.clone()),
+            effect: self.tools.get(name).and_then(|s| s.effect),
         })
     }
 
@@ -394,6 +406,11 @@ impl Config {
             );
         }
         self.server.validate().context("in [server]")?;
+        anyhow::ensure!(
+            self.defaults.description.is_none() && self.defaults.effect.is_none(),
+            "in [defaults]: `description` and `effect` describe one function of a plain \
+             component; set them in its [tools.<name>] entry"
+        );
         let sections = std::iter::once(("[defaults]".to_string(), &self.defaults))
             .chain(self.tools.iter().map(|(n, s)| (format!("[tools.{n}]"), s)));
         for (section, settings) in sections {

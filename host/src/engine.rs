@@ -7,20 +7,18 @@
 //! deadline and lets looping guests yield to the async runtime.
 
 use std::hash::{Hash, Hasher};
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use sha2::{Digest, Sha256};
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, UpdateDeadline,
 };
 
-use crate::bindings::ContractPre;
 use crate::state::{self, CallState};
 
 /// How often the epoch advances: the granularity of deadlines and of yields.
@@ -58,6 +56,7 @@ pub struct ToolEngine {
     engine: Engine,
     admission: Arc<tokio::sync::Semaphore>,
     max_instances: u32,
+    max_memory_bytes: usize,
     linker: Linker<CallState>,
     cache_dir: PathBuf,
     engine_key: String,
@@ -84,6 +83,7 @@ impl ToolEngine {
             engine,
             admission: Arc::new(tokio::sync::Semaphore::new(max_instances as usize)),
             max_instances,
+            max_memory_bytes: options.max_memory_bytes,
             linker,
             cache_dir: options.cache_dir.clone(),
             engine_key,
@@ -91,58 +91,38 @@ impl ToolEngine {
         })
     }
 
+    /// The largest linear memory an instance may have: the pool is sized
+    /// for it when the engine starts.
+    pub fn max_memory_bytes(&self) -> usize {
+        self.max_memory_bytes
+    }
+
     /// The wasmtime engine.
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
 
-    /// Compile `bytes` (or load the cached compilation).
-    pub fn compile(&self, bytes: &[u8]) -> anyhow::Result<Compiled> {
-        check_is_component(bytes)?;
-        let sha256 = hex::encode(Sha256::digest(bytes));
-        let path = self
-            .cache_dir
-            .join(format!("{sha256}-{}.cwasm", self.engine_key));
-        if path.exists() {
-            // SAFETY: the file is in our own cache directory, named by the
-            // content hash and this engine's compatibility hash, and written
-            // only by `write_atomically` below from `Component::serialize`.
-            match unsafe { Component::deserialize_file(&self.engine, &path) } {
-                Ok(component) => return Ok(Compiled { component, sha256 }),
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), "discarding unusable cache entry: {e}");
-                    let _ = std::fs::remove_file(&path);
-                }
-            }
-        }
-        let component =
-            Component::new(&self.engine, bytes).map_err(|e| anyhow::anyhow!("{e:#}"))?;
-        match component.serialize() {
-            Ok(serialized) => {
-                if let Err(e) = write_atomically(&path, &serialized) {
-                    tracing::warn!(path = %path.display(), "cannot write compile cache: {e:#}");
-                }
-            }
-            Err(e) => tracing::warn!("cannot serialize component: {e}"),
-        }
-        Ok(Compiled { component, sha256 })
+    /// Compile `bytes` (or load the cached compilation) on the blocking
+    /// pool, so a load or reload never holds up the workers serving calls.
+    pub async fn compile(&self, bytes: Vec<u8>) -> anyhow::Result<Compiled> {
+        check_is_component(&bytes)?;
+        let engine = self.engine.clone();
+        let (cache_dir, engine_key) = (self.cache_dir.clone(), self.engine_key.clone());
+        tokio::task::spawn_blocking(move || {
+            compile_cached(&engine, &bytes, &cache_dir, &engine_key)
+        })
+        .await
+        .context("the compile task failed")?
     }
 
-    /// Resolve a component's imports against every capability and check it
-    /// exports the toolhost contract.
+    /// Resolve a component's imports against every capability.
     pub(crate) fn instantiate_pre(
         &self,
         component: &Component,
-    ) -> anyhow::Result<ContractPre<CallState>> {
-        let pre = self
-            .linker
+    ) -> anyhow::Result<InstancePre<CallState>> {
+        self.linker
             .instantiate_pre(component)
-            .map_err(|e| anyhow::anyhow!("imports something toolhost does not provide: {e:#}"))?;
-        ContractPre::new(pre).map_err(|_| {
-            anyhow::anyhow!(
-                "does not implement the toolhost contract: it must export `toolhost:tool/tool@0.1.0`"
-            )
-        })
+            .map_err(|e| anyhow::anyhow!("imports something toolhost does not provide: {e:#}"))
     }
 
     /// A place for one live instance, waiting until `deadline` for one to
@@ -180,6 +160,39 @@ impl ToolEngine {
     }
 }
 
+/// Load `bytes`' compilation from the cache, or compile it and cache it.
+fn compile_cached(
+    engine: &Engine,
+    bytes: &[u8],
+    cache_dir: &std::path::Path,
+    engine_key: &str,
+) -> anyhow::Result<Compiled> {
+    let sha256 = hex::encode(Sha256::digest(bytes));
+    let path = cache_dir.join(format!("{sha256}-{engine_key}.cwasm"));
+    if path.exists() {
+        // SAFETY: the file is in our own cache directory, named by the
+        // content hash and this engine's compatibility hash, and written
+        // only by `files::write_atomically` from `Component::serialize`.
+        match unsafe { Component::deserialize_file(engine, &path) } {
+            Ok(component) => return Ok(Compiled { component, sha256 }),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), "discarding unusable cache entry: {e}");
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+    let component = Component::new(engine, bytes).map_err(|e| anyhow::anyhow!("{e:#}"))?;
+    match component.serialize() {
+        Ok(serialized) => {
+            if let Err(e) = crate::files::write_atomically(&path, &serialized) {
+                tracing::warn!(path = %path.display(), "cannot write compile cache: {e:#}");
+            }
+        }
+        Err(e) => tracing::warn!("cannot serialize component: {e}"),
+    }
+    Ok(Compiled { component, sha256 })
+}
+
 fn engine_config(options: &EngineOptions) -> Config {
     let mut pool = PoolingAllocationConfig::default();
     let instances = options.max_instances.max(1);
@@ -215,17 +228,6 @@ fn check_is_component(bytes: &[u8]) -> anyhow::Result<()> {
              or wrap it with `wasm-tools component new`"
         );
     }
-    Ok(())
-}
-
-/// Write a file so that readers see either nothing or all of it.
-fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = path.parent().context("cache path has no parent")?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path)?;
-    std::fs::File::open(dir)?.sync_all()?;
     Ok(())
 }
 
@@ -276,15 +278,5 @@ mod tests {
         assert!(err.to_string().contains("core WebAssembly module"));
         let component = [0, b'a', b's', b'm', 0x0d, 0, 1, 0];
         assert!(check_is_component(&component).is_ok());
-    }
-
-    #[test]
-    fn atomic_write_leaves_no_temp_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("x.cwasm");
-        write_atomically(&path, b"abc").unwrap();
-        write_atomically(&path, b"defg").unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"defg");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

@@ -9,6 +9,7 @@ use crate::caps::http::Network;
 use crate::caps::kv::{KvBackend, RedbBackend};
 use crate::config::Config;
 use crate::engine::{EngineOptions, ToolEngine};
+use crate::lock::Lockfile;
 use crate::registry::Registry;
 
 /// The folder under a host directory where tools live.
@@ -28,6 +29,7 @@ pub struct HostBuilder {
     config: Option<Config>,
     max_instances: u32,
     network: Network,
+    ignore_lock: bool,
 }
 
 impl HostBuilder {
@@ -41,6 +43,7 @@ impl HostBuilder {
             config: None,
             max_instances: DEFAULT_MAX_INSTANCES,
             network: Network::system(),
+            ignore_lock: false,
         }
     }
 
@@ -82,8 +85,17 @@ impl HostBuilder {
         self
     }
 
-    /// Read the config, start the engine and load every tool.
+    /// Load every tool whatever `tools.lock` says (for `toolhost lock`,
+    /// which writes it).
+    pub fn ignore_lock(mut self) -> Self {
+        self.ignore_lock = true;
+        self
+    }
+
+    /// Read the config, start the engine and load every tool; when
+    /// `<dir>/tools.lock` exists, refuse the tools that differ from it.
     pub async fn build(self) -> anyhow::Result<Host> {
+        let config_from_file = self.config.is_none();
         let config = match self.config {
             Some(config) => {
                 config.validate().context("invalid config")?;
@@ -98,7 +110,12 @@ impl HostBuilder {
             max_instances: self.max_instances,
             cache_dir: self.cache_dir.unwrap_or_else(|| state_dir.join("cache")),
         })?;
-        let registry = Registry::load(&engine, &tools_dir, &config).await?;
+        let mut registry = Registry::load(&engine, &tools_dir, &config).await?;
+        if !self.ignore_lock
+            && let Some(lock) = Lockfile::load(&self.dir)?
+        {
+            registry.enforce_lock(&lock);
+        }
         let needs_kv = registry.all().any(|t| !t.policy().grants.kv.is_empty());
         let kv: Option<Arc<dyn KvBackend>> = if needs_kv {
             let path = state_dir.join("kv.redb");
@@ -112,12 +129,14 @@ impl HostBuilder {
             engine,
             registry: RwLock::new(Arc::new(registry)),
             tool_changes: tokio::sync::watch::Sender::new(0),
-            config,
+            config: RwLock::new(Arc::new(config)),
+            config_from_file,
             kv,
             network: self.network,
             dir: self.dir,
             tools_dir,
             state_dir,
+            ignore_lock: self.ignore_lock,
         })
     }
 }
@@ -128,12 +147,16 @@ pub struct Host {
     registry: RwLock<Arc<Registry>>,
     /// Bumped each time a reload changes the set of tools.
     tool_changes: tokio::sync::watch::Sender<u64>,
-    config: Config,
+    config: RwLock<Arc<Config>>,
+    /// Whether the config comes from `toolhost.toml` (a reload reads it
+    /// again) rather than from code.
+    config_from_file: bool,
     kv: Option<Arc<dyn KvBackend>>,
     network: Network,
     dir: PathBuf,
     tools_dir: PathBuf,
     state_dir: PathBuf,
+    ignore_lock: bool,
 }
 
 impl Host {
@@ -150,19 +173,49 @@ impl Host {
             .clone()
     }
 
-    /// Load the tools folder again and swap the new registry in. Calls
-    /// already running finish on the tools they started with; the next call
-    /// sees the new ones. Subscribers of [`Host::tool_changes`] hear of it if
-    /// a tool was added, removed, changed, enabled or disabled.
+    /// Load the tools folder (and `toolhost.toml` and `tools.lock`) again
+    /// and swap the new tools in. Calls already running finish on the tools
+    /// they started with; the next call sees the new ones. Subscribers of
+    /// [`Host::tool_changes`] hear of it if a tool was added, removed,
+    /// changed, enabled or disabled.
     ///
-    /// A tool whose file now fails its checks keeps its last good version
-    /// (still listed as a failure, so the problem is reported).
+    /// A tool whose file now fails its checks, or differs from `tools.lock`,
+    /// keeps its last good version (still listed as a failure, so the
+    /// problem is reported). A config that does not parse, or that needs
+    /// more memory per instance than the host started with, fails the whole
+    /// reload: everything stays as it was. `[server]` settings apply at the
+    /// next start.
     pub async fn reload(&self) -> anyhow::Result<Arc<Registry>> {
         let previous = self.registry();
+        let config = if self.config_from_file {
+            let config = Config::load(&self.dir)?;
+            anyhow::ensure!(
+                config.max_memory_bytes() <= self.engine.max_memory_bytes(),
+                "{} asks for {} MiB of memory per instance; this host started with {} MiB: \
+                 restart it to raise the cap",
+                Config::path_in(&self.dir).display(),
+                config.max_memory_bytes() >> 20,
+                self.engine.max_memory_bytes() >> 20
+            );
+            Arc::new(config)
+        } else {
+            self.config()
+        };
         let mut fresh =
-            Registry::load_reusing(&self.engine, &self.tools_dir, &self.config, Some(&previous))
-                .await?;
-        fresh.keep_last_good(&previous);
+            Registry::load_reusing(&self.engine, &self.tools_dir, &config, Some(&previous)).await?;
+        anyhow::ensure!(
+            self.kv.is_some() || fresh.all().all(|t| t.policy().grants.kv.is_empty()),
+            "a tool is now granted `kv`, but this host started without its key-value store: \
+             restart it to open the store"
+        );
+        let lock = match self.ignore_lock {
+            true => None,
+            false => Lockfile::load(&self.dir)?,
+        };
+        if let Some(lock) = &lock {
+            fresh.enforce_lock(lock);
+        }
+        fresh.keep_last_good(&previous, lock.as_ref());
         let fresh = Arc::new(fresh);
         let fingerprint = |r: &Registry| -> Vec<(String, String, bool)> {
             r.all()
@@ -175,6 +228,7 @@ impl Host {
                 })
                 .collect()
         };
+        *self.config.write().unwrap_or_else(PoisonError::into_inner) = config;
         let old = std::mem::replace(
             &mut *self
                 .registry
@@ -200,7 +254,7 @@ impl Host {
         let registry = self.registry();
         let tools: Vec<serde_json::Value> = registry.tools().map(|t| t.to_json()).collect();
         let toolsets: Vec<serde_json::Value> =
-            self.config.toolset.iter().map(|t| t.to_json()).collect();
+            self.config().toolset.iter().map(|t| t.to_json()).collect();
         serde_json::json!({
             "tools": tools,
             "unavailable": registry.unavailable(),
@@ -208,9 +262,12 @@ impl Host {
         })
     }
 
-    /// The config in force.
-    pub fn config(&self) -> &Config {
-        &self.config
+    /// The config in force (a reload may replace it).
+    pub fn config(&self) -> Arc<Config> {
+        self.config
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The host directory.

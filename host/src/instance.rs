@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use wasmtime::component::{InstancePre, Val};
 use wasmtime::{Store, Trap};
 use wasmtime_wasi::WasiCtx;
 
@@ -13,6 +14,7 @@ use crate::caps::log::TraceLog;
 use crate::caps::stdio::Capture;
 use crate::caps::workspace::WasiSetup;
 use crate::engine::{MAX_WASM_STACK_BYTES, ToolEngine};
+use crate::plain::PlainFunction;
 use crate::state::CallState;
 
 /// How long past the deadline a host call may run before the call is dropped.
@@ -80,6 +82,9 @@ impl Failure {
 macro_rules! call_guest {
     ($instance:expr, $method:ident ( $($arg:expr),* )) => {{
         let Instance { store, guest, budget, .. } = $instance;
+        let Guest::Contract(guest) = guest else {
+            return Err(Failure::Host("the tool does not implement the toolhost contract".into()));
+        };
         let deadline = host_deadline(store);
         let call = guest.toolhost_tool_tool().$method(&mut *store $(, $arg)*);
         let outcome = tokio::time::timeout_at(deadline, call).await;
@@ -87,10 +92,24 @@ macro_rules! call_guest {
     }};
 }
 
+/// What to instantiate: a contract tool, or a plain component.
+pub(crate) enum Pre<'a> {
+    /// A component that implements the toolhost contract.
+    Contract(&'a ContractPre<CallState>),
+    /// A plain component: its exported functions are the tools.
+    Plain(&'a InstancePre<CallState>),
+}
+
+/// An instantiated guest.
+enum Guest {
+    Contract(Contract),
+    Plain(wasmtime::component::Instance),
+}
+
 /// A fresh instance and its Store.
 pub(crate) struct Instance {
     store: Store<CallState>,
-    guest: Contract,
+    guest: Guest,
     budget: Duration,
     /// Held until the Store above is dropped (fields drop in order).
     _admission: tokio::sync::OwnedSemaphorePermit,
@@ -100,7 +119,7 @@ impl Instance {
     /// Instantiate `pre` in a fresh Store with `caps`, a memory cap and a deadline.
     pub async fn new(
         engine: &ToolEngine,
-        pre: &ContractPre<CallState>,
+        pre: Pre<'_>,
         caps: Caps,
         trace: &TraceLog,
         memory_bytes: usize,
@@ -120,7 +139,12 @@ impl Instance {
             deadline,
         );
         let mut store = engine.store(state);
-        let instantiate = pre.instantiate_async(&mut store);
+        let instantiate = async {
+            match pre {
+                Pre::Contract(pre) => pre.instantiate_async(&mut store).await.map(Guest::Contract),
+                Pre::Plain(pre) => pre.instantiate_async(&mut store).await.map(Guest::Plain),
+            }
+        };
         let guest = match tokio::time::timeout_at(
             tokio::time::Instant::from_std(deadline) + HOST_CALL_GRACE,
             instantiate,
@@ -164,6 +188,35 @@ impl Instance {
         ctx: &guest::CallContext,
     ) -> Result<Result<types::ToolOutput, types::ToolError>, Failure> {
         call_guest!(self, call_execute(input, ctx))
+    }
+}
+
+impl Instance {
+    /// Call a plain component's function with `params`; its result, if it
+    /// returns one.
+    pub async fn call_plain(
+        &mut self,
+        function: &PlainFunction,
+        params: &[Val],
+    ) -> Result<Option<Val>, Failure> {
+        let Instance {
+            store,
+            guest,
+            budget,
+            ..
+        } = self;
+        let Guest::Plain(instance) = guest else {
+            return Err(Failure::Host("the tool is not a plain component".into()));
+        };
+        let func = instance
+            .get_func(&mut *store, function.index)
+            .ok_or_else(|| Failure::Host(format!("no export {}", function.export_path())))?;
+        let mut results = vec![Val::Bool(false); usize::from(function.result.is_some())];
+        let deadline = host_deadline(store);
+        let call = func.call_async(&mut *store, params, &mut results);
+        let outcome = tokio::time::timeout_at(deadline, call).await;
+        settle(outcome, store, *budget)?;
+        Ok(results.pop())
     }
 }
 

@@ -11,12 +11,16 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use serde::Serialize;
 
+use wasmtime::component::InstancePre;
+
 use crate::bindings::{ContractPre, types};
 use crate::caps::log::TraceLog;
 use crate::caps::stdio::Capture;
 use crate::config::{Config, CustomToolSpec, ToolPolicy};
-use crate::engine::ToolEngine;
-use crate::instance::{Caps, Instance};
+use crate::engine::{Compiled, ToolEngine};
+use crate::instance::{Caps, Instance, Pre};
+use crate::lock::Lockfile;
+use crate::plain::{self, PlainFunction};
 use crate::state::CallState;
 use crate::tool::{self, Effect, EffectDecl, MAX_TOOLS, ToolMetadata};
 use crate::toolset::{self, COMPONENT_TOOLS};
@@ -52,8 +56,20 @@ pub struct Tool {
     /// The component file's size and time when it was read (reloads skip
     /// files that still match); `None` for a custom tool.
     stamp: Option<FileStamp>,
-    /// The pre-instantiated component; `None` for a custom tool.
+    /// The pre-instantiated component, for a tool that implements the
+    /// contract.
     pub(crate) pre: Option<ContractPre<CallState>>,
+    /// The pre-instantiated component and the function, for a function of
+    /// a plain component.
+    pub(crate) plain: Option<Arc<PlainCall>>,
+}
+
+/// A plain component's function, ready to instantiate and call.
+pub(crate) struct PlainCall {
+    /// The component, its imports resolved.
+    pub pre: InstancePre<CallState>,
+    /// The function.
+    pub function: PlainFunction,
 }
 
 impl std::fmt::Debug for Tool {
@@ -102,6 +118,11 @@ impl Tool {
     /// by the client, with no component.
     pub fn is_custom(&self) -> bool {
         self.origin == Origin::Custom
+    }
+
+    /// For a function of a plain component: which one.
+    pub fn plain_function(&self) -> Option<&PlainFunction> {
+        self.plain.as_ref().map(|p| &p.function)
     }
 
     /// The interfaces the component imports: what it could ask for.
@@ -223,9 +244,9 @@ impl Registry {
         Self::load_reusing(engine, dir, config, None).await
     }
 
-    /// [`Registry::load`], reusing from `previous` (loaded under the same
-    /// config) every tool whose file has not changed: a reload re-checks
-    /// only what changed.
+    /// [`Registry::load`], reusing from `previous` every tool whose file has
+    /// not changed and whose policy the config leaves as it was: a reload
+    /// re-checks only what changed.
     pub async fn load_reusing(
         engine: &ToolEngine,
         dir: &Path,
@@ -256,17 +277,17 @@ impl Registry {
         let mut registry = Self::default();
         for path in files {
             let name = slug(&path);
-            if let Some(unchanged) = previous.and_then(|p| p.unchanged(&name, &path)) {
-                registry.tools.insert(name, unchanged);
+            if let Some(kept) = previous.and_then(|p| p.unchanged(&path, config)) {
+                for tool in kept {
+                    registry.tools.insert(tool.name.clone(), tool);
+                }
                 continue;
             }
-            let loaded = match config.policy_for(&name) {
-                Ok(policy) => load_tool(engine, &path, &name, policy).await,
-                Err(e) => Err(format!("{e:#}")),
-            };
-            match loaded {
-                Ok(tool) => {
-                    registry.tools.insert(name, Arc::new(tool));
+            match load_tool(engine, &path, &name, config).await {
+                Ok(tools) => {
+                    for tool in tools {
+                        registry.insert_from_file(tool);
+                    }
                 }
                 Err(reason) => registry.failures.push(LoadFailure {
                     file: path,
@@ -276,15 +297,19 @@ impl Registry {
             }
         }
         for name in toolset_tools {
-            if let Some(kept) = previous
-                .and_then(|p| p.tools.get(name))
-                .filter(|t| t.origin == Origin::Toolset)
-            {
-                registry.tools.insert(name.to_string(), kept.clone());
-                continue;
-            }
             let loaded = match config.policy_for(name) {
-                Ok(policy) => load_toolset_tool(engine, name, policy).await,
+                Ok(policy) => {
+                    let kept = previous
+                        .and_then(|p| p.tools.get(name))
+                        .filter(|t| t.origin == Origin::Toolset && t.policy == policy);
+                    match kept {
+                        Some(kept) => {
+                            registry.tools.insert(name.to_string(), kept.clone());
+                            continue;
+                        }
+                        None => load_toolset_tool(engine, name, config).await,
+                    }
+                }
                 Err(e) => Err(format!("{e:#}")),
             };
             match loaded {
@@ -337,6 +362,12 @@ impl Registry {
                 }),
             }
         }
+        anyhow::ensure!(
+            registry.tools.len() <= MAX_TOOLS,
+            "{} tools loaded (plain components give one tool per exported function); at most \
+             {MAX_TOOLS} are allowed (remove some)",
+            registry.tools.len()
+        );
         let missing: Vec<&str> = config
             .tools
             .keys()
@@ -398,23 +429,76 @@ impl Registry {
         &self.failures
     }
 
-    /// This registry's tool `name` if `path` is the file it was loaded from,
-    /// untouched since (same size and modification time).
-    fn unchanged(&self, name: &str, path: &Path) -> Option<Arc<Tool>> {
-        let tool = self.tools.get(name)?;
+    /// The tools this registry loaded from `path`, if the file is untouched
+    /// since (same size and modification time) and the config still gives
+    /// each of them the same policy.
+    fn unchanged(&self, path: &Path, config: &Config) -> Option<Vec<Arc<Tool>>> {
         let stamp = FileStamp::of(path)?;
-        (tool.path == path && tool.stamp == Some(stamp)).then(|| tool.clone())
+        let tools: Vec<Arc<Tool>> = self
+            .tools
+            .values()
+            .filter(|t| t.origin == Origin::File && t.path == path)
+            .cloned()
+            .collect();
+        let same = !tools.is_empty()
+            && tools.iter().all(|t| {
+                t.stamp == Some(stamp) && config.policy_for(&t.name).is_ok_and(|p| p == t.policy)
+            });
+        same.then_some(tools)
+    }
+
+    /// Add a tool loaded from a file, unless another file's tool has its name.
+    fn insert_from_file(&mut self, tool: Tool) {
+        if let Some(holder) = self.tools.get(&tool.name) {
+            self.failures.push(LoadFailure {
+                file: tool.path.clone(),
+                tool: Some(tool.name.clone()),
+                reason: format!(
+                    "the name `{}` is already taken by {}",
+                    tool.name,
+                    holder.path.display()
+                ),
+            });
+            return;
+        }
+        self.tools.insert(tool.name.clone(), Arc::new(tool));
+    }
+
+    /// Refuse every tool that differs from `lock` (or has no entry in it):
+    /// it leaves the tools and becomes a [`LoadFailure`] saying what changed.
+    pub fn enforce_lock(&mut self, lock: &Lockfile) {
+        let refused: Vec<(String, String)> = self
+            .tools
+            .values()
+            .filter_map(|tool| Some((tool.name.clone(), lock.refusal(tool)?)))
+            .collect();
+        for (name, reason) in refused {
+            if let Some(tool) = self.tools.remove(&name) {
+                self.failures.push(LoadFailure {
+                    file: tool.path.clone(),
+                    tool: Some(name),
+                    reason,
+                });
+            }
+        }
     }
 
     /// Keep `previous`'s version of every tool that failed to load this
-    /// time but loaded before (its file was replaced by a broken one).
-    pub fn keep_last_good(&mut self, previous: &Registry) {
+    /// time but loaded before (its file was replaced by a broken one, or by
+    /// one that differs from `lock`), if that version still matches `lock`.
+    pub fn keep_last_good(&mut self, previous: &Registry, lock: Option<&Lockfile>) {
+        let accepted = |tool: &Tool| lock.is_none_or(|lock| lock.refusal(tool).is_none());
         for failure in &self.failures {
-            let Some(name) = &failure.tool else { continue };
-            if let Some(tool) = previous.tools.get(name)
-                && !self.tools.contains_key(name)
-            {
-                self.tools.insert(name.clone(), tool.clone());
+            // By name, and by file: a plain component's tools are named
+            // after its functions.
+            let kept = previous.tools.values().filter(|tool| {
+                failure.tool.as_deref() == Some(tool.name.as_str())
+                    || (tool.origin == Origin::File && tool.path == failure.file)
+            });
+            for tool in kept {
+                if !self.tools.contains_key(&tool.name) && accepted(tool) {
+                    self.tools.insert(tool.name.clone(), tool.clone());
+                }
             }
         }
     }
@@ -442,32 +526,40 @@ pub fn slug(path: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Load and check one component file as the tool `name`.
+/// Load and check one component file: the tool `name` (its slug) if it
+/// implements the contract, or one tool per exported function if it is a
+/// plain component.
 pub async fn load_tool(
     engine: &ToolEngine,
     path: &Path,
     name: &str,
-    policy: ToolPolicy,
-) -> Result<Tool, String> {
+    config: &Config,
+) -> Result<Vec<Tool>, String> {
     tool::check_name(name).map_err(|e| e.to_string())?;
     // Stamped before reading: a write in between makes the next reload read it again.
     let stamp = FileStamp::of(path);
     let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
-    let mut tool = load_component(engine, &bytes, name, policy).await?;
-    tool.path = path.to_path_buf();
-    tool.stamp = stamp;
-    Ok(tool)
+    let mut tools = load_component(engine, bytes, name, config).await?;
+    for tool in &mut tools {
+        tool.path = path.to_path_buf();
+        tool.stamp = stamp;
+    }
+    Ok(tools)
 }
 
 /// Load and check the toolset tool `name` from the component the host embeds.
 pub async fn load_toolset_tool(
     engine: &ToolEngine,
     name: &str,
-    policy: ToolPolicy,
+    config: &Config,
 ) -> Result<Tool, String> {
     let bytes = toolset::component(name)
         .ok_or_else(|| format!("`{name}` is not a toolset tool this host embeds"))?;
-    let mut tool = load_component(engine, bytes, name, policy).await?;
+    let mut tools = load_component(engine, bytes.to_vec(), name, config).await?;
+    let mut tool = tools
+        .pop()
+        .filter(|t| t.pre.is_some())
+        .ok_or_else(|| format!("toolset `{name}` does not implement the contract"))?;
     tool.origin = Origin::Toolset;
     tool.path = toolset_path(name);
     Ok(tool)
@@ -478,15 +570,16 @@ fn toolset_path(name: &str) -> PathBuf {
     PathBuf::from("toolset").join(name)
 }
 
-/// Compile, pre-instantiate and check a component as the tool `name`.
+/// Compile and pre-instantiate a component, then check it as the tool
+/// `name` (contract) or as one tool per function (plain component).
 async fn load_component(
     engine: &ToolEngine,
-    bytes: &[u8],
+    bytes: Vec<u8>,
     name: &str,
-    policy: ToolPolicy,
-) -> Result<Tool, String> {
-    let compiled = engine.compile(bytes).map_err(|e| format!("{e:#}"))?;
-    let imports = compiled
+    config: &Config,
+) -> Result<Vec<Tool>, String> {
+    let compiled = engine.compile(bytes).await.map_err(|e| format!("{e:#}"))?;
+    let imports: Vec<String> = compiled
         .component
         .component_type()
         .imports(engine.engine())
@@ -495,9 +588,19 @@ async fn load_component(
     let pre = engine
         .instantiate_pre(&compiled.component)
         .map_err(|e| format!("{e:#}"))?;
-    let raw = read_metadata(engine, &pre, policy.memory_bytes).await?;
+    let Ok(contract) = ContractPre::new(pre.clone()) else {
+        return plain_tools(engine, &compiled, pre, name, imports, config);
+    };
+    let policy = config.policy_for(name).map_err(|e| format!("{e:#}"))?;
+    if policy.description.is_some() || policy.effect.is_some() {
+        return Err(format!(
+            "[tools.{name}] sets `description` or `effect`, which only functions of plain \
+             components take; `{name}` implements the toolhost contract and declares its own"
+        ));
+    }
+    let raw = read_metadata(engine, &contract, policy.memory_bytes).await?;
     let (metadata, validator, output_validator) = check_metadata(raw)?;
-    Ok(Tool {
+    Ok(vec![Tool {
         name: name.to_string(),
         origin: Origin::File,
         path: PathBuf::new(),
@@ -508,8 +611,107 @@ async fn load_component(
         validator,
         output_validator,
         stamp: None,
-        pre: Some(pre),
-    })
+        pre: Some(contract),
+        plain: None,
+    }])
+}
+
+/// The tools of a plain component: one per function it exports.
+fn plain_tools(
+    engine: &ToolEngine,
+    compiled: &Compiled,
+    pre: InstancePre<CallState>,
+    slug: &str,
+    imports: Vec<String>,
+    config: &Config,
+) -> Result<Vec<Tool>, String> {
+    let (functions, skipped) = plain::functions(engine.engine(), &compiled.component, slug);
+    if functions.is_empty() {
+        let mut reason = "does not implement the toolhost contract (it must export \
+                          `toolhost:tool/tool@0.1.0`) and exports no function that can be a tool"
+            .to_string();
+        for skip in &skipped {
+            reason.push_str(&format!("; `{}`: {}", skip.export, skip.reason));
+        }
+        return Err(reason);
+    }
+    for skip in &skipped {
+        tracing::info!("{slug}: `{}` is not a tool: {}", skip.export, skip.reason);
+    }
+    functions
+        .into_iter()
+        .map(|function| {
+            let name = function.name.clone();
+            let fail =
+                |e: String| format!("function `{}` (tool `{name}`): {e}", function.export_path());
+            tool::check_name(&name).map_err(|e| fail(e.to_string()))?;
+            let policy = config
+                .policy_for(&name)
+                .map_err(|e| fail(format!("{e:#}")))?;
+            let description = match &policy.description {
+                Some(description) => description.clone(),
+                None => placeholder_description(&function, slug),
+            };
+            tool::check_description(&description).map_err(|e| fail(e.to_string()))?;
+            let (input_schema, validator) =
+                tool::check_object_schema("input", &function.input_schema.to_string())
+                    .map_err(|e| fail(e.to_string()))?;
+            let (output_schema, output_validator) = match &function.output_schema {
+                Some(schema) => {
+                    let (schema, validator) =
+                        tool::check_object_schema("output", &schema.to_string())
+                            .map_err(|e| fail(e.to_string()))?;
+                    (Some(schema), Some(validator))
+                }
+                None => (None, None),
+            };
+            Ok(Tool {
+                name,
+                origin: Origin::File,
+                path: PathBuf::new(),
+                sha256: compiled.sha256.clone(),
+                metadata: ToolMetadata {
+                    description,
+                    input_schema,
+                    output_schema,
+                    effect: EffectDecl::Fixed(policy.effect.unwrap_or(Effect::Write)),
+                    time_args: Vec::new(),
+                    has_dry_run_result: false,
+                },
+                policy,
+                imports: imports.clone(),
+                validator,
+                output_validator,
+                stamp: None,
+                pre: None,
+                plain: Some(Arc::new(PlainCall {
+                    pre: pre.clone(),
+                    function,
+                })),
+            })
+        })
+        .collect()
+}
+
+/// What a plain component's function says of itself when nobody described
+/// it (toolchains drop WIT doc comments from components).
+fn placeholder_description(function: &PlainFunction, slug: &str) -> String {
+    let params: Vec<&str> = function
+        .params
+        .iter()
+        .map(|(name, _)| name.as_str())
+        .collect();
+    format!(
+        "Calls `{}`, exported by {slug}.wasm, which carries no description. It takes {}. \
+         Describe it with `[tools.{}] description = \"...\"` in toolhost.toml.",
+        function.export_path(),
+        if params.is_empty() {
+            "no parameters".to_string()
+        } else {
+            format!("the parameters {}", params.join(", "))
+        },
+        function.name
+    )
 }
 
 /// Check a custom tool's declaration.
@@ -538,6 +740,7 @@ fn custom_tool(name: &str, spec: &CustomToolSpec, policy: ToolPolicy) -> Result<
         output_validator: None,
         stamp: None,
         pre: None,
+        plain: None,
     })
 }
 
@@ -552,7 +755,7 @@ async fn read_metadata(
     let deadline = Instant::now() + METADATA_DEADLINE;
     let mut instance = Instance::new(
         engine,
-        pre,
+        Pre::Contract(pre),
         caps,
         &trace,
         memory_bytes,

@@ -1,13 +1,16 @@
-//! Hot reload: watch the tools folder and reload the host when a component
-//! is added, replaced or removed (see [`Host::reload`] for what a reload
-//! keeps and swaps).
+//! Hot reload: watch the tools folder and the host directory, and reload
+//! the host when a component is added, replaced or removed, or
+//! `toolhost.toml` or `tools.lock` changes (see [`Host::reload`] for what a
+//! reload keeps and swaps).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use notify::{EventKind, RecursiveMode, Watcher as _};
 
+use crate::config::CONFIG_FILE;
 use crate::host::Host;
+use crate::lock::LOCK_FILE;
 
 /// How long the folder must be quiet before a reload, so a file being
 /// copied in is read once it is whole.
@@ -25,7 +28,8 @@ impl Drop for ReloadWatcher {
     }
 }
 
-/// Reload `host` whenever a `.wasm` file in its tools folder changes.
+/// Reload `host` whenever a `.wasm` file in its tools folder, or its
+/// `toolhost.toml` or `tools.lock`, changes.
 pub fn watch(host: Arc<Host>) -> anyhow::Result<ReloadWatcher> {
     let (changed, mut changes) = tokio::sync::mpsc::unbounded_channel();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -35,15 +39,19 @@ pub fn watch(host: Arc<Host>) -> anyhow::Result<ReloadWatcher> {
             event.kind,
             EventKind::Create(_) | EventKind::Modify(_) | EventKind::Remove(_)
         );
-        let components = event
-            .paths
-            .iter()
-            .any(|p| p.extension().is_some_and(|e| e == "wasm"));
-        if edits && components {
+        let relevant = event.paths.iter().any(|p| {
+            p.extension().is_some_and(|e| e == "wasm")
+                || p.file_name()
+                    .is_some_and(|n| n == CONFIG_FILE || n == LOCK_FILE)
+        });
+        if edits && relevant {
             let _ = changed.send(());
         }
     })?;
     watcher.watch(host.tools_dir(), RecursiveMode::NonRecursive)?;
+    if host.dir() != host.tools_dir() {
+        watcher.watch(host.dir(), RecursiveMode::NonRecursive)?;
+    }
     let task = tokio::spawn(async move {
         while changes.recv().await.is_some() {
             loop {

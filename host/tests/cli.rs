@@ -464,3 +464,84 @@ fn check_lints_and_lists_the_toolset() {
         stderr(&out)
     );
 }
+
+#[test]
+fn lock_writes_the_lock_and_reports_changes() {
+    let dir = host_dir(&["echo"], "");
+    let out = toolhost(dir.path(), &["lock"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("+ echo") && text.contains("1 tools locked, 1 changed"),
+        "{text}"
+    );
+    assert!(dir.path().join("tools.lock").is_file());
+
+    let out = toolhost(dir.path(), &["lock"]);
+    assert!(stdout(&out).contains("0 changed"), "{}", stdout(&out));
+
+    std::fs::write(
+        dir.path().join("toolhost.toml"),
+        "[tools.echo]\nkv = [\"cache\"]\n",
+    )
+    .unwrap();
+    let out = toolhost(
+        dir.path(),
+        &["tool", "call", "echo", "--input", r#"{"text":"hi"}"#],
+    );
+    assert_eq!(out.status.code(), Some(2), "refused while the lock differs");
+    assert!(stderr(&out).contains("+ kv cache"), "{}", stderr(&out));
+    let out = toolhost(dir.path(), &["lock"]);
+    assert!(
+        stdout(&out).contains("~ echo: grants: + kv cache"),
+        "{}",
+        stdout(&out)
+    );
+    let out = toolhost(
+        dir.path(),
+        &["tool", "call", "echo", "--input", r#"{"text":"hi"}"#],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn a_plain_component_is_inspected_and_called() {
+    let dir = host_dir(&["plain_shapes"], "");
+    let file = dir.path().join("tools/plain_shapes.wasm");
+    let out = toolhost(dir.path(), &["inspect", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("is a plain component: 13 tools"), "{text}");
+    assert!(
+        text.contains("function:    test:shapes/text@0.1.0#upper (plain component)"),
+        "{text}"
+    );
+    let out = toolhost(dir.path(), &["inspect", file.to_str().unwrap(), "--json"]);
+    let inspected: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(inspected["tools"].as_array().unwrap().len(), 13);
+
+    let out = toolhost(
+        dir.path(),
+        &[
+            "tool",
+            "call",
+            "plain_shapes_sum_list",
+            "-i",
+            r#"{"items":[1,2,3]}"#,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("\"result\": 6"), "{}", stdout(&out));
+    let out = toolhost(
+        dir.path(),
+        &[
+            "tool",
+            "call",
+            "plain_shapes_sum_list",
+            "-i",
+            r#"{"items":["x"]}"#,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("/items/0"), "{}", stderr(&out));
+}

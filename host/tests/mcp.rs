@@ -166,7 +166,8 @@ async fn streamable_http_with_the_python_client() {
 /// Protocol hygiene without any client library: only JSON-RPC on stdout
 /// (even from a tool that prints), a request before `initialize` refused,
 /// `list_changed` after reloads that add a tool (on SIGHUP, and by watching
-/// the folder), and a clean exit when stdin closes.
+/// the folder) or disable one (by watching `toolhost.toml`), and a clean
+/// exit when stdin closes.
 #[test]
 fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
     use std::io::{BufRead as _, BufReader, Write as _};
@@ -253,6 +254,20 @@ fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
     send(json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list"}));
     assert_eq!(reply()["result"]["tools"].as_array().map(Vec::len), Some(4));
 
+    // So is toolhost.toml: disabling a tool there takes it out of the list.
+    std::fs::write(
+        dir.path().join("toolhost.toml"),
+        "[tools.notes]\nenabled = false\n",
+    )
+    .expect("edit the config");
+    let notice = reply();
+    assert_eq!(
+        notice["method"], "notifications/tools/list_changed",
+        "{notice}"
+    );
+    send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}));
+    assert_eq!(reply()["result"]["tools"].as_array().map(Vec::len), Some(3));
+
     drop(stdin);
     let started = std::time::Instant::now();
     let status = loop {
@@ -267,4 +282,69 @@ fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
     };
     assert!(status.success(), "{status}");
     assert!(lines.next().is_none(), "nothing after the last reply");
+}
+
+/// A plain component's functions over MCP stdio: listed with their derived
+/// schemas, called with structured results, invalid input refused.
+#[test]
+fn plain_component_functions_over_mcp() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let dir = host_dir(&["plain_shapes"], "");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["mcp", "--dir"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run toolhost mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut exchange = |message: serde_json::Value| -> serde_json::Value {
+        writeln!(stdin, "{message}").expect("write");
+        stdin.flush().expect("flush");
+        if message.get("id").is_none() {
+            return serde_json::Value::Null;
+        }
+        let line = lines.next().expect("a line").expect("utf-8");
+        serde_json::from_str(&line).expect("JSON-RPC")
+    };
+    exchange(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}),
+    );
+    exchange(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let listed = exchange(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let swap = listed["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "plain_shapes_swap")
+        .expect("swap listed")
+        .clone();
+    assert_eq!(
+        swap["inputSchema"]["properties"]["pair"]["maxItems"], 2,
+        "{swap}"
+    );
+    assert_eq!(
+        swap["annotations"]["destructiveHint"], true,
+        "write unless configured"
+    );
+
+    let called = exchange(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "plain_shapes_swap", "arguments": {"pair": ["a", 1]}}}));
+    assert_eq!(called["result"]["isError"], false, "{called}");
+    assert_eq!(
+        called["result"]["structuredContent"],
+        json!({"result": [1, "a"]})
+    );
+
+    let refused = exchange(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "plain_shapes_swap", "arguments": {"pair": [1, "a"]}}}));
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+
+    drop(stdin);
+    assert!(child.wait().expect("exit").success());
 }

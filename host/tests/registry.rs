@@ -216,3 +216,83 @@ async fn a_reload_swaps_tools_and_keeps_the_last_good_version_of_a_broken_one() 
         result.result
     );
 }
+
+#[tokio::test]
+async fn a_reload_reads_the_config_again() {
+    let (dir, host) = host(
+        &["echo", "counter"],
+        "[tools.counter]\nkv = [\"default\"]\n",
+    )
+    .await;
+    let config = dir.path().join("toolhost.toml");
+    let before = host.registry();
+
+    std::fs::write(
+        &config,
+        "[tools.counter]\nkv = [\"default\", \"extra\"]\n[tools.echo]\npermission = \"always_ask\"\n",
+    )
+    .unwrap();
+    let registry = host.reload().await.unwrap();
+    let counter = registry.get("counter").unwrap();
+    assert_eq!(counter.policy().grants.kv, ["default", "extra"]);
+    assert_eq!(
+        registry.get("echo").unwrap().policy().permission,
+        toolhost::config::Permission::AlwaysAsk
+    );
+    assert!(
+        !std::sync::Arc::ptr_eq(before.get("counter").unwrap(), counter),
+        "a new policy is a new tool"
+    );
+    assert_eq!(
+        host.config().tools["counter"].kv.as_deref().unwrap().len(),
+        2
+    );
+
+    // A config that does not parse, or needs a bigger pool, changes nothing.
+    std::fs::write(&config, "[tools.echo]\npermision = \"always_ask\"\n").unwrap();
+    let err = host.reload().await.unwrap_err();
+    assert!(format!("{err:#}").contains("permision"), "{err:#}");
+    std::fs::write(&config, "[defaults]\nmemory_mb = 4000\n").unwrap();
+    let err = host.reload().await.unwrap_err();
+    assert!(format!("{err:#}").contains("restart"), "{err:#}");
+    assert_eq!(
+        host.registry().get("echo").unwrap().policy().permission,
+        toolhost::config::Permission::AlwaysAsk
+    );
+    assert_eq!(
+        host.config().tools["counter"].kv.as_deref().unwrap().len(),
+        2
+    );
+}
+
+#[tokio::test]
+async fn a_call_running_through_a_reload_finishes_on_its_version() {
+    let (dir, host) = host(&["slow"], "").await;
+    let host = std::sync::Arc::new(host);
+    let running = {
+        let host = host.clone();
+        tokio::spawn(async move { host.call("slow", json!({"ms": 1500}), &live()).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // Another tool under the same name: echo, which needs `text`.
+    std::fs::copy(artifact("echo"), dir.path().join("tools/slow.wasm")).unwrap();
+    let registry = host.reload().await.unwrap();
+    assert!(registry.failures().is_empty(), "{:?}", registry.failures());
+
+    let old = running.await.unwrap().unwrap();
+    assert!(!old.is_error, "{:?}", old.result);
+    assert_eq!(
+        old.result,
+        json!("slow"),
+        "the running call kept its version"
+    );
+    let new = host
+        .call("slow", json!({"text": "new version"}), &live())
+        .await
+        .unwrap();
+    assert_eq!(
+        new.result,
+        json!("new version"),
+        "the next call uses the new one"
+    );
+}

@@ -946,3 +946,44 @@ async fn shutdown_ends_open_event_streams() {
         "the server stopped: {finished:?}"
     );
 }
+
+#[tokio::test]
+async fn plain_component_functions_are_called_over_http() {
+    let server = start(&["plain_shapes"], "").await;
+    let (status, listing) = server.get("/tools").await;
+    assert_eq!(status, StatusCode::OK);
+    let area = listing["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "plain_shapes_shape_area")
+        .expect("listed");
+    assert!(
+        area["inputSchema"]["properties"]["s"]["oneOf"].is_array(),
+        "{area}"
+    );
+
+    let (status, body) = server
+        .call(
+            "plain_shapes_shape_area",
+            json!({"input": {"s": {"circle": 1.0}}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let area = body["result"]["result"].as_f64().unwrap();
+    assert!((area - std::f64::consts::PI).abs() < 1e-9, "{body}");
+
+    let (status, body) = server
+        .call("plain_shapes_classify", json!({"input": {"n": -1}}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(code(&body), "invalid_tool_input");
+    let (status, body) = server
+        .call(
+            "plain_shapes_safe_divide",
+            json!({"input": {"a": 1, "b": 0}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["isError"], json!(true), "{body}");
+}

@@ -19,6 +19,7 @@ use crate::engine::{EngineOptions, ToolEngine};
 use crate::host::Host;
 use crate::host::STATE_DIR;
 use crate::lint;
+use crate::lock::Lockfile;
 use crate::registry::{self, Tool};
 use crate::reload;
 use crate::serve::client::{Answer, Client};
@@ -51,6 +52,9 @@ enum Command {
     /// Load every tool, report each failing check (exit 1 if any fails) and
     /// lint descriptions, names and schemas (warnings; exit 1 with --strict).
     Check(CheckArgs),
+    /// Write tools.lock: pin each tool's component, metadata and grants; while
+    /// it exists, a tool that differs from it is refused.
+    Lock(DirArgs),
     /// Serve the HTTP API (and MCP at /mcp) until interrupted (Ctrl-C or SIGTERM).
     Serve(ServeArgs),
     /// Serve MCP on stdin/stdout until stdin closes.
@@ -204,6 +208,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         } => call(args).await,
         Command::Inspect(args) => inspect(args).await,
         Command::Check(args) => check(args).await,
+        Command::Lock(dir) => lock(&dir.dir).await,
         Command::Serve(args) => serve(args).await,
         Command::Mcp(args) => mcp(args).await,
     }
@@ -278,7 +283,8 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     for failure in registry.failures() {
         println!("FAIL  {failure}");
     }
-    if let Some(toolset) = host.config().declared_toolset() {
+    let config = host.config();
+    if let Some(toolset) = config.declared_toolset() {
         for key in toolset.ignored_keys() {
             println!(
                 "warn  toolhost.toml: [toolset] configs.{key} names no toolset tool; kept but \
@@ -306,10 +312,49 @@ async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+async fn lock(dir: &Path) -> anyhow::Result<ExitCode> {
+    let host = Host::builder(dir).ignore_lock().build().await?;
+    let registry = host.registry();
+    let previous = Lockfile::load(dir).unwrap_or_else(|e| {
+        eprintln!("warning: {e:#}; writing a new one");
+        None
+    });
+    let mut next = Lockfile::of(registry.all().map(|t| &**t));
+    for failure in registry.failures() {
+        let kept = failure
+            .tool
+            .as_ref()
+            .and_then(|name| Some((name, previous.as_ref()?.tools.get(name)?)));
+        match kept {
+            Some((name, entry)) => {
+                eprintln!("warning: {failure}; its entry is kept as it was");
+                next.tools.insert(name.clone(), entry.clone());
+            }
+            None => eprintln!("warning: not locked: {failure}"),
+        }
+    }
+    let changes = previous.unwrap_or_default().diff(&next);
+    let path = next.write(dir)?;
+    for line in &changes {
+        println!("{line}");
+    }
+    println!(
+        "{}: {} tools locked, {} changed",
+        path.display(),
+        next.tools.len(),
+        changes.len()
+    );
+    Ok(if registry.failures().is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
 async fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
     let path = PathBuf::from(&args.target);
     let name = registry::slug(&path);
-    let tool: Arc<Tool> = if path.extension().is_some_and(|e| e == "wasm") {
+    let tools: Vec<Arc<Tool>> = if path.extension().is_some_and(|e| e == "wasm") {
         // Just this file, under the folder's config: the rest of the folder
         // need not load.
         anyhow::ensure!(path.is_file(), "{} does not exist", path.display());
@@ -319,8 +364,8 @@ async fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
             max_instances: 4,
             cache_dir: args.dir.dir.join(STATE_DIR).join("cache"),
         })?;
-        match registry::load_tool(&engine, &path, &name, config.policy_for(&name)?).await {
-            Ok(tool) => Arc::new(tool),
+        match registry::load_tool(&engine, &path, &name, &config).await {
+            Ok(tools) => tools.into_iter().map(Arc::new).collect(),
             Err(reason) => {
                 eprintln!("error: {} (tool `{name}`): {reason}", path.display());
                 return Ok(ExitCode::from(1));
@@ -330,7 +375,7 @@ async fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         let host = load(&args.dir.dir).await?;
         let registry = host.registry();
         if let Some(tool) = registry.all().find(|t| t.name() == name) {
-            tool.clone()
+            vec![tool.clone()]
         } else if let Some(failure) = registry
             .failures()
             .iter()
@@ -342,23 +387,57 @@ async fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
             anyhow::bail!("no tool `{name}` in {}", host.tools_dir().display());
         }
     };
-    let tool = &*tool;
+    if args.json {
+        let mut described: Vec<Value> = tools.iter().map(|t| inspection(t)).collect();
+        let out = if described.len() == 1 {
+            described.remove(0)
+        } else {
+            json!({ "file": path, "plainComponent": true, "tools": described })
+        };
+        print_json(&out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if tools.len() > 1 {
+        println!(
+            "{} is a plain component: {} tools, one per exported function\n",
+            path.display(),
+            tools.len()
+        );
+    }
+    for (i, tool) in tools.iter().enumerate() {
+        if i > 0 {
+            println!("\n{}\n", "-".repeat(72));
+        }
+        print_inspection(tool)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A tool as `inspect --json` shows it.
+fn inspection(tool: &Tool) -> Value {
     let imports: Vec<Value> = tool
         .imports()
         .iter()
         .map(|i| json!({ "import": i, "status": import_status(tool, i) }))
         .collect();
-    if args.json {
-        let mut out = tool.to_json();
-        out["file"] = json!(tool.path());
-        out["sha256"] = json!(tool.sha256());
-        out["imports"] = json!(imports);
-        print_json(&out)?;
-        return Ok(ExitCode::SUCCESS);
+    let mut out = tool.to_json();
+    out["file"] = json!(tool.path());
+    out["sha256"] = json!(tool.sha256());
+    out["imports"] = json!(imports);
+    if let Some(function) = tool.plain_function() {
+        out["function"] = json!(function.export_path());
     }
+    out
+}
+
+/// A tool as `inspect` prints it.
+fn print_inspection(tool: &Tool) -> anyhow::Result<()> {
     let meta = tool.metadata();
     println!("tool:        {}", tool.name());
     println!("file:        {}", tool.path().display());
+    if let Some(function) = tool.plain_function() {
+        println!("function:    {} (plain component)", function.export_path());
+    }
     println!("sha256:      {}", tool.sha256());
     println!("effect:      {}", meta.effect);
     println!("permission:  {}", permission_name(tool.policy().permission));
@@ -389,7 +468,7 @@ async fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
     for import in tool.imports() {
         println!("  {import:<48} {}", import_status(tool, import));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Whether an import is served, granted, or refused for this tool.

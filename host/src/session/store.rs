@@ -3,7 +3,6 @@
 //! (workspace and all) once idle for the retention period.
 
 use std::collections::HashMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
@@ -418,13 +417,8 @@ fn write_record(dir: &Path, session: &Session) -> anyhow::Result<()> {
         auth: session.auth.clone(),
         created_at: session.created_at,
     };
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
-    file.write_all(&serde_json::to_vec_pretty(&record)?)?;
-    file.as_file().sync_all()?;
-    file.persist(dir.join(RECORD_FILE))
-        .map_err(|e| e.error)
-        .context("cannot write the session record")?;
-    Ok(())
+    crate::files::write_atomically(&dir.join(RECORD_FILE), &serde_json::to_vec_pretty(&record)?)
+        .context("cannot write the session record")
 }
 
 #[cfg(test)]

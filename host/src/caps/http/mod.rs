@@ -102,6 +102,12 @@ impl AllowList {
         Ok(Self { entries })
     }
 
+    /// The entries in canonical form (`scheme://host:port`, lower case,
+    /// default ports written out), as `tools.lock` records them.
+    pub fn canonical(&self) -> Vec<String> {
+        self.entries.iter().map(Origin::to_string).collect()
+    }
+
     /// Whether nothing is allowed.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
@@ -127,6 +133,24 @@ impl AllowList {
                     .is_none_or(|s| s.eq_ignore_ascii_case(scheme))
                 && o.port.is_none_or(|p| p == port)
         })
+    }
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.scheme.as_deref().unwrap_or("*"))?;
+        f.write_str("://")?;
+        match &self.host {
+            HostPattern::Any => f.write_str("*")?,
+            HostPattern::Exact(host) => f.write_str(host)?,
+            HostPattern::Subdomains(domain) => write!(f, "*.{domain}")?,
+            HostPattern::Ip(IpAddr::V6(ip)) => write!(f, "[{ip}]")?,
+            HostPattern::Ip(ip) => write!(f, "{ip}")?,
+        }
+        match self.port {
+            Some(port) => write!(f, ":{port}"),
+            None => f.write_str(":*"),
+        }
     }
 }
 

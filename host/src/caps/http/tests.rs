@@ -19,6 +19,28 @@ fn exact_origin_is_port_exact() {
 }
 
 #[test]
+fn canonical_form_parses_back_to_the_same_list() {
+    let l = list(&[
+        "HTTPS://API.example.com/",
+        "http://*.example.com:8080",
+        "*://*:*",
+        "http://[::1]:3000",
+        "https://10.0.0.1",
+    ]);
+    assert_eq!(
+        l.canonical(),
+        [
+            "https://api.example.com:443",
+            "http://*.example.com:8080",
+            "*://*:*",
+            "http://[::1]:3000",
+            "https://10.0.0.1:443",
+        ]
+    );
+    assert_eq!(AllowList::parse(&l.canonical()).unwrap(), l);
+}
+
+#[test]
 fn subdomain_wildcard_excludes_apex_and_lookalikes() {
     let l = list(&["https://*.example.com:8443"]);
     assert!(l.allows("https", "a.example.com", 8443));

@@ -86,7 +86,8 @@ impl std::fmt::Debug for ServeOptions {
 impl ServeOptions {
     /// The options `[server]` in the host's config gives.
     pub fn from_config(host: &Host) -> anyhow::Result<Self> {
-        let server = &host.config().server;
+        let config = host.config();
+        let server = &config.server;
         let listen = server.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
         Ok(Self {
             listen: listen

@@ -1,0 +1,404 @@
+//! `tools.lock`: what each tool was when the operator last reviewed it.
+//!
+//! `toolhost lock` records, per tool, the SHA-256 of its component, hashes
+//! of its metadata (description and schemas; effect, time arguments and
+//! dry-run support as they are) and the capabilities it is granted. While the
+//! file exists the host refuses any tool that differs from its entry, or has
+//! none, and says what changed, so a tool cannot silently change under its
+//! users; running `toolhost lock` again accepts the change.
+//!
+//! ```toml
+//! version = 1
+//!
+//! [tools.fetch_url]
+//! component = "3fa4…"
+//! metadata = { description = "9c1e…", input_schema = "…", effect = "read", time_args = [], dry_run = false }
+//! grants = { workspace = "none", kv = [], http = ["https://example.com:443"], env = {} }
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::config::WorkspaceAccess;
+use crate::registry::Tool;
+
+/// The file name of the lock, beside `toolhost.toml`.
+pub const LOCK_FILE: &str = "tools.lock";
+/// The format written.
+const VERSION: u32 = 1;
+
+/// A whole `tools.lock`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lockfile {
+    /// The format, 1.
+    pub version: u32,
+    /// Each locked tool, by name.
+    #[serde(default)]
+    pub tools: BTreeMap<String, LockedTool>,
+}
+
+/// What one tool was when locked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedTool {
+    /// Hex SHA-256 of the component; absent for a custom tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub component: Option<String>,
+    /// The metadata, hashed where it is long.
+    pub metadata: LockedMetadata,
+    /// The capabilities granted.
+    pub grants: LockedGrants,
+}
+
+/// A tool's metadata as locked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedMetadata {
+    /// Hex SHA-256 of the description.
+    pub description: String,
+    /// Hex SHA-256 of the input schema (as JSON).
+    pub input_schema: String,
+    /// Hex SHA-256 of the output schema, if there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<String>,
+    /// The effect declaration (`read`, `idempotent`, `write`, `by-input`).
+    pub effect: String,
+    /// The time arguments.
+    #[serde(default)]
+    pub time_args: Vec<String>,
+    /// Whether the tool supplies its own dry-run result.
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// A tool's grants as locked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedGrants {
+    /// Workspace access.
+    pub workspace: WorkspaceAccess,
+    /// Buckets it may open, sorted.
+    #[serde(default)]
+    pub kv: Vec<String>,
+    /// Origins it may reach, canonical (`scheme://host:port`), sorted.
+    #[serde(default)]
+    pub http: Vec<String>,
+    /// Environment variables: name to the hex SHA-256 of the value (values
+    /// may be secrets and never stand in the file).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+impl LockedTool {
+    /// What `tool` is now.
+    pub fn of(tool: &Tool) -> Self {
+        let meta = tool.metadata();
+        let grants = &tool.policy().grants;
+        let mut kv = grants.kv.clone();
+        kv.sort();
+        kv.dedup();
+        let mut http = grants.http.canonical();
+        http.sort();
+        http.dedup();
+        Self {
+            component: (!tool.is_custom()).then(|| tool.sha256().to_string()),
+            metadata: LockedMetadata {
+                description: sha256(meta.description.as_bytes()),
+                input_schema: sha256(meta.input_schema.to_string().as_bytes()),
+                output_schema: meta
+                    .output_schema
+                    .as_ref()
+                    .map(|s| sha256(s.to_string().as_bytes())),
+                effect: meta.effect.to_string(),
+                time_args: meta.time_args.clone(),
+                dry_run: meta.has_dry_run_result,
+            },
+            grants: LockedGrants {
+                workspace: grants.workspace,
+                kv,
+                http,
+                env: grants
+                    .env
+                    .iter()
+                    .map(|(name, value)| (name.clone(), sha256(value.as_bytes())))
+                    .collect(),
+            },
+        }
+    }
+
+    /// What changed from `self` (locked) to `now`, one phrase per change;
+    /// empty when they match.
+    pub fn changes(&self, now: &LockedTool) -> Vec<String> {
+        let mut changes = Vec::new();
+        if self.component != now.component {
+            changes.push(format!(
+                "component sha256 {} -> {}",
+                short(self.component.as_deref()),
+                short(now.component.as_deref())
+            ));
+        }
+        let (was, is) = (&self.metadata, &now.metadata);
+        let mut parts = Vec::new();
+        if was.description != is.description {
+            parts.push("description".to_string());
+        }
+        if was.input_schema != is.input_schema {
+            parts.push("input schema".to_string());
+        }
+        if was.output_schema != is.output_schema {
+            parts.push("output schema".to_string());
+        }
+        if was.effect != is.effect {
+            parts.push(format!("effect {} -> {}", was.effect, is.effect));
+        }
+        if was.time_args != is.time_args {
+            parts.push(format!(
+                "time arguments [{}] -> [{}]",
+                was.time_args.join(", "),
+                is.time_args.join(", ")
+            ));
+        }
+        if was.dry_run != is.dry_run {
+            parts.push(format!("dry-run result {} -> {}", was.dry_run, is.dry_run));
+        }
+        if !parts.is_empty() {
+            changes.push(format!("metadata: {}", parts.join(", ")));
+        }
+        let grants = self.grants.changes(&now.grants);
+        if !grants.is_empty() {
+            changes.push(format!("grants: {}", grants.join("; ")));
+        }
+        changes
+    }
+}
+
+impl LockedGrants {
+    /// The capability diff from `self` to `now`: `+`/`-` per entry.
+    fn changes(&self, now: &LockedGrants) -> Vec<String> {
+        let mut changes = Vec::new();
+        if self.workspace != now.workspace {
+            changes.push(format!(
+                "workspace {} -> {}",
+                access_name(self.workspace),
+                access_name(now.workspace)
+            ));
+        }
+        for (kind, was, is) in [("kv", &self.kv, &now.kv), ("http", &self.http, &now.http)] {
+            changes.extend(
+                is.iter()
+                    .filter(|e| !was.contains(e))
+                    .map(|e| format!("+ {kind} {e}")),
+            );
+            changes.extend(
+                was.iter()
+                    .filter(|e| !is.contains(e))
+                    .map(|e| format!("- {kind} {e}")),
+            );
+        }
+        for (name, value) in &now.env {
+            match self.env.get(name) {
+                None => changes.push(format!("+ env {name}")),
+                Some(old) if old != value => changes.push(format!("env {name} has a new value")),
+                Some(_) => {}
+            }
+        }
+        changes.extend(
+            self.env
+                .keys()
+                .filter(|name| !now.env.contains_key(*name))
+                .map(|name| format!("- env {name}")),
+        );
+        changes
+    }
+}
+
+impl Lockfile {
+    /// The lock of `tools`, as they are now.
+    pub fn of<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> Self {
+        Self {
+            version: VERSION,
+            tools: tools
+                .into_iter()
+                .map(|tool| (tool.name().to_string(), LockedTool::of(tool)))
+                .collect(),
+        }
+    }
+
+    /// The lock file of a host directory.
+    pub fn path_in(dir: &Path) -> PathBuf {
+        dir.join(LOCK_FILE)
+    }
+
+    /// Read `<dir>/tools.lock`; `None` when there is none.
+    pub fn load(dir: &Path) -> anyhow::Result<Option<Self>> {
+        let path = Self::path_in(dir);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let lock: Self = toml::from_str(&text).with_context(|| {
+            format!(
+                "invalid {} (run `toolhost lock` to write it again)",
+                path.display()
+            )
+        })?;
+        anyhow::ensure!(
+            lock.version == VERSION,
+            "{} has version {}; this toolhost reads version {VERSION} (run `toolhost lock` \
+             to write it again)",
+            path.display(),
+            lock.version
+        );
+        Ok(Some(lock))
+    }
+
+    /// Write `<dir>/tools.lock` whole: a temporary file, fsynced, renamed.
+    pub fn write(&self, dir: &Path) -> anyhow::Result<PathBuf> {
+        let path = Self::path_in(dir);
+        let text = format!(
+            "# Written by `toolhost lock`: what each tool was when it was last reviewed.\n\
+             # The host refuses a tool that differs from its entry; run `toolhost lock`\n\
+             # again to accept a change.\n\n{}",
+            toml::to_string(self).context("cannot encode the lock")?
+        );
+        crate::files::write_atomically(&path, text.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(path)
+    }
+
+    /// Why `tool` may not run under this lock, or `None` if it matches.
+    pub fn refusal(&self, tool: &Tool) -> Option<String> {
+        let name = tool.name();
+        let Some(locked) = self.tools.get(name) else {
+            return Some(format!(
+                "`{name}` is not in {LOCK_FILE} (added after `toolhost lock` ran); review it \
+                 with `toolhost inspect {name}`, then run `toolhost lock` to accept it"
+            ));
+        };
+        let changes = locked.changes(&LockedTool::of(tool));
+        (!changes.is_empty()).then(|| {
+            format!(
+                "`{name}` differs from {LOCK_FILE}: {}; review it with `toolhost inspect \
+                 {name}`, then run `toolhost lock` to accept the change",
+                changes.join("; ")
+            )
+        })
+    }
+
+    /// What changed from `self` (the lock on disk) to `next`, a line per tool.
+    pub fn diff(&self, next: &Lockfile) -> Vec<String> {
+        let mut lines = Vec::new();
+        for (name, tool) in &next.tools {
+            match self.tools.get(name) {
+                None => lines.push(format!("+ {name}")),
+                Some(old) => {
+                    let changes = old.changes(tool);
+                    if !changes.is_empty() {
+                        lines.push(format!("~ {name}: {}", changes.join("; ")));
+                    }
+                }
+            }
+        }
+        lines.extend(
+            self.tools
+                .keys()
+                .filter(|name| !next.tools.contains_key(*name))
+                .map(|name| format!("- {name}")),
+        );
+        lines
+    }
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// The first 12 hex digits of a hash, or `none`.
+fn short(hash: Option<&str>) -> String {
+    hash.map_or_else(|| "none".to_string(), |h| h.chars().take(12).collect())
+}
+
+fn access_name(access: WorkspaceAccess) -> &'static str {
+    match access {
+        WorkspaceAccess::None => "none",
+        WorkspaceAccess::Read => "read",
+        WorkspaceAccess::Write => "write",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool() -> LockedTool {
+        LockedTool {
+            component: Some("a".repeat(64)),
+            metadata: LockedMetadata {
+                description: "d".into(),
+                input_schema: "i".into(),
+                output_schema: None,
+                effect: "read".into(),
+                time_args: vec![],
+                dry_run: false,
+            },
+            grants: LockedGrants {
+                workspace: WorkspaceAccess::Read,
+                kv: vec!["cache".into()],
+                http: vec!["https://example.com:443".into()],
+                env: BTreeMap::from([("TOKEN".into(), "t1".into())]),
+            },
+        }
+    }
+
+    #[test]
+    fn identical_entries_have_no_changes() {
+        assert!(tool().changes(&tool()).is_empty());
+    }
+
+    #[test]
+    fn each_part_names_its_change() {
+        let mut now = tool();
+        now.component = Some("b".repeat(64));
+        now.metadata.description = "other".into();
+        now.metadata.effect = "write".into();
+        now.grants.workspace = WorkspaceAccess::Write;
+        now.grants.kv = vec![];
+        now.grants.http.push("https://evil.example:443".into());
+        now.grants.env.insert("TOKEN".into(), "t2".into());
+        now.grants.env.insert("EXTRA".into(), "x".into());
+        assert_eq!(
+            tool().changes(&now),
+            [
+                format!("component sha256 {} -> {}", "a".repeat(12), "b".repeat(12)),
+                "metadata: description, effect read -> write".to_string(),
+                "grants: workspace read -> write; - kv cache; + http https://evil.example:443; \
+                 + env EXTRA; env TOKEN has a new value"
+                    .to_string(),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_file_round_trips_and_diffs() {
+        let lock = Lockfile {
+            version: VERSION,
+            tools: BTreeMap::from([("echo".to_string(), tool())]),
+        };
+        let text = toml::to_string(&lock).unwrap();
+        assert_eq!(toml::from_str::<Lockfile>(&text).unwrap(), lock);
+        let mut next = lock.clone();
+        next.tools.insert("new".into(), tool());
+        next.tools.get_mut("echo").unwrap().metadata.dry_run = true;
+        assert_eq!(
+            lock.diff(&next),
+            ["~ echo: metadata: dry-run result false -> true", "+ new"]
+        );
+        assert_eq!(next.diff(&lock)[1], "- new");
+    }
+}

@@ -1,0 +1,274 @@
+//! Plain components: a component that exports ordinary functions (records,
+//! variants, options, lists, results, flags, tuples) becomes one tool per
+//! function, with a schema derived from the WIT types, validated input, and
+//! results as JSON. `tests/guests/plain_shapes` is the component.
+
+mod common;
+
+use serde_json::{Value, json};
+use toolhost::Host;
+
+async fn shapes(config: &str) -> (tempfile::TempDir, Host) {
+    common::host(&["plain_shapes"], config).await
+}
+
+async fn call(host: &Host, tool: &str, input: Value) -> (bool, Value) {
+    let result = host
+        .call(tool, input, &common::live())
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    (result.is_error, result.result)
+}
+
+#[tokio::test]
+async fn each_function_is_a_tool_named_after_the_file() {
+    let (_dir, host) = shapes("").await;
+    let names: Vec<String> = host
+        .registry()
+        .tools()
+        .map(|t| t.name().to_string())
+        .collect();
+    let long = names
+        .iter()
+        .find(|n| n.contains("really_long"))
+        .expect("the long name");
+    assert_eq!(long.len(), 64, "{long}");
+    assert!(long.starts_with("plain_shapes_a_function_with_a_really_long_name"));
+    let expected = [
+        "plain_shapes_add",
+        "plain_shapes_classify",
+        "plain_shapes_describe_point",
+        "plain_shapes_first_word",
+        "plain_shapes_no_docs",
+        "plain_shapes_safe_divide",
+        "plain_shapes_set_flags",
+        "plain_shapes_shape_area",
+        "plain_shapes_sum_list",
+        "plain_shapes_swap",
+        "plain_shapes_text_add",
+        "plain_shapes_upper",
+    ];
+    for name in expected {
+        assert!(
+            names.iter().any(|n| n == name),
+            "{name} missing from {names:?}"
+        );
+    }
+    assert_eq!(
+        names.len(),
+        expected.len() + 1,
+        "resource methods are no tools: {names:?}"
+    );
+
+    let registry = host.registry();
+    let tool = registry.get("plain_shapes_text_add").unwrap();
+    assert_eq!(
+        tool.plain_function().unwrap().export_path(),
+        "test:shapes/text@0.1.0#add"
+    );
+    assert_eq!(
+        tool.metadata().effect.to_string(),
+        "write",
+        "write unless configured"
+    );
+    let description = &registry
+        .get("plain_shapes_no_docs")
+        .unwrap()
+        .metadata()
+        .description;
+    assert!(
+        description.contains("no description")
+            && description.contains("[tools.plain_shapes_no_docs] description"),
+        "{description}"
+    );
+}
+
+#[tokio::test]
+async fn schemas_follow_the_wit_types() {
+    let (_dir, host) = shapes("").await;
+    let registry = host.registry();
+    let schema = |tool: &str| registry.get(tool).unwrap().metadata().input_schema.clone();
+    let point = &schema("plain_shapes_describe_point")["properties"]["p"];
+    assert_eq!(
+        point["required"],
+        json!(["x", "y"]),
+        "an option field may be left out"
+    );
+    assert_eq!(
+        point["properties"]["label"]["anyOf"][1],
+        json!({"type": "null"})
+    );
+    assert_eq!(
+        schema("plain_shapes_classify")["properties"]["n"],
+        json!({"type": "integer", "minimum": 0, "maximum": 255})
+    );
+    let shape = &schema("plain_shapes_shape_area")["properties"]["s"]["oneOf"];
+    assert_eq!(shape[2], json!({"const": "empty"}));
+    assert_eq!(shape[1]["required"], json!(["rect"]));
+    let pair = &schema("plain_shapes_swap")["properties"]["pair"];
+    assert_eq!(pair["minItems"], json!(2));
+    assert_eq!(
+        schema("plain_shapes_set_flags")["properties"]["f"]["items"]["enum"],
+        json!(["read", "write", "exec"])
+    );
+    let output = registry
+        .get("plain_shapes_safe_divide")
+        .unwrap()
+        .metadata()
+        .output_schema
+        .clone()
+        .unwrap();
+    assert_eq!(
+        output["properties"]["result"]["oneOf"][1]["required"],
+        json!(["err"])
+    );
+}
+
+#[tokio::test]
+async fn calls_carry_values_both_ways() {
+    let (_dir, host) = shapes("").await;
+    let cases = [
+        ("plain_shapes_add", json!({"a": 2, "b": 3}), json!(5)),
+        (
+            "plain_shapes_text_add",
+            json!({"a": 2, "b": 3}),
+            json!(1005),
+        ),
+        (
+            "plain_shapes_describe_point",
+            json!({"p": {"x": 1.5, "y": 2.0, "label": "home"}}),
+            Value::Null,
+        ),
+        ("plain_shapes_classify", json!({"n": 150}), json!("large")),
+        (
+            "plain_shapes_safe_divide",
+            json!({"a": 1.0, "b": 4.0}),
+            json!({"ok": 0.25}),
+        ),
+        (
+            "plain_shapes_first_word",
+            json!({"text": "   "}),
+            Value::Null,
+        ),
+        (
+            "plain_shapes_first_word",
+            json!({"text": "hello world"}),
+            json!("hello"),
+        ),
+        (
+            "plain_shapes_sum_list",
+            json!({"items": [1, -2, 40]}),
+            json!(39),
+        ),
+        (
+            "plain_shapes_shape_area",
+            json!({"s": {"rect": {"width": 2, "height": 3}}}),
+            json!(6.0),
+        ),
+        ("plain_shapes_shape_area", json!({"s": "empty"}), json!(0.0)),
+        (
+            "plain_shapes_set_flags",
+            json!({"f": ["exec", "read"]}),
+            json!(["read", "exec"]),
+        ),
+        (
+            "plain_shapes_swap",
+            json!({"pair": ["x", 7]}),
+            json!([7, "x"]),
+        ),
+        ("plain_shapes_upper", json!({"s": "abc"}), json!("ABC")),
+        ("plain_shapes_no_docs", json!({}), json!(true)),
+    ];
+    for (tool, input, expected) in cases {
+        let (is_error, result) = call(&host, tool, input.clone()).await;
+        assert!(!is_error, "{tool} {input}: {result}");
+        if !expected.is_null() {
+            assert_eq!(result["result"], expected, "{tool} {input}");
+        }
+    }
+    let (_, point) = call(
+        &host,
+        "plain_shapes_describe_point",
+        json!({"p": {"x": 1.5, "y": 2.0}}),
+    )
+    .await;
+    assert!(point["result"].as_str().unwrap().contains("1.5"), "{point}");
+
+    let (is_error, result) = call(&host, "plain_shapes_safe_divide", json!({"a": 1, "b": 0})).await;
+    assert!(is_error, "an err result is an error the model sees");
+    assert_eq!(result["result"], json!({"err": "division by zero"}));
+}
+
+#[tokio::test]
+async fn inputs_are_validated_against_the_derived_schema() {
+    let (_dir, host) = shapes("").await;
+    for (tool, input, pointer) in [
+        ("plain_shapes_classify", json!({"n": 256}), "/n"),
+        ("plain_shapes_add", json!({"a": 1}), ""),
+        ("plain_shapes_add", json!({"a": 1, "b": 2, "c": 3}), ""),
+        (
+            "plain_shapes_shape_area",
+            json!({"s": {"triangle": 1}}),
+            "/s",
+        ),
+        (
+            "plain_shapes_describe_point",
+            json!({"p": {"x": "1", "y": 2}}),
+            "/p/x",
+        ),
+        ("plain_shapes_swap", json!({"pair": ["x"]}), "/pair"),
+        ("plain_shapes_set_flags", json!({"f": ["fly"]}), "/f/0"),
+    ] {
+        let err = host
+            .call(tool, input.clone(), &common::live())
+            .await
+            .expect_err(&format!("{tool} {input} passed"));
+        assert_eq!(err.code(), "invalid_tool_input", "{tool} {input}");
+        let toolhost::CallError::InvalidInput { errors, .. } = err else {
+            unreachable!()
+        };
+        assert!(
+            errors.iter().any(|e| e.pointer == pointer),
+            "{tool} {input}: {errors:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_config_describes_functions_and_sets_their_effect() {
+    let config = "[tools.plain_shapes_add]\n\
+                  description = \"Add two integers. Returns their sum. Use it for arithmetic.\"\n\
+                  effect = \"read\"\n\
+                  permission = \"always_ask\"\n";
+    let (_dir, host) = shapes(config).await;
+    let registry = host.registry();
+    let add = registry.get("plain_shapes_add").unwrap();
+    assert!(add.metadata().description.starts_with("Add two integers."));
+    assert_eq!(add.metadata().effect.to_string(), "read");
+    let err = host
+        .call("plain_shapes_add", json!({"a": 1, "b": 1}), &common::live())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.code(),
+        "approval_required",
+        "policies apply per function"
+    );
+
+    let dir = common::host_dir(&["echo"], "[tools.echo]\ndescription = \"x\"\n");
+    let host = common::load(dir.path()).await;
+    let registry = host.registry();
+    let failure = &registry.failures()[0];
+    assert!(
+        failure
+            .reason
+            .contains("only functions of plain components"),
+        "{failure}"
+    );
+
+    let dir = common::host_dir(&["echo"], "[defaults]\neffect = \"read\"\n");
+    let Err(err) = Host::builder(dir.path()).build().await else {
+        panic!("[defaults] effect loaded");
+    };
+    assert!(format!("{err:#}").contains("[tools.<name>]"), "{err:#}");
+}
