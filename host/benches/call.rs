@@ -1,6 +1,7 @@
 //! Benchmarks: one `echo` call through the whole pipeline (fresh instance and
-//! Store per call), loading 100 distinct components from a warm cache, and
-//! reloading a folder of 100 after one of them changed.
+//! Store per call), loading 100 distinct components from a warm cache,
+//! reloading a folder of 100 after one of them changed, and the compile that
+//! reload pays for.
 //!
 //! Run with `cargo bench -p toolhost --bench call`; figures go in bench/RESULTS.md.
 
@@ -142,5 +143,35 @@ fn reload_one_of_100(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, call_echo, load_100, reload_one_of_100);
+/// The part of a reload that compiling a new component takes: `echo`,
+/// never seen before, compiled (and written to the cache).
+fn compile_one(c: &mut Criterion) {
+    let mut group = c.benchmark_group("reload");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
+    group.bench_function("compile 1 new component", |b| {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let cache = tempfile::tempdir().expect("cache");
+        let engine = toolhost::engine::ToolEngine::new(&toolhost::engine::EngineOptions {
+            max_memory_bytes: 128 << 20,
+            max_instances: 4,
+            cache_dir: cache.path().to_path_buf(),
+        })
+        .expect("engine");
+        let echo = std::fs::read(echo_path()).expect("echo");
+        let mut version = 5000;
+        b.iter(|| {
+            version += 1;
+            rt.block_on(engine.compile(distinct_copy(&echo, version)))
+                .expect("compile")
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, call_echo, load_100, reload_one_of_100, compile_one);
 criterion_main!(benches);
