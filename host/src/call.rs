@@ -328,12 +328,7 @@ impl Host {
         let session = &*options.session;
         let registry = self.registry();
         let tool = registry.get(tool_name).ok_or_else(|| {
-            let failed = registry
-                .failures()
-                .iter()
-                .find(|f| f.tool.as_deref() == Some(tool_name))
-                .map(|f| format!("it did not load: {}", f.reason));
-            match failed.or_else(|| registry.unavailable_reason(tool_name).map(String::from)) {
+            match registry.not_callable_reason(tool_name) {
                 Some(reason) => CallError::ToolNotCallable {
                     tool: tool_name.to_string(),
                     reason,

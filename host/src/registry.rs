@@ -424,6 +424,17 @@ impl Registry {
             .map(|u| u.reason.as_str())
     }
 
+    /// Why `name` cannot be called though it is known: it did not load, or
+    /// it is a toolset tool with no sandboxed equivalent. `None` for a tool
+    /// that is loaded, and for a name nobody knows.
+    pub fn not_callable_reason(&self, name: &str) -> Option<String> {
+        self.failures
+            .iter()
+            .find(|f| f.tool.as_deref() == Some(name))
+            .map(|f| format!("it did not load: {}", f.reason))
+            .or_else(|| self.unavailable_reason(name).map(String::from))
+    }
+
     /// The files that did not load.
     pub fn failures(&self) -> &[LoadFailure] {
         &self.failures

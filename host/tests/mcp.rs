@@ -285,11 +285,13 @@ fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
 }
 
 /// A plain component's functions over MCP stdio: listed with their derived
-/// schemas, called with structured results, invalid input refused.
+/// schemas, called with structured results, invalid input refused; a tool
+/// that did not load is refused with why.
 #[test]
 fn plain_component_functions_over_mcp() {
     use std::io::{BufRead as _, BufReader, Write as _};
     let dir = host_dir(&["plain_shapes"], "");
+    std::fs::write(dir.path().join("tools/broken.wasm"), b"not a component").expect("broken");
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args(["mcp", "--dir"])
         .arg(dir.path())
@@ -344,6 +346,18 @@ fn plain_component_functions_over_mcp() {
     let refused = exchange(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
         "params": {"name": "plain_shapes_swap", "arguments": {"pair": [1, "a"]}}}));
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
+
+    let broken = exchange(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "broken", "arguments": {}}}));
+    assert_eq!(
+        broken["error"]["data"]["code"], "tool_not_callable",
+        "{broken}"
+    );
+    let message = broken["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("did not load") && message.contains("not a WebAssembly file"),
+        "{broken}"
+    );
 
     drop(stdin);
     assert!(child.wait().expect("exit").success());

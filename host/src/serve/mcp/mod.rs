@@ -235,6 +235,12 @@ impl ServerHandler for ToolServer {
         let name = request.name.to_string();
         let registry = self.host.registry();
         let Some(tool) = registry.get(&name).filter(|t| !t.is_custom()).cloned() else {
+            if let Some(reason) = registry.not_callable_reason(&name) {
+                return Err(ErrorData::invalid_params(
+                    format!("tool `{name}` cannot be called here: {reason}"),
+                    Some(json!({ "code": "tool_not_callable" })),
+                ));
+            }
             let known: Vec<&str> = registry
                 .tools()
                 .filter(|t| !t.is_custom())
