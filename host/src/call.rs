@@ -306,6 +306,8 @@ struct Call<'a> {
     tool: &'a Arc<Tool>,
     session: &'a Session,
     id: String,
+    /// The input, parsed and validated; `input_text` is its JSON.
+    input: Arc<Value>,
     input_text: String,
     started: Instant,
     trace: TraceLog,
@@ -343,11 +345,13 @@ impl Host {
         check_time_args(tool, session, &input)?;
 
         let network = tool_network(self.network(), tool);
+        let input = Arc::new(input);
         let call = Call {
             host: self,
             tool,
             session,
             id: options.call_id.clone().unwrap_or_else(new_call_id),
+            input: input.clone(),
             input_text,
             started,
             trace: TraceLog::default(),
@@ -357,7 +361,6 @@ impl Host {
             http_budget: RequestBudget::new(network.limits().max_requests_per_call),
             network,
         };
-        let input = Arc::new(input);
         session.events().emit(
             EventKind::ActionsRequested,
             EventData::Requested(Arc::new(CallRequested {
@@ -747,13 +750,11 @@ impl Call<'_> {
         instance: &mut Instance,
         function: &PlainFunction,
     ) -> Result<types::ToolOutput, types::ToolError> {
-        let input: Value = serde_json::from_str(&self.input_text)
-            .map_err(|e| types::ToolError::InvalidInput(e.to_string()))?;
         let params = function
             .params
             .iter()
             .map(|(name, ty)| {
-                let value = input.get(name).unwrap_or(&Value::Null);
+                let value = self.input.get(name).unwrap_or(&Value::Null);
                 plain::convert::to_val(value, ty, &format!("/{name}"))
             })
             .collect::<Result<Vec<_>, _>>()

@@ -111,9 +111,7 @@ impl HostBuilder {
             cache_dir: self.cache_dir.unwrap_or_else(|| state_dir.join("cache")),
         })?;
         let mut registry = Registry::load(&engine, &tools_dir, &config).await?;
-        if !self.ignore_lock
-            && let Some(lock) = Lockfile::load(&self.dir)?
-        {
+        if let Some(lock) = read_lock(&self.dir, self.ignore_lock)? {
             registry.enforce_lock(&lock);
         }
         let needs_kv = registry.all().any(|t| !t.policy().grants.kv.is_empty());
@@ -208,10 +206,7 @@ impl Host {
             "a tool is now granted `kv`, but this host started without its key-value store: \
              restart it to open the store"
         );
-        let lock = match self.ignore_lock {
-            true => None,
-            false => Lockfile::load(&self.dir)?,
-        };
+        let lock = read_lock(&self.dir, self.ignore_lock)?;
         if let Some(lock) = &lock {
             fresh.enforce_lock(lock);
         }
@@ -303,4 +298,12 @@ impl Host {
     pub(crate) fn network(&self) -> &Network {
         &self.network
     }
+}
+
+/// The lock of the host directory `dir`, unless the host ignores it.
+fn read_lock(dir: &Path, ignore: bool) -> anyhow::Result<Option<Lockfile>> {
+    if ignore {
+        return Ok(None);
+    }
+    Lockfile::load(dir)
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use serde::Serialize;
+use serde_json::Value;
 
 use wasmtime::component::InstancePre;
 
@@ -416,14 +417,6 @@ impl Registry {
         &self.unavailable
     }
 
-    /// Why the enabled toolset tool `name` cannot run, if it cannot.
-    pub fn unavailable_reason(&self, name: &str) -> Option<&str> {
-        self.unavailable
-            .iter()
-            .find(|u| u.name == name)
-            .map(|u| u.reason.as_str())
-    }
-
     /// Why `name` cannot be called though it is known: it did not load, or
     /// it is a toolset tool with no sandboxed equivalent. `None` for a tool
     /// that is loaded, and for a name nobody knows.
@@ -432,7 +425,10 @@ impl Registry {
             .iter()
             .find(|f| f.tool.as_deref() == Some(name))
             .map(|f| format!("it did not load: {}", f.reason))
-            .or_else(|| self.unavailable_reason(name).map(String::from))
+            .or_else(|| {
+                let unavailable = self.unavailable.iter().find(|u| u.name == name)?;
+                Some(unavailable.reason.clone())
+            })
     }
 
     /// The files that did not load.
@@ -667,15 +663,9 @@ fn plain_tools(
             let (input_schema, validator) =
                 tool::check_object_schema("input", &function.input_schema.to_string())
                     .map_err(|e| fail(e.to_string()))?;
-            let (output_schema, output_validator) = match &function.output_schema {
-                Some(schema) => {
-                    let (schema, validator) =
-                        tool::check_object_schema("output", &schema.to_string())
-                            .map_err(|e| fail(e.to_string()))?;
-                    (Some(schema), Some(validator))
-                }
-                None => (None, None),
-            };
+            let output_text = function.output_schema.as_ref().map(Value::to_string);
+            let (output_schema, output_validator) =
+                check_output_schema(output_text.as_deref()).map_err(fail)?;
             Ok(Tool {
                 name,
                 origin: Origin::File,
@@ -797,14 +787,7 @@ fn check_metadata(raw: types::ToolMetadata) -> Result<Checked, String> {
         .unwrap_or(r#"{"type":"object"}"#);
     let (input_schema, validator) =
         tool::check_object_schema("input", input_text).map_err(|e| e.to_string())?;
-    let (output_schema, output_validator) = match raw.output_schema.as_deref() {
-        Some(text) => {
-            let (schema, validator) =
-                tool::check_object_schema("output", text).map_err(|e| e.to_string())?;
-            (Some(schema), Some(validator))
-        }
-        None => (None, None),
-    };
+    let (output_schema, output_validator) = check_output_schema(raw.output_schema.as_deref())?;
     tool::check_time_args(&input_schema, &raw.time_args).map_err(|e| e.to_string())?;
     let effect = match raw.effect {
         types::EffectDeclaration::Fixed(e) => EffectDecl::Fixed(effect_from_guest(e)),
@@ -822,6 +805,18 @@ fn check_metadata(raw: types::ToolMetadata) -> Result<Checked, String> {
         validator,
         output_validator,
     ))
+}
+
+/// Check an optional output schema and compile it.
+fn check_output_schema(
+    text: Option<&str>,
+) -> Result<(Option<Value>, Option<jsonschema::Validator>), String> {
+    let Some(text) = text else {
+        return Ok((None, None));
+    };
+    let (schema, validator) =
+        tool::check_object_schema("output", text).map_err(|e| e.to_string())?;
+    Ok((Some(schema), Some(validator)))
 }
 
 /// The host's effect for the guest's.
