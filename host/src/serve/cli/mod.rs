@@ -13,6 +13,8 @@ use chrono::{DateTime, FixedOffset};
 use clap::{Args, Parser, Subcommand};
 use serde_json::{Value, json};
 
+mod author;
+
 use crate::call::{CallOptions, PreApproved};
 use crate::config::{Config, Permission, WorkspaceAccess};
 use crate::engine::{EngineOptions, ToolEngine};
@@ -59,6 +61,11 @@ enum Command {
     Serve(ServeArgs),
     /// Serve MCP on stdin/stdout until stdin closes.
     Mcp(McpArgs),
+    /// Make a tool project (Rust, Python or TypeScript) that builds and
+    /// passes `toolhost check` as it is.
+    New(author::NewArgs),
+    /// Build tool projects into the host directory's `tools/`.
+    Build(author::BuildArgs),
 }
 
 #[derive(Debug, Args)]
@@ -211,6 +218,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Lock(dir) => lock(&dir.dir).await,
         Command::Serve(args) => serve(args).await,
         Command::Mcp(args) => mcp(args).await,
+        Command::New(args) => author::new(args),
+        Command::Build(args) => author::build(args),
     }
 }
 

@@ -1,0 +1,117 @@
+//! Building a Rust tool: `cargo build --release --target wasm32-wasip2`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Deserialize;
+
+use super::AuthorError;
+use super::project::Project;
+use super::toolchain::{self, Program};
+
+const CARGO: Program<'static> = Program {
+    name: "cargo",
+    why: "it builds Rust tools",
+    install: "curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh",
+};
+
+const TARGET: &str = "wasm32-wasip2";
+
+/// Builds `project` and returns the component it made.
+pub(super) fn build(project: &Project) -> Result<PathBuf, AuthorError> {
+    let cargo = CARGO.find(&[])?;
+    check_target()?;
+    let manifest = project.dir.join("Cargo.toml");
+    let mut command = Command::new(cargo);
+    // Inside the project, so its `.cargo/config.toml` applies.
+    command
+        .current_dir(&project.dir)
+        .args(["build", "--release", "--target", TARGET])
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .arg("--message-format=json-render-diagnostics");
+    // No DWARF in components unless the author asks: they load faster.
+    for (var, value) in [
+        ("CARGO_PROFILE_RELEASE_DEBUG", "false"),
+        ("CARGO_PROFILE_RELEASE_STRIP", "debuginfo"),
+    ] {
+        if std::env::var_os(var).is_none() {
+            command.env(var, value);
+        }
+    }
+    let stdout = toolchain::run(&project.name, &mut command, true)?;
+    component_of(&stdout, &manifest).ok_or_else(|| {
+        AuthorError::Other(anyhow::anyhow!(
+            "{}: cargo built no `.wasm` for {}; is the crate a `cdylib` (`[lib] crate-type = [\"cdylib\"]`)?",
+            project.name,
+            manifest.display()
+        ))
+    })
+}
+
+/// With rustup, the `wasm32-wasip2` target must be installed; without it
+/// cargo's own error says what is wrong.
+fn check_target() -> Result<(), AuthorError> {
+    let Ok(output) = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+    else {
+        return Ok(());
+    };
+    let installed = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() || installed.lines().any(|line| line.trim() == TARGET) {
+        return Ok(());
+    }
+    Err(AuthorError::MissingToolchain {
+        program: format!("the Rust target {TARGET}"),
+        why: "Rust tools are built for it".to_string(),
+        install: format!("rustup target add {TARGET}"),
+    })
+}
+
+/// One line of cargo's JSON messages; only artifacts matter here.
+#[derive(Deserialize)]
+struct Message {
+    reason: String,
+    #[serde(default)]
+    manifest_path: PathBuf,
+    #[serde(default)]
+    filenames: Vec<PathBuf>,
+}
+
+/// The `.wasm` file cargo reported for the crate at `manifest`.
+fn component_of(stdout: &[u8], manifest: &Path) -> Option<PathBuf> {
+    let manifest = manifest.canonicalize().ok()?;
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Message>(line).ok())
+        .filter(|m| m.reason == "compiler-artifact")
+        .filter(|m| m.manifest_path.canonicalize().is_ok_and(|p| p == manifest))
+        .flat_map(|m| m.filenames)
+        .find(|file| file.extension().is_some_and(|ext| ext == "wasm"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_component_is_the_wasm_artifact_of_the_projects_own_crate() {
+        let dir = tempfile::tempdir().unwrap();
+        let manifest = dir.path().join("Cargo.toml");
+        std::fs::write(&manifest, "").unwrap();
+        let other = "/elsewhere/Cargo.toml";
+        let stdout = format!(
+            "{{\"reason\":\"compiler-artifact\",\"manifest_path\":\"{other}\",\"filenames\":[\"/t/dep.wasm\"]}}\n\
+             not json\n\
+             {{\"reason\":\"compiler-artifact\",\"manifest_path\":{m:?},\"filenames\":[\"/t/x.rlib\",\"/t/x.wasm\"]}}\n\
+             {{\"reason\":\"build-finished\",\"success\":true}}\n",
+            m = manifest.display().to_string()
+        );
+        assert_eq!(
+            component_of(stdout.as_bytes(), &manifest),
+            Some(PathBuf::from("/t/x.wasm"))
+        );
+        assert_eq!(component_of(b"", &manifest), None);
+    }
+}

@@ -1,0 +1,453 @@
+//! The example tools written in Rust, Python and TypeScript (on both JS
+//! engines) pass the same tests: `word_count` (a read of the workspace),
+//! `counter` (a write to KV with a dry-run result) and `fetch_url` (outbound
+//! HTTP). The Python and TypeScript ones are built from `plugins/python` and
+//! `plugins/ts` by `toolhost build`, so these tests also cover the command.
+//!
+//! Without componentize-py or the npm toolchain on `PATH` (`scripts/test`
+//! installs both) a language is skipped with a message; with `CI=true` that is
+//! a failure.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+use common::server::Server;
+use common::{live, session};
+use toolhost::{Host, SessionMode, SessionSpec};
+
+/// One language's build of the three examples.
+struct Lang {
+    /// For messages: `rust`, `python`, `ts (quickjs)`, ….
+    label: &'static str,
+    /// The tools' name prefix: `""`, `py_` or `ts_`.
+    prefix: &'static str,
+    /// `(slug, path)` of each of the three components.
+    tools: Vec<(String, PathBuf)>,
+}
+
+const EXAMPLES: [&str; 3] = ["word_count", "counter", "fetch_url"];
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Every language whose toolchain is here, built once per test run.
+fn languages() -> Vec<&'static Lang> {
+    static RUST: OnceLock<Lang> = OnceLock::new();
+    static PYTHON: OnceLock<Option<Lang>> = OnceLock::new();
+    static QUICKJS: OnceLock<Option<Lang>> = OnceLock::new();
+    static STARLINGMONKEY: OnceLock<Option<Lang>> = OnceLock::new();
+    let rust = RUST.get_or_init(|| Lang {
+        label: "rust",
+        prefix: "",
+        tools: EXAMPLES
+            .iter()
+            .map(|slug| (slug.to_string(), PathBuf::from(common::artifact(slug))))
+            .collect(),
+    });
+    let built = [
+        PYTHON.get_or_init(|| built("python", "py_", "python", &[])),
+        QUICKJS.get_or_init(|| built("ts (quickjs)", "ts_", "ts", &["--js-engine", "quickjs"])),
+        STARLINGMONKEY.get_or_init(|| {
+            built(
+                "ts (starlingmonkey)",
+                "ts_",
+                "ts",
+                &["--js-engine", "starlingmonkey"],
+            )
+        }),
+    ];
+    std::iter::once(rust)
+        .chain(built.into_iter().flatten())
+        .collect()
+}
+
+/// `toolhost build plugins/<folder>` into a folder of its own; `None` (or a
+/// panic under `CI=true`) when the toolchain is missing.
+fn built(label: &'static str, prefix: &'static str, folder: &str, args: &[&str]) -> Option<Lang> {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("polyglot")
+        .join(label.replace([' ', '(', ')'], ""));
+    let output = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .arg("build")
+        .arg(repo().join("plugins").join(folder))
+        .arg("--out")
+        .arg(&out)
+        .args(args)
+        .output()
+        .expect("run toolhost build");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() {
+        if common::skip_missing_toolchain(label, &stderr) {
+            return None;
+        }
+        panic!("toolhost build of {label} failed:\n{stderr}");
+    }
+    let tools = EXAMPLES
+        .iter()
+        .map(|slug| {
+            let name = format!("{prefix}{slug}");
+            let path = out.join(format!("{name}.wasm"));
+            assert!(path.is_file(), "{label}: no {}\n{stderr}", path.display());
+            (name, path)
+        })
+        .collect();
+    Some(Lang {
+        label,
+        prefix,
+        tools,
+    })
+}
+
+impl Lang {
+    fn name(&self, example: &str) -> String {
+        format!("{}{example}", self.prefix)
+    }
+
+    /// A host with this language's three tools and `config`, where `{p}`
+    /// stands for the prefix.
+    async fn host(&self, config: &str) -> (tempfile::TempDir, Host) {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = dir.path().join("tools");
+        std::fs::create_dir(&tools).unwrap();
+        for (name, path) in &self.tools {
+            std::fs::copy(path, tools.join(format!("{name}.wasm"))).unwrap();
+        }
+        std::fs::write(
+            dir.path().join("toolhost.toml"),
+            config.replace("{p}", self.prefix),
+        )
+        .unwrap();
+        let host = common::load(dir.path()).await;
+        let registry = host.registry();
+        let failures = registry.failures();
+        assert!(failures.is_empty(), "{}: {failures:?}", self.label);
+        (dir, host)
+    }
+}
+
+fn text_of(result: &Value) -> String {
+    match result {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[tokio::test]
+async fn word_count_reads_the_workspace_in_every_language() {
+    for lang in languages() {
+        let label = lang.label;
+        let (_dir, host) = lang
+            .host("[tools.{p}word_count]\nworkspace = \"read\"\n")
+            .await;
+        let tool = lang.name("word_count");
+        let options = live();
+        let workspace = options.session.workspace().unwrap();
+        std::fs::create_dir_all(workspace.join("docs")).unwrap();
+        std::fs::write(workspace.join("docs/a.txt"), "one two\nthree  four\n\nfive").unwrap();
+
+        let counted = host
+            .call(&tool, json!({"path": "docs/a.txt"}), &options)
+            .await
+            .unwrap();
+        assert!(!counted.is_error, "{label}: {:?}", counted.result);
+        assert_eq!(
+            counted.result,
+            json!({"path": "docs/a.txt", "lines": 3, "words": 5, "bytes": 25}),
+            "{label}"
+        );
+
+        let missing = host
+            .call(&tool, json!({"path": "nope.txt"}), &options)
+            .await
+            .unwrap();
+        assert!(missing.is_error, "{label}");
+        let text = text_of(&missing.result);
+        assert!(
+            text.contains("no file named nope.txt in the workspace"),
+            "{label}: {text}"
+        );
+
+        for escape in ["../secret", "/etc/passwd", "docs/../../x"] {
+            let refused = host
+                .call(&tool, json!({"path": escape}), &options)
+                .await
+                .unwrap();
+            assert!(refused.is_error, "{label}: {escape}");
+            let text = text_of(&refused.result);
+            assert!(
+                text.contains("invalid input") && text.contains(escape),
+                "{label}: {text}"
+            );
+        }
+
+        for bad in [json!({"path": 5}), json!({}), json!({"path": ""})] {
+            let err = host.call(&tool, bad.clone(), &options).await.unwrap_err();
+            assert!(
+                err.to_string().contains("invalid_tool_input") || err.to_string().contains("input"),
+                "{label}: {bad}: {err}"
+            );
+        }
+
+        // A read runs in a dry-run session.
+        let dry = session(SessionSpec {
+            mode: SessionMode::DryRun,
+            ..SessionSpec::default()
+        });
+        let ran = host
+            .call(&tool, json!({"path": "nope.txt"}), &dry)
+            .await
+            .unwrap();
+        assert!(!ran.stubbed && ran.is_error, "{label}: {:?}", ran.result);
+    }
+}
+
+#[tokio::test]
+async fn counter_writes_kv_and_is_stubbed_in_dry_run_in_every_language() {
+    for lang in languages() {
+        let label = lang.label;
+        let (_dir, host) = lang.host("[tools.{p}counter]\nkv = [\"default\"]\n").await;
+        let tool = lang.name("counter");
+        let options = live();
+        let first = host
+            .call(&tool, json!({"name": "visits"}), &options)
+            .await
+            .unwrap();
+        assert_eq!(
+            first.result,
+            json!({"name": "visits", "value": 1}),
+            "{label}"
+        );
+        let second = host
+            .call(&tool, json!({"name": "visits", "by": -5}), &options)
+            .await
+            .unwrap();
+        assert_eq!(
+            second.result,
+            json!({"name": "visits", "value": -4}),
+            "{label}"
+        );
+
+        let dry = session(SessionSpec {
+            mode: SessionMode::DryRun,
+            ..SessionSpec::default()
+        });
+        let stubbed = host
+            .call(&tool, json!({"name": "visits"}), &dry)
+            .await
+            .unwrap();
+        assert!(stubbed.stubbed, "{label}");
+        assert_eq!(
+            stubbed.result,
+            json!({"name": "visits", "value": null, "dryRun": true}),
+            "{label}"
+        );
+        let after = host
+            .call(&tool, json!({"name": "visits", "by": 0}), &options)
+            .await
+            .unwrap();
+        assert_eq!(
+            after.result["value"],
+            json!(-4),
+            "{label}: the stub wrote nothing"
+        );
+
+        for bad in [
+            json!({"name": ""}),
+            json!({"name": "x", "by": "two"}),
+            json!({"name": "x", "by": 1.5}),
+            json!({"by": 1}),
+        ] {
+            let err = host.call(&tool, bad.clone(), &options).await.unwrap_err();
+            assert!(err.to_string().contains("input"), "{label}: {bad}: {err}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn counter_without_a_kv_grant_is_refused_inside_the_tool() {
+    for lang in languages() {
+        let (_dir, host) = lang.host("").await;
+        let denied = host
+            .call(&lang.name("counter"), json!({"name": "n"}), &live())
+            .await
+            .unwrap();
+        assert!(denied.is_error, "{}: {:?}", lang.label, denied.result);
+        let text = text_of(&denied.result);
+        assert!(
+            text.contains("key-value: access denied"),
+            "{}: {text}",
+            lang.label
+        );
+    }
+}
+
+#[tokio::test]
+async fn fetch_url_reaches_only_granted_hosts_in_every_language() {
+    let server = Server::start(|head| {
+        let body = "x".repeat(100);
+        if head.starts_with("GET /moved ") {
+            b"HTTP/1.1 302 Found\r\nLocation: /page\r\nContent-Length: 0\r\n\r\n".to_vec()
+        } else {
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .into_bytes()
+        }
+    })
+    .await;
+    for lang in languages() {
+        let label = lang.label;
+        let config = format!(
+            "[tools.{{p}}fetch_url]\nhttp = [\"{}\"]\nmax_output_bytes = 4000\n",
+            server.grant()
+        );
+        let (_dir, host) = lang.host(&config).await;
+        let tool = lang.name("fetch_url");
+        let fetched = host
+            .call(&tool, json!({"url": server.url("/moved")}), &live())
+            .await
+            .unwrap();
+        assert!(!fetched.is_error, "{label}: {:?}", fetched.result);
+        assert_eq!(fetched.result["status"], json!(200), "{label}");
+        assert_eq!(fetched.result["url"], json!(server.url("/page")), "{label}");
+        assert_eq!(
+            fetched.result["contentType"],
+            json!("text/plain"),
+            "{label}"
+        );
+        assert_eq!(fetched.result["body"], json!("x".repeat(100)), "{label}");
+        assert_eq!(fetched.result["truncated"], json!(false), "{label}");
+
+        let cut = host
+            .call(
+                &tool,
+                json!({"url": server.url("/page"), "max_bytes": 10}),
+                &live(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(cut.result["body"], json!("x".repeat(10)), "{label}");
+        assert_eq!(cut.result["truncated"], json!(true), "{label}");
+
+        let refused = host
+            .call(&tool, json!({"url": "http://127.0.0.1:9/"}), &live())
+            .await
+            .unwrap();
+        assert!(refused.is_error, "{label}: {:?}", refused.result);
+
+        let err = host
+            .call(
+                &tool,
+                json!({"url": server.url("/"), "max_bytes": 0}),
+                &live(),
+            )
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("max_bytes"), "{label}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn limits_apply_to_every_language() {
+    let server = Server::start(|_| {
+        let body = "y".repeat(5000);
+        format!("HTTP/1.1 200 OK\r\nContent-Length: 5000\r\n\r\n{body}").into_bytes()
+    })
+    .await;
+    for lang in languages() {
+        let label = lang.label;
+        let config = format!(
+            "[tools.{{p}}fetch_url]\nhttp = [\"{}\"]\nmax_output_bytes = 1000\n\
+             [tools.{{p}}word_count]\nmax_input_bytes = 64\n",
+            server.grant()
+        );
+        let (_dir, host) = lang.host(&config).await;
+        let over = host
+            .call(
+                &lang.name("fetch_url"),
+                json!({"url": server.url("/")}),
+                &live(),
+            )
+            .await
+            .unwrap();
+        assert!(over.is_error, "{label}");
+        let text = text_of(&over.result);
+        assert!(text.contains("max_output_bytes"), "{label}: {text}");
+
+        let err = host
+            .call(
+                &lang.name("word_count"),
+                json!({"path": "a".repeat(100)}),
+                &live(),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("max_input_bytes"),
+            "{label}: {err}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_language_declares_the_same_contract() {
+    let langs = languages();
+    let mut hosts = Vec::new();
+    for lang in &langs {
+        hosts.push(lang.host("").await);
+    }
+    let describe = |lang: &Lang, host: &Host, example: &str| {
+        let tool = host.registry().get(&lang.name(example)).cloned().unwrap();
+        let meta = tool.metadata();
+        let schema = &meta.input_schema;
+        let mut shape = json!({
+            "effect": format!("{:?}", meta.effect),
+            "dryRun": meta.has_dry_run_result,
+            "required": schema["required"],
+        });
+        for (name, property) in schema["properties"].as_object().unwrap() {
+            let keep = [
+                "type",
+                "minLength",
+                "maxLength",
+                "minimum",
+                "maximum",
+                "default",
+            ];
+            let mut kept = serde_json::Map::new();
+            for key in keep {
+                if let Some(value) = property.get(key) {
+                    kept.insert(key.to_string(), value.clone());
+                }
+            }
+            assert!(
+                property
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .is_some_and(|d| !d.is_empty()),
+                "{}: {example}.{name} has no description",
+                lang.label
+            );
+            shape[name] = Value::Object(kept);
+        }
+        shape
+    };
+    for example in EXAMPLES {
+        let rust = describe(langs[0], &hosts[0].1, example);
+        for (lang, (_, host)) in langs.iter().zip(&hosts).skip(1) {
+            assert_eq!(
+                describe(lang, host, example),
+                rust,
+                "{}: {example}",
+                lang.label
+            );
+        }
+    }
+}

@@ -1,0 +1,51 @@
+"""`py_word_count`: count the lines, words and bytes of a file in the workspace (the Python twin of `word_count`).
+
+Build: toolhost build plugins/python/py_word_count (componentize-py 0.25.1 on PATH).
+"""
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Annotated
+
+from toolhost import Effect, Failed, Field, InvalidInput, prompt, tool
+
+WORKSPACE = "/workspace"
+
+
+@dataclass
+class Input:
+    """Which file to count."""
+
+    path: Annotated[str, Field("The file's path, relative to the workspace (e.g. `notes/todo.md`).", min_length=1)]
+
+
+@tool(
+    description=prompt("""
+        Count the lines, words and bytes of a file in the session's workspace,
+        like `wc`. Lines are newline characters; words are runs of characters
+        between whitespace. The path is relative to the workspace.
+    """),
+    effect=Effect.READ,
+)
+def word_count(input: Input) -> dict:
+    relative = PurePosixPath(input.path)
+    if relative.is_absolute() or ".." in relative.parts:
+        raise InvalidInput(f"path {_quote(input.path)} must be relative to the workspace, without `..`")
+    try:
+        with open(PurePosixPath(WORKSPACE, relative), "rb") as file:
+            data = file.read()
+    except FileNotFoundError:
+        raise InvalidInput(f"no file named {input.path} in the workspace") from None
+    except OSError as err:
+        raise Failed(f"{err.strerror or err} (os error {err.errno})") from None
+    return {
+        "path": input.path,
+        "lines": data.count(b"\n"),
+        "words": len(data.decode("utf-8", "replace").split()),
+        "bytes": len(data),
+    }
+
+
+def _quote(text: str) -> str:
+    """Double-quoted like Rust's `{:?}`."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -1,0 +1,63 @@
+//! `word_count`: count the lines, words and bytes of a file in the workspace.
+//!
+//! The same tool is written in Python (`py_word_count`) and TypeScript
+//! (`ts_word_count`); one test suite runs all three.
+
+use std::io;
+use std::path::{Component, Path};
+
+use toolhost_sdk::prelude::*;
+
+/// Which file to count.
+#[derive(Deserialize, JsonSchema)]
+struct Input {
+    /// The file's path, relative to the workspace (e.g. `notes/todo.md`).
+    #[schemars(length(min = 1))]
+    path: String,
+}
+
+struct WordCount;
+
+impl Tool for WordCount {
+    type Input = Input;
+    const DESCRIPTION: &'static str = "
+        Count the lines, words and bytes of a file in the session's workspace,
+        like `wc`. Lines are newline characters; words are runs of characters
+        between whitespace. The path is relative to the workspace.
+    ";
+    const EFFECT: EffectDecl = EffectDecl::Fixed(Effect::Read);
+
+    fn execute(input: Input, _ctx: &CallContext) -> Result<Output, ToolError> {
+        let relative = Path::new(&input.path);
+        if !relative
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+        {
+            return Err(ToolError::invalid_input(format!(
+                "path {:?} must be relative to the workspace, without `..`",
+                input.path
+            )));
+        }
+        let bytes = match std::fs::read(Path::new("/workspace").join(relative)) {
+            Ok(bytes) => bytes,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                return Err(ToolError::invalid_input(format!(
+                    "no file named {} in the workspace",
+                    input.path
+                )));
+            }
+            Err(err) => return Err(err.into()),
+        };
+        let lines = bytes.iter().filter(|&&b| b == b'\n').count();
+        let words = String::from_utf8_lossy(&bytes).split_whitespace().count();
+        Ok(json!({
+            "path": input.path,
+            "lines": lines,
+            "words": words,
+            "bytes": bytes.len(),
+        })
+        .into())
+    }
+}
+
+export_tool!(WordCount);

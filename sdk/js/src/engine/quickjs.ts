@@ -1,0 +1,21 @@
+// WIT bindings as componentize-qjs (QuickJS) exposes them: one default
+// export per interface, `null` for none, `number` for 64-bit integers.
+import log from "toolhost:tool/log@0.1.0";
+import kvStore from "wasi:keyvalue/store@0.2.0-draft2";
+import kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
+import httpTypes from "wasi:http/types@0.2.12";
+import httpOutgoing from "wasi:http/outgoing-handler@0.2.12";
+import fsPreopens from "wasi:filesystem/preopens@0.2.12";
+import type { Engine } from "./types.ts";
+
+export const engine: Engine = {
+  name: "quickjs",
+  none: null,
+  int64: (value: number) => Math.trunc(value),
+  log: log as any,
+  kvStore: kvStore as any,
+  kvAtomics: kvAtomics as any,
+  httpTypes,
+  httpOutgoing: httpOutgoing as any,
+  fsPreopens: fsPreopens as any,
+};

@@ -1,0 +1,30 @@
+/**
+ * The seam between the SDK and a JavaScript engine's WIT bindings.
+ *
+ * StarlingMonkey (componentize-js) and QuickJS (componentize-qjs) bind the
+ * same WIT interfaces with slightly different conventions: how an interface
+ * is imported, how `option::none` looks (`undefined` vs `null`) and how
+ * 64-bit integers are passed (`bigint` vs `number`). Each engine module
+ * implements this interface; the build picks one (`--engine`).
+ */
+export interface Engine {
+  /** `"starlingmonkey"` or `"quickjs"`. */
+  readonly name: "starlingmonkey" | "quickjs";
+  /** The value the engine uses for `option::none` when lowering. */
+  readonly none: null | undefined;
+  /** A JS number as the engine's `u64`/`s64` argument. */
+  int64(value: number): number | bigint;
+  /** `toolhost:tool/log` */
+  log: { log(level: string, message: string): void };
+  /** `wasi:keyvalue/store` */
+  kvStore: { open(name: string): any };
+  /** `wasi:keyvalue/atomics` */
+  kvAtomics: { increment(bucket: any, key: string, delta: number | bigint): number | bigint };
+  /** `wasi:http/types` */
+  httpTypes: any;
+  /** `wasi:http/outgoing-handler` */
+  httpOutgoing: { handle(request: any, options: any): any };
+  /** `wasi:filesystem/preopens` */
+  fsPreopens: { getDirectories(): Array<[any, string]> };
+  /** `wasi:io/streams` error shapes are engine-neutral; kept for completeness. */
+}

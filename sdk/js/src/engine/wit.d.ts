@@ -1,0 +1,10 @@
+// The WIT interfaces are provided by the component engine at build time.
+declare module "toolhost:tool/log@0.1.0";
+declare module "wasi:keyvalue/store@0.2.0-draft2";
+declare module "wasi:keyvalue/atomics@0.2.0-draft2";
+declare module "wasi:http/types@0.2.12";
+declare module "wasi:http/outgoing-handler@0.2.12";
+declare module "wasi:filesystem/preopens@0.2.12";
+declare module "toolhost/engine" {
+  export const engine: import("./types.ts").Engine;
+}

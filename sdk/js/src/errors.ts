@@ -1,0 +1,69 @@
+/**
+ * Why a call failed. Throw one of the subclasses from `execute`; the message
+ * reaches the caller and the session goes on. Any other exception becomes a
+ * `failed` error with its message (never a trap).
+ */
+export type ToolErrorKind = "invalid-input" | "transient" | "failed";
+
+/** Base class of the errors a tool throws to end a call. */
+export class ToolError extends Error {
+  readonly kind: ToolErrorKind;
+  constructor(kind: ToolErrorKind, message: string) {
+    super(message);
+    this.kind = kind;
+    this.name = new.target.name;
+  }
+}
+
+/** The input was well-formed but unusable; the message says why. */
+export class InvalidInput extends ToolError {
+  constructor(message: string) {
+    super("invalid-input", message);
+  }
+}
+
+/**
+ * A passing failure: read and idempotent calls are tried again, up to three
+ * attempts in all, each in a fresh instance.
+ */
+export class Transient extends ToolError {
+  constructor(message: string) {
+    super("transient", message);
+  }
+}
+
+/** Any other failure; not retried. */
+export class Failed extends ToolError {
+  constructor(message: string) {
+    super("failed", message);
+  }
+}
+
+/** The message of anything thrown. */
+export function messageOf(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  if (typeof err === "string") return err;
+  try {
+    return JSON.stringify(err) ?? String(err);
+  } catch {
+    return String(err);
+  }
+}
+
+/**
+ * Converts anything thrown into a tool error. SDK errors that know whether
+ * they may pass (HTTP timeouts, refused connections) become `transient`.
+ */
+export function toToolError(err: unknown): ToolError {
+  if (err instanceof ToolError) return err;
+  if (err && typeof err === "object" && (err as any).transient === true) {
+    return new Transient(messageOf(err));
+  }
+  return new Failed(messageOf(err));
+}
+
+/** The engine error's payload: bindings throw an Error whose `payload` is the WIT error value. */
+export function witPayload(err: unknown): any {
+  if (err && typeof err === "object" && "payload" in err) return (err as any).payload;
+  return err;
+}

@@ -1,0 +1,36 @@
+/**
+ * Write toolhost tools in TypeScript or JavaScript.
+ *
+ * ```ts
+ * import { defineTool, prompt, kv } from "toolhost";
+ *
+ * export default defineTool({
+ *   description: prompt`Add to a named counter and return its new value. ...`,
+ *   inputSchema: { type: "object", properties: { name: { type: "string", description: "..." } }, required: ["name"] },
+ *   effect: "write",
+ *   execute(input) {
+ *     return { name: input.name, value: kv.open("default").increment(input.name, 1) };
+ *   },
+ * });
+ * ```
+ *
+ * Build it into a component with `toolhost build` (QuickJS or StarlingMonkey
+ * engine); the project folder's name is the tool's name.
+ */
+export { defineTool, exportTool } from "./tool.ts";
+export type { CallContext, Effect, JsonSchema, Session, Tool, ToolDefinition, ToolResult, ZodLike } from "./tool.ts";
+export { ToolError, InvalidInput, Transient, Failed, toToolError } from "./errors.ts";
+export type { ToolErrorKind } from "./errors.ts";
+export { Output, text, json, image, document, searchResult, isContentBlock } from "./output.ts";
+export type { ContentBlock } from "./output.ts";
+export { dedent, prompt, unwrap } from "./text.ts";
+export { kv, Bucket, KvError } from "./kv.ts";
+export type { KvErrorKind } from "./kv.ts";
+export { http, HttpError, HttpResponse, DEFAULT_MAX_BODY_BYTES } from "./http.ts";
+export type { FetchOptions, HttpErrorKind } from "./http.ts";
+export { fs, FsError, WORKSPACE } from "./fs.ts";
+export type { DirEntry, FileStat } from "./fs.ts";
+export { log } from "./log.ts";
+export { encodeUtf8, decodeUtf8 } from "./utf8.ts";
+export type { LogLevel } from "./log.ts";
+export { engine } from "toolhost/engine";

@@ -1,0 +1,41 @@
+"""Write toolhost tools in Python.
+
+A tool is one decorated function in a module named ``tool`` (``tool.py``)::
+
+    from dataclasses import dataclass
+    from typing import Annotated
+    from toolhost import tool, Effect, Field, kv
+
+    @dataclass
+    class Input:
+        name: Annotated[str, "The counter's name.", Field(min_length=1, max_length=256)]
+        by: Annotated[int, "How much to add."] = 1
+
+    @tool(description="Add to a named counter. Returns its new value.", effect=Effect.WRITE)
+    def counter(input: Input, ctx) -> dict:
+        return {"name": input.name, "value": kv.open("default").increment(input.name, input.by)}
+
+Build it into a component with ``toolhost build DIR`` (it runs componentize-py
+0.25 with this package on the path and ``toolhost.component`` as the entry).
+
+Sandboxed resources: files under ``/workspace`` with ``open``/``pathlib``,
+key-value buckets with :mod:`toolhost.kv`, outgoing HTTP with
+:mod:`toolhost.http`, trace lines with :mod:`toolhost.log`. Anything not
+granted raises an exception (never traps).
+"""
+
+from . import http, kv, log
+from .context import CallContext, Session, SessionMode
+from .decorator import Effect, tool
+from .errors import Failed, InvalidInput, ToolError, Transient
+from .output import Document, Image, Json, Output, SearchResult, Text
+from .schema import Field, schema_of
+from .text import dedent, prompt
+
+__all__ = [
+    "tool", "Effect", "Field", "schema_of", "prompt", "dedent",
+    "CallContext", "Session", "SessionMode",
+    "ToolError", "InvalidInput", "Transient", "Failed",
+    "Output", "Text", "Json", "Image", "Document", "SearchResult",
+    "kv", "http", "log",
+]

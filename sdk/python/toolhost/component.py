@@ -1,0 +1,103 @@
+"""The component's entry module: exports ``toolhost:tool/tool`` for the ``@tool`` function.
+
+componentize-py is pointed at this module; it imports the author's module
+``tool`` (``tool.py`` on the ``-p`` path), which defines one ``@tool``
+function. Everything runs at build time too (componentize-py snapshots the
+interpreter after imports), so ``tool.py`` must not touch grants at import.
+
+`toolhost build` points componentize-py here (see ``toolhost/author/python.rs``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+import tool as _user_module  # noqa: F401  (registers the @tool function)
+from componentize_py_types import Err
+from wit_world import exports
+from wit_world.imports import toolhost_tool_types as wit
+
+# Modules are found at build time only: componentize-py snapshots the
+# interpreter after this module is imported, and the component carries no
+# Python files. Load every binding the helpers use now (they import lazily so
+# that they also import outside a component).
+from wit_world.imports import (  # noqa: F401
+    atomics, error, log, outgoing_handler, poll, store, streams, wasi_http_types,
+)
+
+from .context import CallContext
+from .decorator import Effect, registered
+from .errors import ToolError
+from .output import Document, Image, Json, Output, SearchResult, Text, _dumps
+
+_SPEC = registered()
+
+_EFFECTS = {Effect.READ: wit.Effect.READ, Effect.IDEMPOTENT: wit.Effect.IDEMPOTENT,
+            Effect.WRITE: wit.Effect.WRITE}
+
+
+def _block(block: Any) -> Any:
+    if isinstance(block, Text):
+        return wit.ContentBlock_Text(block.text)
+    if isinstance(block, Json):
+        return wit.ContentBlock_Json(_dumps(block.value))
+    if isinstance(block, Image):
+        return wit.ContentBlock_Image(wit.Blob(block.media_type, bytes(block.data)))
+    if isinstance(block, Document):
+        return wit.ContentBlock_Document(
+            wit.Document(wit.Blob(block.media_type, bytes(block.data)), block.name))
+    if isinstance(block, SearchResult):
+        return wit.ContentBlock_SearchResult(wit.SearchResult(block.source, block.title, block.text))
+    raise TypeError(f"not a content block: {type(block).__name__}")
+
+
+def _output(out: Output) -> Any:
+    return wit.ToolOutput(
+        [_block(b) for b in out.content],
+        None if out.structured is None else _dumps(out.structured),
+        bool(out.is_error),
+    )
+
+
+def _error(err: ToolError) -> Any:
+    if err.kind == "invalid-input":
+        return wit.ToolError_InvalidInput(err.message)
+    if err.kind == "transient":
+        return wit.ToolError_Transient(err.message)
+    return wit.ToolError_Failed(err.message)
+
+
+class Tool(exports.Tool):
+    """The ``toolhost:tool/tool`` export, backed by the registered ``@tool`` function."""
+
+    def metadata(self) -> Any:
+        effect = _SPEC.effect
+        return wit.ToolMetadata(
+            description=_SPEC.description,
+            input_schema=None if _SPEC.input_schema is None else json.dumps(_SPEC.input_schema),
+            output_schema=None if _SPEC.output_schema is None else json.dumps(_SPEC.output_schema),
+            effect=(wit.EffectDeclaration_Fixed(_EFFECTS[effect]) if isinstance(effect, Effect)
+                    else wit.EffectDeclaration_ByInput()),
+            time_args=list(_SPEC.time_args),
+            has_dry_run_result=_SPEC.has_dry_run,
+        )
+
+    def effect_for(self, input: str) -> Any:
+        return _EFFECTS[_SPEC.effect_for(input)]
+
+    def dry_run_result(self, input: str) -> Optional[Any]:
+        try:
+            out = _SPEC.dry_run_result(input)
+        except Exception:
+            return None
+        return None if out is None else _output(out)
+
+    def execute(self, input: str, ctx: Any) -> Any:
+        try:
+            out = _SPEC.run(input, CallContext._from_wit(ctx))
+            return _output(out)
+        except ToolError as err:
+            raise Err(_error(err)) from None
+        except Exception as err:  # e.g. a result that is not JSON-serializable
+            raise Err(wit.ToolError_Failed(f"{type(err).__name__}: {err}")) from None

@@ -1,0 +1,70 @@
+"""What a tool knows about the call it is running."""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+__all__ = ["CallContext", "Session", "SessionMode"]
+
+
+class SessionMode(enum.Enum):
+    """Whether a session's calls take effect."""
+
+    LIVE = "live"
+    """Calls run for real."""
+    DRY_RUN = "dry-run"
+    """Reads run; idempotent and write calls are stubbed (they never reach the tool)."""
+
+
+@dataclass
+class Session:
+    """The session a call belongs to."""
+
+    id: str = ""
+    channel: Optional[str] = None
+    mode: SessionMode = SessionMode.LIVE
+    auth: Any = None
+    """The session owner's auth (parsed JSON), when known."""
+
+
+@dataclass
+class CallContext:
+    """What a tool knows about the call it is running.
+
+    The default is a first attempt in a live session, handy for testing a
+    tool function natively.
+    """
+
+    call_id: str = ""
+    """Unique per call; matches the trace's events."""
+    attempt: int = 1
+    """1 on the first attempt; retries run in fresh instances with 2, 3."""
+    session: Session = field(default_factory=Session)
+    approved_by: Any = None
+    """Auth (parsed JSON) of whoever approved the call; None when it needed no approval."""
+    as_of: Optional[str] = None
+    """The session's frozen instant (RFC 3339), when it has one."""
+
+    @classmethod
+    def _from_wit(cls, ctx: Any) -> "CallContext":
+        mode = SessionMode.DRY_RUN if ctx.session.mode.name == "DRY_RUN" else SessionMode.LIVE
+        return cls(
+            call_id=ctx.call_id,
+            attempt=ctx.attempt,
+            session=Session(ctx.session.id, ctx.session.channel, mode, _json(ctx.session.auth)),
+            approved_by=_json(ctx.approved_by),
+            as_of=ctx.as_of,
+        )
+
+
+def _json(text: Optional[str]) -> Any:
+    """Auth arrives as JSON text; text that is not JSON stays a string."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
