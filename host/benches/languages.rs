@@ -1,7 +1,8 @@
 //! Benchmarks: the same trivial tool (`toolhost new`'s greeter) written in
 //! Rust, Python and TypeScript (QuickJS and StarlingMonkey): one call with a
-//! fresh instance and Store each, and loading the tool on a second start
-//! (compile cache warm).
+//! fresh instance and Store each, and a second start (compile cache warm) of
+//! a host with no tools, with the tool, and with ten copies of it; a tool's
+//! own load is (ten − one) / 9, the rest is the engine's start.
 //!
 //! Run with `cargo bench -p toolhost --bench languages` after `scripts/test`
 //! or `scripts/build-plugins` installed the toolchains (componentize-py on
@@ -61,15 +62,22 @@ fn build_all() {
     }
 }
 
-/// A host directory holding only `name`.
-fn host_dir_of(name: &str) -> tempfile::TempDir {
+/// A host directory holding `copies` copies of `name` (`name`, `name_1`,
+/// …): the same content, so one cache entry, but each file loaded on its own.
+fn host_dir_of(name: &str, copies: usize) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::create_dir_all(dir.path().join("tools")).expect("tools");
-    std::fs::copy(
-        work_dir().join(format!("tools/{name}.wasm")),
-        dir.path().join(format!("tools/{name}.wasm")),
-    )
-    .expect("copy");
+    for n in 0..copies {
+        let copy = match n {
+            0 => name.to_string(),
+            n => format!("{name}_{n}"),
+        };
+        std::fs::copy(
+            work_dir().join(format!("tools/{name}.wasm")),
+            dir.path().join(format!("tools/{copy}.wasm")),
+        )
+        .expect("copy");
+    }
     dir
 }
 
@@ -84,8 +92,17 @@ fn languages(c: &mut Criterion) {
         .build()
         .expect("runtime");
     let input = serde_json::json!({"name": "Ada"});
+    // What a start costs before any tool: engine, pooling allocator, state.
+    let empty = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(empty.path().join("tools")).expect("tools");
+    c.bench_function("second start: no tools (baseline)", |b| {
+        b.iter(|| {
+            rt.block_on(Host::builder(empty.path()).cache_dir(cache_dir()).build())
+                .expect("host")
+        })
+    });
     for (label, name, _, _) in VARIANTS {
-        let dir = host_dir_of(name);
+        let dir = host_dir_of(name, 1);
         let load = || Host::builder(dir.path()).cache_dir(cache_dir()).build();
         // The first load compiles and fills the cache.
         let host = rt.block_on(load()).expect("host");
@@ -105,6 +122,15 @@ fn languages(c: &mut Criterion) {
         c.bench_function(
             &format!("second start: load greet: {label} (warm cache)"),
             |b| b.iter(|| rt.block_on(load()).expect("host")),
+        );
+        // Ten files: the difference from one is nine tools' own load.
+        let ten = host_dir_of(name, 10);
+        let load_ten = || Host::builder(ten.path()).cache_dir(cache_dir()).build();
+        let loaded = rt.block_on(load_ten()).expect("host");
+        assert_eq!(loaded.registry().all().count(), 10, "{label}");
+        c.bench_function(
+            &format!("second start: load 10 copies of greet: {label}"),
+            |b| b.iter(|| rt.block_on(load_ten()).expect("host")),
         );
     }
 }

@@ -7,7 +7,7 @@
 //! deadline and lets looping guests yield to the async runtime.
 
 use std::hash::{Hash, Hasher};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -19,6 +19,7 @@ use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, UpdateDeadline,
 };
 
+use crate::files::FileStamp;
 use crate::state::{self, CallState};
 
 /// How often the epoch advances: the granularity of deadlines and of yields.
@@ -115,6 +116,31 @@ impl ToolEngine {
         .context("the compile task failed")?
     }
 
+    /// Load the component at `path`. When the file's stamp is the one the
+    /// last load recorded and that compilation is cached, the file is not
+    /// read again (an 18 MB Python tool costs ~8 ms to read and hash);
+    /// otherwise it is read, hashed and compiled or loaded by content.
+    pub async fn load_file(&self, path: &Path) -> anyhow::Result<Compiled> {
+        let (engine, path) = (self.engine.clone(), path.to_path_buf());
+        let (cache_dir, engine_key) = (self.cache_dir.clone(), self.engine_key.clone());
+        tokio::task::spawn_blocking(move || {
+            let index = StampIndex::new(&cache_dir, &path);
+            let stamp = FileStamp::of(&path);
+            if let Some(compiled) = stamp.and_then(|s| index.cached(s, &engine, &engine_key)) {
+                return Ok(compiled);
+            }
+            let bytes = std::fs::read(&path).context("cannot read")?;
+            check_is_component(&bytes)?;
+            let compiled = compile_cached(&engine, &bytes, &cache_dir, &engine_key)?;
+            if let Some(stamp) = stamp {
+                index.record(stamp, &compiled.sha256);
+            }
+            Ok(compiled)
+        })
+        .await
+        .context("the compile task failed")?
+    }
+
     /// Resolve a component's imports against every capability.
     pub(crate) fn instantiate_pre(
         &self,
@@ -160,6 +186,58 @@ impl ToolEngine {
     }
 }
 
+/// Where the compile cache records, per tool file, the stamp it had and the
+/// SHA-256 of its content then: `files/<hash of the file's path>`.
+struct StampIndex {
+    cache_dir: PathBuf,
+    entry: PathBuf,
+}
+
+impl StampIndex {
+    fn new(cache_dir: &Path, file: &Path) -> Self {
+        let file = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
+        let key = hex::encode(Sha256::digest(file.as_os_str().as_encoded_bytes()));
+        Self {
+            cache_dir: cache_dir.to_path_buf(),
+            entry: cache_dir.join("files").join(&key[..32]),
+        }
+    }
+
+    /// The cached compilation of the file, if its stamp is the recorded one.
+    fn cached(&self, stamp: FileStamp, engine: &Engine, engine_key: &str) -> Option<Compiled> {
+        let text = std::fs::read_to_string(&self.entry).ok()?;
+        let (recorded, sha256) = text.trim_end().rsplit_once(' ')?;
+        if recorded != stamp.to_line() || sha256.len() != 64 {
+            return None;
+        }
+        let path = cache_path(&self.cache_dir, sha256, engine_key);
+        // SAFETY: as in `compile_cached`: our own cache, named by content
+        // hash and engine key, written only from `Component::serialize`.
+        let component = unsafe { Component::deserialize_file(engine, &path) }.ok()?;
+        Some(Compiled {
+            component,
+            sha256: sha256.to_string(),
+        })
+    }
+
+    fn record(&self, stamp: FileStamp, sha256: &str) {
+        let line = format!("{} {sha256}\n", stamp.to_line());
+        let written = self
+            .entry
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| crate::files::write_atomically(&self.entry, line.as_bytes()));
+        if let Err(e) = written {
+            tracing::warn!(path = %self.entry.display(), "cannot record the file's stamp: {e:#}");
+        }
+    }
+}
+
+fn cache_path(cache_dir: &Path, sha256: &str, engine_key: &str) -> PathBuf {
+    cache_dir.join(format!("{sha256}-{engine_key}.cwasm"))
+}
+
 /// Load `bytes`' compilation from the cache, or compile it and cache it.
 fn compile_cached(
     engine: &Engine,
@@ -168,7 +246,7 @@ fn compile_cached(
     engine_key: &str,
 ) -> anyhow::Result<Compiled> {
     let sha256 = hex::encode(Sha256::digest(bytes));
-    let path = cache_dir.join(format!("{sha256}-{engine_key}.cwasm"));
+    let path = cache_path(cache_dir, &sha256, engine_key);
     if path.exists() {
         // SAFETY: the file is in our own cache directory, named by the
         // content hash and this engine's compatibility hash, and written

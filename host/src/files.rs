@@ -1,4 +1,5 @@
-//! Writing files that readers see either whole or not at all.
+//! Writing files that readers see either whole or not at all, and telling
+//! whether a file changed without reading it.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -20,6 +21,41 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> 
     Ok(())
 }
 
+/// What a file looked like when it was read: a rewrite (a new size, time
+/// or inode: `toolhost build` and most tools replace files by renaming) gives
+/// another stamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileStamp {
+    len: u64,
+    modified: std::time::SystemTime,
+    inode: u64,
+}
+
+impl FileStamp {
+    /// The file's stamp now, or `None` if it cannot be read.
+    pub(crate) fn of(path: &Path) -> Option<Self> {
+        let meta = std::fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(not(unix))]
+        let inode = 0;
+        Some(Self {
+            len: meta.len(),
+            modified: meta.modified().ok()?,
+            inode,
+        })
+    }
+
+    /// The stamp as one line of text, for an index on disk.
+    pub(crate) fn to_line(self) -> String {
+        let nanos = self
+            .modified
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        format!("{} {nanos} {}", self.len, self.inode)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -30,5 +66,19 @@ mod tests {
         super::write_atomically(&path, b"defg").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"defg");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_file_replaced_by_rename_gets_a_new_stamp() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.wasm");
+        super::write_atomically(&path, b"abc").unwrap();
+        let first = super::FileStamp::of(&path).unwrap();
+        assert_eq!(super::FileStamp::of(&path), Some(first));
+        super::write_atomically(&path, b"xyz").unwrap();
+        let second = super::FileStamp::of(&path).unwrap();
+        assert_ne!(first, second);
+        assert_ne!(first.to_line(), second.to_line());
+        assert_eq!(super::FileStamp::of(&dir.path().join("none")), None);
     }
 }

@@ -19,6 +19,7 @@ use crate::caps::log::TraceLog;
 use crate::caps::stdio::Capture;
 use crate::config::{Config, CustomToolSpec, ToolPolicy};
 use crate::engine::{Compiled, ToolEngine};
+use crate::files::FileStamp;
 use crate::instance::{Caps, Instance, Pre};
 use crate::lock::Lockfile;
 use crate::plain::{self, PlainFunction};
@@ -177,23 +178,6 @@ fn schema_errors(
             message: e.to_string(),
         })
         .collect()
-}
-
-/// A file's size and modification time: whether it changed since it was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct FileStamp {
-    len: u64,
-    modified: std::time::SystemTime,
-}
-
-impl FileStamp {
-    fn of(path: &Path) -> Option<Self> {
-        let meta = std::fs::metadata(path).ok()?;
-        Some(Self {
-            len: meta.len(),
-            modified: meta.modified().ok()?,
-        })
-    }
 }
 
 /// A file that did not load, and why.
@@ -545,8 +529,8 @@ pub async fn load_tool(
     tool::check_name(name).map_err(|e| e.to_string())?;
     // Stamped before reading: a write in between makes the next reload read it again.
     let stamp = FileStamp::of(path);
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
-    let mut tools = load_component(engine, bytes, name, config).await?;
+    let compiled = engine.load_file(path).await.map_err(|e| format!("{e:#}"))?;
+    let mut tools = load_component(engine, compiled, name, config).await?;
     for tool in &mut tools {
         tool.path = path.to_path_buf();
         tool.stamp = stamp;
@@ -562,7 +546,11 @@ pub async fn load_toolset_tool(
 ) -> Result<Tool, String> {
     let bytes = toolset::component(name)
         .ok_or_else(|| format!("`{name}` is not a toolset tool this host embeds"))?;
-    let mut tools = load_component(engine, bytes.to_vec(), name, config).await?;
+    let compiled = engine
+        .compile(bytes.to_vec())
+        .await
+        .map_err(|e| format!("{e:#}"))?;
+    let mut tools = load_component(engine, compiled, name, config).await?;
     let mut tool = tools
         .pop()
         .filter(|t| t.pre.is_some())
@@ -577,15 +565,14 @@ fn toolset_path(name: &str) -> PathBuf {
     PathBuf::from("toolset").join(name)
 }
 
-/// Compile and pre-instantiate a component, then check it as the tool
-/// `name` (contract) or as one tool per function (plain component).
+/// Pre-instantiate a compiled component, then check it as the tool `name`
+/// (contract) or as one tool per function (plain component).
 async fn load_component(
     engine: &ToolEngine,
-    bytes: Vec<u8>,
+    compiled: Compiled,
     name: &str,
     config: &Config,
 ) -> Result<Vec<Tool>, String> {
-    let compiled = engine.compile(bytes).await.map_err(|e| format!("{e:#}"))?;
     let imports: Vec<String> = compiled
         .component
         .component_type()
