@@ -16,7 +16,8 @@ use anyhow::Context as _;
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, UpdateDeadline,
+    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store,
+    UpdateDeadline,
 };
 
 use crate::files::FileStamp;
@@ -30,6 +31,12 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 /// covers a guest built with a small shadow stack (the SDK's 128 KiB, see
 /// `.cargo/config.toml`). Measured in bench/RESULTS.md.
 pub const MEMORY_KEEP_RESIDENT_BYTES: usize = 256 * 1024;
+/// The same with Linux's `PAGEMAP_SCAN` (6.7+): only the pages a call wrote
+/// are copied back from the tool's initial image, so far more can stay
+/// mapped. A fresh instance of a Python or JS tool (a 2–20 MB heap snapshot)
+/// then takes no copy-on-write faults when it lands in a slot the same tool
+/// used before; the price is up to this much resident memory per slot.
+pub const MEMORY_KEEP_RESIDENT_WITH_PAGEMAP: usize = 16 << 20;
 /// The wasm stack cap: deeper recursion traps with a stack overflow.
 pub const MAX_WASM_STACK_BYTES: usize = 1024 * 1024;
 
@@ -283,8 +290,13 @@ fn engine_config(options: &EngineOptions) -> Config {
         .max_memories_per_component(16)
         .max_tables_per_component(16)
         .max_memory_size(options.max_memory_bytes)
-        .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT_BYTES)
         .table_keep_resident(64 << 10);
+    if PoolingAllocationConfig::is_pagemap_scan_available() {
+        pool.pagemap_scan(Enabled::Yes)
+            .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT_WITH_PAGEMAP);
+    } else {
+        pool.linear_memory_keep_resident(MEMORY_KEEP_RESIDENT_BYTES);
+    }
     let mut config = Config::new();
     config
         .epoch_interruption(true)
