@@ -139,14 +139,39 @@ async fn compiled_components_are_cached_on_disk() {
     let dir = host_dir(&["echo"], "");
     let _first = Host::builder(dir.path()).build().await.unwrap();
     let cache = dir.path().join(".toolhost/cache");
-    let entries: Vec<_> = std::fs::read_dir(&cache).unwrap().collect();
+    let compiled = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(&cache)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
+            .collect()
+    };
+    let entries = compiled();
     assert_eq!(entries.len(), 1, "one cache entry per component");
+    // The stamp index names the file's content, so the next start need not read it.
+    assert_eq!(std::fs::read_dir(cache.join("files")).unwrap().count(), 1);
     // A corrupt entry is discarded and rebuilt, never trusted.
-    let entry = entries[0].as_ref().unwrap().path();
+    let entry = entries[0].clone();
     std::fs::write(&entry, b"half-written").unwrap();
     let second = Host::builder(dir.path()).build().await.unwrap();
     assert_eq!(second.registry().tools().count(), 1);
     assert!(std::fs::read(&entry).unwrap().len() > 100);
+
+    // A file replaced under the same name is read again, not served from the index.
+    let echo = dir.path().join("tools/echo.wasm");
+    let described = |host: &Host| {
+        host.registry()
+            .get("echo")
+            .unwrap()
+            .metadata()
+            .description
+            .clone()
+    };
+    let before = described(&second);
+    std::fs::copy(common::artifact("counter"), &echo).unwrap();
+    let third = Host::builder(dir.path()).build().await.unwrap();
+    assert_ne!(described(&third), before);
+    assert_eq!(compiled().len(), 2);
 }
 
 #[tokio::test]
