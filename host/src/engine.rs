@@ -127,12 +127,16 @@ impl ToolEngine {
     /// last load recorded and that compilation is cached, the file is not
     /// read again (an 18 MB Python tool costs ~8 ms to read and hash);
     /// otherwise it is read, hashed and compiled or loaded by content.
-    pub async fn load_file(&self, path: &Path) -> anyhow::Result<Compiled> {
+    /// `stamp` is the file's stamp as the caller took it before the load.
+    pub(crate) async fn load_file(
+        &self,
+        path: &Path,
+        stamp: Option<FileStamp>,
+    ) -> anyhow::Result<Compiled> {
         let (engine, path) = (self.engine.clone(), path.to_path_buf());
         let (cache_dir, engine_key) = (self.cache_dir.clone(), self.engine_key.clone());
         tokio::task::spawn_blocking(move || {
             let index = StampIndex::new(&cache_dir, &path);
-            let stamp = FileStamp::of(&path);
             if let Some(compiled) = stamp.and_then(|s| index.cached(s, &engine, &engine_key)) {
                 return Ok(compiled);
             }

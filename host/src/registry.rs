@@ -529,7 +529,10 @@ pub async fn load_tool(
     tool::check_name(name).map_err(|e| e.to_string())?;
     // Stamped before reading: a write in between makes the next reload read it again.
     let stamp = FileStamp::of(path);
-    let compiled = engine.load_file(path).await.map_err(|e| format!("{e:#}"))?;
+    let compiled = engine
+        .load_file(path, stamp)
+        .await
+        .map_err(|e| format!("{e:#}"))?;
     let mut tools = load_component(engine, compiled, name, config).await?;
     for tool in &mut tools {
         tool.path = path.to_path_buf();

@@ -6,12 +6,12 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{host, live, session};
+use common::{dry_run, host, live, session};
 use serde_json::{Value, json};
 use toolhost::session::EventKind;
 use toolhost::{
     ApprovalDecision, ApprovalRequest, Approver, CallError, CallOptions, PreApproved, Session,
-    SessionMode, SessionSpec,
+    SessionSpec,
 };
 
 fn as_of(text: &str) -> SessionSpec {
@@ -19,13 +19,6 @@ fn as_of(text: &str) -> SessionSpec {
         as_of: Some(toolhost::session::parse_instant(text).unwrap()),
         ..SessionSpec::default()
     }
-}
-
-fn dry_run() -> CallOptions {
-    session(SessionSpec {
-        mode: SessionMode::DryRun,
-        ..SessionSpec::default()
-    })
 }
 
 #[tokio::test]

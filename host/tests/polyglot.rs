@@ -17,8 +17,8 @@ use std::sync::OnceLock;
 use serde_json::{Value, json};
 
 use common::server::Server;
-use common::{live, session};
-use toolhost::{Host, SessionMode, SessionSpec};
+use common::{dry_run, live};
+use toolhost::Host;
 
 /// One language's build of the three examples.
 struct Lang {
@@ -195,10 +195,7 @@ async fn word_count_reads_the_workspace_in_every_language() {
         }
 
         // A read runs in a dry-run session.
-        let dry = session(SessionSpec {
-            mode: SessionMode::DryRun,
-            ..SessionSpec::default()
-        });
+        let dry = dry_run();
         let ran = host
             .call(&tool, json!({"path": "nope.txt"}), &dry)
             .await
@@ -233,10 +230,7 @@ async fn counter_writes_kv_and_is_stubbed_in_dry_run_in_every_language() {
             "{label}"
         );
 
-        let dry = session(SessionSpec {
-            mode: SessionMode::DryRun,
-            ..SessionSpec::default()
-        });
+        let dry = dry_run();
         let stubbed = host
             .call(&tool, json!({"name": "visits"}), &dry)
             .await

@@ -64,6 +64,14 @@ pub fn session(spec: SessionSpec) -> CallOptions {
     CallOptions::new(Arc::new(Session::open(spec).expect("session")))
 }
 
+/// Options for a call in a fresh dry-run session.
+pub fn dry_run() -> CallOptions {
+    session(SessionSpec {
+        mode: toolhost::SessionMode::DryRun,
+        ..SessionSpec::default()
+    })
+}
+
 /// Whether a build that failed with `stderr` only lacked its toolchain and
 /// may be skipped: `true` (with a message) outside CI; under `CI=true` a
 /// missing toolchain is a failure, so this panics.
