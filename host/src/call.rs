@@ -12,8 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use tokio::sync::MutexGuard;
 use wasmtime::component::Val;
 
+use crate::admission::CallSlot;
 use crate::bindings::{guest, types};
 use crate::caps::http::{HttpCtx, HttpLimits, Network, RequestBudget};
 use crate::caps::kv::KvCtx;
@@ -495,10 +497,17 @@ impl Call<'_> {
         input: &Arc<Value>,
         options: &CallOptions,
     ) -> Result<CallResult, CallError> {
-        let effect = match self.effect().await {
-            Ok(effect) => effect,
-            Err(failure) => {
-                return Ok(self.failed(Done::default(), &self.describe(&failure), failure.limit()));
+        let effect = match self.tool.metadata().effect {
+            EffectDecl::Fixed(effect) => effect,
+            EffectDecl::ByInput => {
+                let _slot = self.admit().await?;
+                match self.effect_for().await {
+                    Ok(effect) => effect,
+                    Err(failure) => {
+                        let message = self.describe(&failure);
+                        return Ok(self.failed(Done::default(), &message, failure.limit()));
+                    }
+                }
             }
         };
         let stubbed = self.session.mode() == SessionMode::DryRun && effect != Effect::Read;
@@ -542,16 +551,17 @@ impl Call<'_> {
         }
 
         if stubbed {
-            return Ok(self.stub(effect).await);
+            return self.stub(effect).await;
         }
 
-        let _slot = match effect {
-            Effect::Read => None,
-            Effect::Idempotent | Effect::Write => Some(self.session.try_write_slot()?),
-        };
         if custom {
+            let _slot = self.write_slot(effect)?;
             return self.ask_client(Done::effect(effect), input, options).await;
         }
+        // Admitted first: a call waiting in the queue never keeps its
+        // session busy.
+        let _admitted = self.admit().await?;
+        let _slot = self.write_slot(effect)?;
         let workspace = self.workspace(effect)?;
         let done = Done {
             approved_by,
@@ -592,35 +602,45 @@ impl Call<'_> {
         Instant::now() + self.tool.policy().timeout
     }
 
-    /// The call's effect: declared, or asked of the tool for this input.
-    async fn effect(&self) -> Result<Effect, Failure> {
-        match self.tool.metadata().effect {
-            EffectDecl::Fixed(effect) => Ok(effect),
-            EffectDecl::ByInput => {
-                let mut instance = self.instance(self.no_caps()?, self.deadline()).await?;
-                Ok(effect_from_guest(
-                    instance.effect_for(&self.input_text).await?,
-                ))
-            }
-        }
+    /// The session's write slot for an idempotent or write call.
+    fn write_slot(&self, effect: Effect) -> Result<Option<MutexGuard<'_, ()>>, CallError> {
+        Ok(match effect {
+            Effect::Read => None,
+            Effect::Idempotent | Effect::Write => Some(self.session.try_write_slot()?),
+        })
+    }
+
+    /// A slot to run tool code in, held by the caller for one phase of the
+    /// call: approvals are never waited for while holding one.
+    async fn admit(&self) -> Result<CallSlot, CallError> {
+        Ok(self.host.gate.admit().await?)
+    }
+
+    /// The effect a tool that decides per input gives this input.
+    async fn effect_for(&self) -> Result<Effect, Failure> {
+        let mut instance = self.instance(self.no_caps()?, self.deadline()).await?;
+        Ok(effect_from_guest(
+            instance.effect_for(&self.input_text).await?,
+        ))
     }
 
     /// The result of a call a dry-run session stubs.
-    async fn stub(&self, effect: Effect) -> CallResult {
+    async fn stub(&self, effect: Effect) -> Result<CallResult, CallError> {
         let done = Done {
             stubbed: true,
             ..Done::effect(effect)
         };
         let acknowledged = || ToolOutput::text(STUB_TEXT, false);
         if !self.tool.metadata().has_dry_run_result {
-            return self.finish(done, acknowledged(), None);
+            return Ok(self.finish(done, acknowledged(), None));
         }
+        let _slot = self.admit().await?;
         let result = async {
             let mut instance = self.instance(self.no_caps()?, self.deadline()).await?;
             instance.dry_run_result(&self.input_text).await
         }
         .await;
-        match result {
+        Ok(match result {
             Ok(Some(out)) => match self.checked(out) {
                 Ok(output) => self.finish(done, output, None),
                 Err(rejected) => self.rejected(done, rejected.context("dry-run result")),
@@ -631,7 +651,7 @@ impl Call<'_> {
                 &format!("dry-run result: {}", self.describe(&failure)),
                 failure.limit(),
             ),
-        }
+        })
     }
 
     /// Convert a guest's output, enforcing the output cap before parsing it.

@@ -44,6 +44,9 @@ pub struct Config {
     /// Settings of the HTTP server (`toolhost serve`).
     #[serde(default)]
     pub server: ServerSettings,
+    /// Host-wide limits on calls, for every surface.
+    #[serde(default)]
+    pub limits: HostLimits,
     /// The built-in toolset, when declared (`[toolset]` or `[[toolset]]`).
     #[serde(default, deserialize_with = "crate::toolset::one_or_many")]
     pub toolset: Vec<Toolset>,
@@ -72,6 +75,10 @@ pub const DEFAULT_CUSTOM_TOOL_TIMEOUT_MS: u64 = 600_000;
 pub const DEFAULT_SESSION_RETENTION_SECS: u64 = 7 * 24 * 3600;
 /// The default cap on a request body: 4 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// How long running calls may take to finish at shutdown by default.
+pub const DEFAULT_SHUTDOWN_GRACE_SECS: u64 = 30;
+/// The shortest bearer token accepted, from any source.
+pub const MIN_TOKEN_CHARS: usize = 16;
 /// The default listen address.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:3000";
 
@@ -94,6 +101,8 @@ pub struct ServerSettings {
     /// Browser origins allowed to reach `/mcp` besides loopback ones
     /// (e.g. `"https://app.example.com"`).
     pub allowed_origins: Option<Vec<String>>,
+    /// How long calls still running at SIGTERM may take to finish.
+    pub shutdown_grace_secs: Option<u64>,
 }
 
 /// The token is a secret: `Debug` shows only whether it is set.
@@ -107,6 +116,7 @@ impl std::fmt::Debug for ServerSettings {
             .field("session_retention_secs", &self.session_retention_secs)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("allowed_origins", &self.allowed_origins)
+            .field("shutdown_grace_secs", &self.shutdown_grace_secs)
             .finish()
     }
 }
@@ -123,6 +133,12 @@ impl ServerSettings {
                     "`{key}` = {ms} is out of range: expected 1 to 86400000 (a day)"
                 );
             }
+        }
+        if let Some(secs) = self.shutdown_grace_secs {
+            anyhow::ensure!(
+                secs <= 3600,
+                "`shutdown_grace_secs` = {secs} is out of range: expected 0 to 3600 (an hour)"
+            );
         }
         if let Some(n) = self.max_body_bytes {
             anyhow::ensure!(
@@ -145,8 +161,70 @@ impl ServerSettings {
         }
         if let Some(token) = &self.token {
             anyhow::ensure!(
-                token.len() >= 16,
-                "`token` is too short: use at least 16 characters"
+                token.len() >= MIN_TOKEN_CHARS,
+                "`token` is too short: use at least {MIN_TOKEN_CHARS} characters"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// How many calls may run tool code at once by default.
+pub const DEFAULT_MAX_CONCURRENT_CALLS: u32 = 64;
+/// How many calls may wait for a slot by default; more are refused at once.
+pub const DEFAULT_MAX_QUEUED_CALLS: u32 = 256;
+/// How long a call waits for a slot by default before it is refused.
+pub const DEFAULT_QUEUE_TIMEOUT_MS: u64 = 10_000;
+/// The most calls the host may be configured to run at once.
+pub const MAX_CONCURRENT_CALLS_CAP: u32 = 4096;
+
+/// `[limits]`: how many calls run at once and how many may wait, on every
+/// surface together (HTTP, MCP, CLI, library).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostLimits {
+    /// Calls running tool code at once; the instance pool is sized for them.
+    pub max_concurrent_calls: Option<u32>,
+    /// Calls allowed to wait for a slot; one more is refused as overloaded.
+    pub max_queued_calls: Option<u32>,
+    /// How long a call waits for a slot before it is refused as overloaded.
+    pub queue_timeout_ms: Option<u64>,
+}
+
+impl HostLimits {
+    /// Calls running tool code at once.
+    pub fn concurrent_calls(&self) -> u32 {
+        self.max_concurrent_calls
+            .unwrap_or(DEFAULT_MAX_CONCURRENT_CALLS)
+    }
+
+    /// Calls allowed to wait for a slot.
+    pub fn queued_calls(&self) -> u32 {
+        self.max_queued_calls.unwrap_or(DEFAULT_MAX_QUEUED_CALLS)
+    }
+
+    /// How long a call waits for a slot.
+    pub fn queue_timeout(&self) -> Duration {
+        Duration::from_millis(self.queue_timeout_ms.unwrap_or(DEFAULT_QUEUE_TIMEOUT_MS))
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        if let Some(n) = self.max_concurrent_calls {
+            anyhow::ensure!(
+                (1..=MAX_CONCURRENT_CALLS_CAP).contains(&n),
+                "`max_concurrent_calls` = {n} is out of range: expected 1 to {MAX_CONCURRENT_CALLS_CAP}"
+            );
+        }
+        if let Some(n) = self.max_queued_calls {
+            anyhow::ensure!(
+                n <= 65_536,
+                "`max_queued_calls` = {n} is out of range: expected 0 to 65536"
+            );
+        }
+        if let Some(ms) = self.queue_timeout_ms {
+            anyhow::ensure!(
+                ms <= MAX_TIMEOUT_MS,
+                "`queue_timeout_ms` = {ms} is out of range: expected 0 to {MAX_TIMEOUT_MS}"
             );
         }
         Ok(())
@@ -406,6 +484,7 @@ impl Config {
             );
         }
         self.server.validate().context("in [server]")?;
+        self.limits.validate().context("in [limits]")?;
         anyhow::ensure!(
             self.defaults.description.is_none() && self.defaults.effect.is_none(),
             "in [defaults]: `description` and `effect` describe one function of a plain \

@@ -75,7 +75,12 @@ impl ToolEngine {
     /// Build the engine and start its epoch ticker.
     pub fn new(options: &EngineOptions) -> anyhow::Result<Self> {
         let engine = Engine::new(&engine_config(options)).map_err(|e| {
-            anyhow::anyhow!("cannot create the wasmtime engine with the configured limits: {e:#}")
+            anyhow::anyhow!(
+                "cannot reserve the instance pool for {} instances of up to {} MiB each: \
+                 lower `[limits] max_concurrent_calls` or the largest `memory_mb`: {e:#}",
+                options.max_instances.max(1),
+                options.max_memory_bytes >> 20
+            )
         })?;
         let mut linker = Linker::new(&engine);
         state::add_to_linker(&mut linker)?;
@@ -84,6 +89,7 @@ impl ToolEngine {
         let engine_key = format!("{:016x}", hasher.finish());
         std::fs::create_dir_all(&options.cache_dir)
             .with_context(|| format!("cannot create cache dir {}", options.cache_dir.display()))?;
+        remove_abandoned_writes(&options.cache_dir);
         let ticker = EpochTicker::start(engine.clone())
             .context("cannot start the epoch ticker thread that enforces deadlines")?;
         let max_instances = options.max_instances.max(1);
@@ -241,6 +247,35 @@ impl StampIndex {
             .and_then(|()| crate::files::write_atomically(&self.entry, line.as_bytes()));
         if let Err(e) = written {
             tracing::warn!(path = %self.entry.display(), "cannot record the file's stamp: {e:#}");
+        }
+    }
+}
+
+/// How old a temporary file in the cache must be to count as abandoned: a
+/// host killed mid-write leaves one, and hosts sharing the cache may be
+/// writing theirs now.
+const ABANDONED_WRITE_AGE: Duration = Duration::from_secs(3600);
+
+/// Remove the temporary files of cache writes that never finished.
+/// Entries themselves are renamed into place whole, so a reader never sees
+/// half of one; one that is unusable anyway is discarded when loaded.
+fn remove_abandoned_writes(cache_dir: &Path) {
+    let dirs = [cache_dir.to_path_buf(), cache_dir.join("files")];
+    let entries = dirs
+        .iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flatten()
+        .flatten();
+    for entry in entries {
+        let abandoned = entry.file_name().to_string_lossy().starts_with(".tmp")
+            && entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age >= ABANDONED_WRITE_AGE);
+        if abandoned {
+            let _ = std::fs::remove_file(entry.path());
         }
     }
 }

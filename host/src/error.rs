@@ -6,6 +6,8 @@
 
 use serde::Serialize;
 
+use crate::admission::Overloaded;
+
 /// One input validation failure: where in the input, and what was expected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct InputError {
@@ -76,6 +78,10 @@ pub enum CallError {
         /// The underlying failure.
         reason: String,
     },
+    /// Every call slot is taken and the queue is full, or the call waited
+    /// past the queue timeout: nothing ran; retry later.
+    #[error(transparent)]
+    Overloaded(#[from] Overloaded),
     /// A fault in the host itself, not in the tool or the request.
     #[error("internal error: {0:#}")]
     Internal(#[from] anyhow::Error),
@@ -91,6 +97,7 @@ impl CallError {
             Self::ToolNotCallable { .. } => "tool_not_callable",
             Self::SessionBusy { .. } => "session_busy",
             Self::WorkspaceUnavailable { .. } => "workspace_unavailable",
+            Self::Overloaded(_) => "overloaded",
             Self::Internal(_) => "internal_error",
         }
     }

@@ -5,6 +5,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use anyhow::Context as _;
 
+use crate::admission::CallGate;
 use crate::caps::http::Network;
 use crate::caps::kv::{KvBackend, RedbBackend};
 use crate::config::Config;
@@ -16,8 +17,9 @@ use crate::registry::Registry;
 pub const TOOLS_DIR: &str = "tools";
 /// The folder under a host directory where state (cache, KV) lives.
 pub const STATE_DIR: &str = ".toolhost";
-/// The default number of instances alive at once.
-pub const DEFAULT_MAX_INSTANCES: u32 = 64;
+/// Instances the pool holds beyond `max_concurrent_calls`, for loading and
+/// reloading tools (each asks for its metadata) while calls run.
+pub const LOAD_INSTANCES: u32 = 8;
 
 /// Builds a [`Host`] from a directory holding `toolhost.toml` and `tools/`.
 #[derive(Debug, Clone)]
@@ -27,7 +29,7 @@ pub struct HostBuilder {
     state_dir: Option<PathBuf>,
     cache_dir: Option<PathBuf>,
     config: Option<Config>,
-    max_instances: u32,
+    max_instances: Option<u32>,
     network: Network,
     ignore_lock: bool,
 }
@@ -41,7 +43,7 @@ impl HostBuilder {
             state_dir: None,
             cache_dir: None,
             config: None,
-            max_instances: DEFAULT_MAX_INSTANCES,
+            max_instances: None,
             network: Network::system(),
             ignore_lock: false,
         }
@@ -72,9 +74,11 @@ impl HostBuilder {
         self
     }
 
-    /// How many instances may be alive at once.
+    /// How many instances may be alive at once (default: `[limits]
+    /// max_concurrent_calls` plus [`LOAD_INSTANCES`]); an instance past it
+    /// waits for a free place until its call's deadline.
     pub fn max_instances(mut self, n: u32) -> Self {
-        self.max_instances = n;
+        self.max_instances = Some(n);
         self
     }
 
@@ -105,9 +109,12 @@ impl HostBuilder {
         };
         let tools_dir = self.tools_dir.unwrap_or_else(|| self.dir.join(TOOLS_DIR));
         let state_dir = self.state_dir.unwrap_or_else(|| self.dir.join(STATE_DIR));
+        let calls = config.limits.concurrent_calls();
         let engine = ToolEngine::new(&EngineOptions {
             max_memory_bytes: config.max_memory_bytes(),
-            max_instances: self.max_instances,
+            max_instances: self
+                .max_instances
+                .unwrap_or(calls.saturating_add(LOAD_INSTANCES)),
             cache_dir: self.cache_dir.unwrap_or_else(|| state_dir.join("cache")),
         })?;
         let mut registry = Registry::load(&engine, &tools_dir, &config).await?;
@@ -124,6 +131,7 @@ impl HostBuilder {
             None
         };
         Ok(Host {
+            gate: CallGate::new(&config.limits),
             engine,
             registry: RwLock::new(Arc::new(registry)),
             tool_changes: tokio::sync::watch::Sender::new(0),
@@ -142,6 +150,8 @@ impl HostBuilder {
 /// A loaded tools folder: call its tools with [`Host::call`].
 pub struct Host {
     pub(crate) engine: ToolEngine,
+    /// Admits calls to run tool code: `[limits]` as the host started.
+    pub(crate) gate: CallGate,
     registry: RwLock<Arc<Registry>>,
     /// Bumped each time a reload changes the set of tools.
     tool_changes: tokio::sync::watch::Sender<u64>,
@@ -181,8 +191,8 @@ impl Host {
     /// keeps its last good version (still listed as a failure, so the
     /// problem is reported). A config that does not parse, or that needs
     /// more memory per instance than the host started with, fails the whole
-    /// reload: everything stays as it was. `[server]` settings apply at the
-    /// next start.
+    /// reload: everything stays as it was. `[server]` and `[limits]` settings
+    /// apply at the next start.
     pub async fn reload(&self) -> anyhow::Result<Arc<Registry>> {
         let previous = self.registry();
         let config = if self.config_from_file {
@@ -283,6 +293,11 @@ impl Host {
     /// Where sessions made by the HTTP API are kept (records and workspaces).
     pub fn sessions_dir(&self) -> PathBuf {
         self.state_dir.join("sessions")
+    }
+
+    /// The admission gate calls pass to run tool code.
+    pub fn gate(&self) -> &CallGate {
+        &self.gate
     }
 
     /// The engine.

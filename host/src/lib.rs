@@ -28,6 +28,7 @@
 
 #![warn(missing_docs)]
 
+pub mod admission;
 pub mod author;
 #[allow(missing_docs)]
 pub mod bindings;

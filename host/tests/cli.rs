@@ -265,42 +265,8 @@ fn inspect_a_bare_file_name_loads_only_that_file() {
     );
 }
 
-/// `toolhost serve` on a free loopback port, and the address it printed.
-struct Served {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(dir: &Path, token: &str) -> Served {
-    use std::io::BufRead as _;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--dir"])
-        .arg(dir)
-        .env("TOOLHOST_TOKEN", token)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run toolhost serve");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = std::io::BufReader::new(stderr).lines();
-    let line = lines
-        .find_map(|l| l.ok().filter(|l| l.contains("serving")))
-        .expect("a `serving` line");
-    let url = line
-        .split_whitespace()
-        .find_map(|w| w.strip_prefix("http://"))
-        .and_then(|rest| rest.split('/').next())
-        .map(|addr| format!("http://{addr}"))
-        .expect("an address in the `serving` line");
-    // Keep draining stderr so the server never blocks on a full pipe.
-    std::thread::spawn(move || lines.for_each(drop));
-    Served { child, url }
+fn serve(dir: &Path, token: &str) -> common::process::Served {
+    common::process::serve(dir, &[("TOOLHOST_TOKEN", token)])
 }
 
 /// One HTTP/1.1 request with `Connection: close`; returns the body.
@@ -316,7 +282,8 @@ fn http_post(url: &str, path: &str, token: &str, body: &str) -> String {
     )
     .expect("send");
     let mut response = String::new();
-    stream.read_to_string(&mut response).expect("read");
+    // A connection the server drops mid-call reads as an empty answer.
+    let _ = stream.read_to_string(&mut response);
     response
         .split_once("\r\n\r\n")
         .map(|(_, body)| body.to_string())
@@ -544,4 +511,72 @@ fn a_plain_component_is_inspected_and_called() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("/items/0"), "{}", stderr(&out));
+}
+
+#[test]
+fn sigterm_lets_running_calls_finish_then_exits_zero() {
+    let token = "test-token-0123456789";
+    let config = "[server]\nshutdown_grace_secs = 20\n[tools.slow]\ntimeout_ms = 8000\n";
+    let dir = host_dir(&["slow"], config);
+    let mut served = serve(dir.path(), token);
+    let url = served.url.clone();
+    let running = std::thread::spawn(move || {
+        http_post(
+            &url,
+            "/toolhost/v1/tools/slow",
+            token,
+            r#"{"input": {"ms": 1500}}"#,
+        )
+    });
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    served.signal(libc::SIGTERM);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let addr = served.url.trim_start_matches("http://").to_string();
+    assert!(
+        std::net::TcpStream::connect(&addr).is_err(),
+        "no new connection is accepted once SIGTERM arrived"
+    );
+    let answer: Value = serde_json::from_str(&running.join().expect("the call's thread"))
+        .expect("the running call got its answer");
+    assert_eq!(answer["result"], "slow", "{answer}");
+    let status = served
+        .wait_for_exit(std::time::Duration::from_secs(10))
+        .expect("the server exits once the call is done");
+    assert_eq!(status.code(), Some(0), "{}", served.stderr());
+    assert!(served.stderr().contains("stopping"), "{}", served.stderr());
+}
+
+#[test]
+fn calls_still_running_after_the_grace_period_are_dropped() {
+    let token = "test-token-0123456789";
+    let config = "[server]\nshutdown_grace_secs = 1\n[tools.slow]\ntimeout_ms = 30000\n";
+    let dir = host_dir(&["slow"], config);
+    let mut served = serve(dir.path(), token);
+    let url = served.url.clone();
+    let running = std::thread::spawn(move || {
+        http_post(
+            &url,
+            "/toolhost/v1/tools/slow",
+            token,
+            r#"{"input": {"ms": 20000}}"#,
+        )
+    });
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let signalled = std::time::Instant::now();
+    served.signal(libc::SIGTERM);
+    let status = served
+        .wait_for_exit(std::time::Duration::from_secs(10))
+        .expect("the server exits after the grace period");
+    let took = signalled.elapsed();
+    assert_eq!(status.code(), Some(0), "{}", served.stderr());
+    assert!(
+        took >= std::time::Duration::from_secs(1) && took < std::time::Duration::from_secs(8),
+        "exited after {took:?}, grace 1 s"
+    );
+    assert_eq!(running.join().expect("the call's thread"), "", "no answer");
+    assert!(
+        served.stderr().contains("shutdown grace"),
+        "{}",
+        served.stderr()
+    );
 }

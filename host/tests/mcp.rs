@@ -122,8 +122,7 @@ async fn streamable_http_with_the_python_client() {
     let session = app.sessions.create(NewSession::default()).unwrap();
     let server = tokio::spawn(http::run(listener, app, std::future::pending()));
 
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = reqwest::Client::new();
+    let client = common::http_client();
     let initialize = json!({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {},

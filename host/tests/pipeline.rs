@@ -632,3 +632,47 @@ async fn calls_past_the_instance_limit_wait_then_fail_clearly() {
         .unwrap();
     assert_eq!(after.result, json!("x"));
 }
+
+#[tokio::test]
+async fn an_instance_pool_that_cannot_be_reserved_is_a_startup_error() {
+    let dir = common::host_dir(
+        &["echo"],
+        "[limits]\nmax_concurrent_calls = 4096\n[defaults]\nmemory_mb = 4096\n",
+    );
+    let error = toolhost::Host::builder(dir.path())
+        .cache_dir(common::cache_dir())
+        .build()
+        .await
+        .err()
+        .expect("4104 instances of 4 GiB do not fit the address space");
+    let message = format!("{error:#}");
+    assert!(
+        message.contains("4104 instances of up to 4096 MiB")
+            && message.contains("max_concurrent_calls"),
+        "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_library_call_past_the_queue_is_refused_as_overloaded() {
+    let (_dir, host) = host(
+        &["slow", "echo"],
+        "[limits]\nmax_concurrent_calls = 1\nmax_queued_calls = 0\n[tools.slow]\ntimeout_ms = 5000\n",
+    )
+    .await;
+    let host = Arc::new(host);
+    let running = tokio::spawn({
+        let host = host.clone();
+        async move { host.call("slow", json!({"ms": 800}), &live()).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let refused = host
+        .call("echo", json!({"text": "x"}), &live())
+        .await
+        .expect_err("no slot and no queue");
+    assert_eq!(refused.code(), "overloaded");
+    assert_eq!(host.gate().running(), 1);
+    assert_eq!(running.await.unwrap().unwrap().result, json!("slow"));
+    let after = host.call("echo", json!({"text": "x"}), &live()).await;
+    assert_eq!(after.unwrap().result, json!("x"));
+}

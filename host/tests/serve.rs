@@ -44,7 +44,7 @@ async fn start_with(tools: &[&str], config: &str, tune: impl FnOnce(&mut ServeOp
     Server {
         base,
         dir,
-        client: client(),
+        client: common::http_client(),
         token,
         task,
     }
@@ -106,12 +106,6 @@ impl Server {
             buffer: String::new(),
         }
     }
-}
-
-/// A plain HTTP client (the process's TLS provider set once, as reqwest needs).
-fn client() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::new()
 }
 
 async fn read(response: reqwest::Response) -> (StatusCode, Value) {
@@ -836,6 +830,43 @@ async fn a_token_guards_every_route_but_healthz() {
     };
     let err = http::bind(&open).await.unwrap_err().to_string();
     assert!(err.contains("without a token"), "{err}");
+    let short = ServeOptions {
+        token: Some("short".into()),
+        ..server_options()
+    };
+    let err = http::bind(&short).await.unwrap_err().to_string();
+    assert!(err.contains("at least 16 characters"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loopback_server_refuses_other_host_names() {
+    let server = start(&["echo"], "").await;
+    let port = server.base.rsplit(':').next().unwrap().to_string();
+    for host in [
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+        "127.0.0.1".into(),
+    ] {
+        let response = server
+            .client
+            .get(server.url("/tools"))
+            .header("host", &host)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "Host {host}");
+    }
+    let rebound = server
+        .client
+        .post(server.url("/tools/echo"))
+        .header("host", format!("attacker.example:{port}"))
+        .json(&json!({"input": {"text": "x"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), StatusCode::FORBIDDEN);
+    let body: Value = rebound.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "host_not_allowed", "{body}");
 }
 
 fn server_options() -> ServeOptions {
@@ -846,6 +877,7 @@ fn server_options() -> ServeOptions {
         custom_tool_timeout: Duration::from_secs(1),
         session_retention: Duration::from_secs(60),
         max_body_bytes: 1 << 20,
+        shutdown_grace: Duration::from_secs(5),
     }
 }
 
@@ -925,7 +957,7 @@ async fn shutdown_ends_open_event_streams() {
     let server = tokio::spawn(http::run(listener, app, async {
         let _ = stopped.await;
     }));
-    let mut stream = client()
+    let mut stream = common::http_client()
         .get(format!(
             "{base}/toolhost/v1/sessions/{}/events",
             session.id()
@@ -986,4 +1018,77 @@ async fn plain_component_functions_are_called_over_http() {
         .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["isError"], json!(true), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_past_the_admission_queue_get_503_overloaded() {
+    let config = "[limits]\nmax_concurrent_calls = 1\nmax_queued_calls = 1\n\
+                  queue_timeout_ms = 20000\n[tools.slow]\ntimeout_ms = 5000\n";
+    let server = Arc::new(start(&["slow", "echo"], config).await);
+    let running = tokio::spawn({
+        let server = server.clone();
+        async move { server.call("slow", json!({"input": {"ms": 1200}})).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let queued = tokio::spawn({
+        let server = server.clone();
+        async move {
+            server
+                .call("echo", json!({"input": {"text": "queued"}}))
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let response = server
+        .client
+        .post(server.url("/tools/echo"))
+        .json(&json!({"input": {"text": "refused"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(response.headers()["retry-after"], "1");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "overloaded", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("max_queued_calls"), "{message}");
+
+    let (status, body) = running.await.unwrap();
+    assert_eq!((status, &body["result"]), (StatusCode::OK, &json!("slow")));
+    let (status, body) = queued.await.unwrap();
+    assert_eq!(status, StatusCode::OK, "the queued call ran next: {body}");
+    assert_eq!(body["result"], "queued");
+    let metrics = server
+        .client
+        .get(format!("{}/metrics", server.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains(r#"toolhost_calls_total{tool="echo",outcome="overloaded"} 1"#),
+        "{metrics}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_queued_past_the_queue_timeout_gets_503() {
+    let config = "[limits]\nmax_concurrent_calls = 1\nqueue_timeout_ms = 200\n\
+                  [tools.slow]\ntimeout_ms = 5000\n";
+    let server = Arc::new(start(&["slow", "echo"], config).await);
+    let running = tokio::spawn({
+        let server = server.clone();
+        async move { server.call("slow", json!({"input": {"ms": 1000}})).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (status, body) = server
+        .call("echo", json!({"input": {"text": "late"}}))
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("queue_timeout_ms"), "{message}");
+    assert_eq!(running.await.unwrap().0, StatusCode::OK);
 }

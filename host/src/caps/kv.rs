@@ -7,7 +7,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use anyhow::Context as _;
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
@@ -71,6 +71,7 @@ const TABLE: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("kv");
 /// The embedded backend: a redb file, every commit fsynced before it returns.
 pub struct RedbBackend {
     db: Database,
+    repaired: bool,
 }
 
 impl RedbBackend {
@@ -84,9 +85,26 @@ impl RedbBackend {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("cannot create {}", parent.display()))?;
         }
-        let db = Database::create(path)
+        let repaired = Arc::new(AtomicBool::new(false));
+        let db = Database::builder()
+            .set_repair_callback({
+                let repaired = repaired.clone();
+                move |_| repaired.store(true, Ordering::Relaxed)
+            })
+            .create(path)
             .with_context(|| format!("cannot open key-value database {}", path.display()))?;
-        Ok(Self { db })
+        let repaired = repaired.load(Ordering::Relaxed);
+        if repaired {
+            tracing::warn!(path = %path.display(), "the key-value database needed a full repair");
+        }
+        Ok(Self { db, repaired })
+    }
+
+    /// Whether opening the file needed a full repair. Every commit saves
+    /// the allocator state (redb's quick repair), so a crash, even a
+    /// SIGKILL mid-commit, should never need one.
+    pub fn was_repaired(&self) -> bool {
+        self.repaired
     }
 
     fn write<R>(
@@ -96,6 +114,7 @@ impl RedbBackend {
         let mut txn = self.db.begin_write().map_err(BackendError::from_any)?;
         txn.set_durability(Self::DURABILITY)
             .map_err(BackendError::from_any)?;
+        txn.set_quick_repair(true);
         let out = {
             let mut table = txn.open_table(TABLE).map_err(BackendError::from_any)?;
             f(&mut table)?

@@ -8,6 +8,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
+use crate::admission::CallGate;
 use crate::call::CallResult;
 use crate::error::CallError;
 
@@ -29,6 +30,9 @@ struct LimitLabels {
     limit: String,
 }
 
+/// The `tool` label of calls to a name no tool has.
+pub const UNKNOWN_TOOL: &str = "(unknown)";
+
 /// The server's metrics, counted by every surface it serves (HTTP API and MCP).
 pub struct Metrics {
     registry: Registry,
@@ -36,6 +40,8 @@ pub struct Metrics {
     durations: Family<ToolLabels, Histogram>,
     limits: Family<LimitLabels, Counter>,
     sessions: Gauge,
+    running: Gauge,
+    queued: Gauge,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -72,12 +78,26 @@ impl Default for Metrics {
         );
         let sessions = Gauge::default();
         registry.register("sessions", "Sessions kept by the server", sessions.clone());
+        let running = Gauge::default();
+        registry.register(
+            "calls_running",
+            "Calls holding a slot to run tool code ([limits] max_concurrent_calls)",
+            running.clone(),
+        );
+        let queued = Gauge::default();
+        registry.register(
+            "calls_queued",
+            "Calls waiting for a slot ([limits] max_queued_calls)",
+            queued.clone(),
+        );
         Self {
             registry,
             calls,
             durations,
             limits,
             sessions,
+            running,
+            queued,
         }
     }
 }
@@ -85,6 +105,12 @@ impl Default for Metrics {
 impl Metrics {
     /// Count one call's outcome.
     pub fn record(&self, tool: &str, outcome: Result<&CallResult, &CallError>) {
+        // A name no tool has is the caller's to choose: one label for all of
+        // them keeps the label set bounded.
+        let tool = match outcome {
+            Err(CallError::UnknownTool { .. }) => UNKNOWN_TOOL,
+            _ => tool,
+        };
         let label = match outcome {
             Ok(result) if result.is_error => "is_error",
             Ok(_) => "ok",
@@ -115,10 +141,13 @@ impl Metrics {
         }
     }
 
-    /// The metrics in Prometheus text format, with the session count now.
-    pub fn render(&self, sessions: usize) -> String {
+    /// The metrics in Prometheus text format, with the session count and
+    /// the calls running and queued now.
+    pub fn render(&self, sessions: usize, gate: &CallGate) -> String {
         self.sessions
             .set(i64::try_from(sessions).unwrap_or(i64::MAX));
+        self.running.set(i64::from(gate.running()));
+        self.queued.set(i64::from(gate.waiting()));
         let mut text = String::new();
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
@@ -144,7 +173,21 @@ mod tests {
                 }],
             }),
         );
-        let text = metrics.render(3);
+        let gate = CallGate::new(&crate::config::HostLimits::default());
+        for name in ["nope", "nada"] {
+            metrics.record(
+                name,
+                Err(&CallError::UnknownTool {
+                    name: name.into(),
+                    known: Vec::new(),
+                }),
+            );
+        }
+        let text = metrics.render(3, &gate);
+        assert!(
+            text.contains(r#"toolhost_calls_total{tool="(unknown)",outcome="unknown_tool"} 2"#),
+            "{text}"
+        );
         assert!(
             text.contains(r#"toolhost_calls_total{tool="echo",outcome="invalid_tool_input"} 1"#),
             "{text}"

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod process;
 pub mod server;
 
 use std::path::{Path, PathBuf};
@@ -13,6 +14,12 @@ use toolhost::{CallOptions, Host, Session, SessionSpec};
 /// The `.wasm` of an example tool or test guest, by slug.
 pub fn artifact(slug: &str) -> &'static str {
     toolhost_test_artifacts::find(slug).unwrap_or_else(|| panic!("no artifact named {slug}"))
+}
+
+/// A plain HTTP client (the process's TLS provider set once, as reqwest needs).
+pub fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
 }
 
 /// A compile cache shared by every test (entries are keyed by content).

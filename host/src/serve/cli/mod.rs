@@ -539,7 +539,14 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         app.host.registry().tools().count(),
         app.slug
     );
-    http::run(listener, app, shutdown_signal()).await?;
+    let grace = app.options.shutdown_grace.as_secs();
+    let stopping = async move {
+        shutdown_signal().await;
+        eprintln!(
+            "toolhost: stopping: no new connections; calls in flight have {grace} s to finish"
+        );
+    };
+    http::run(listener, app, stopping).await?;
     eprintln!("toolhost: stopped");
     Ok(ExitCode::SUCCESS)
 }

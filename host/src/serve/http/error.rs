@@ -2,7 +2,7 @@
 
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::{StatusCode, request::Parts};
+use axum::http::{HeaderValue, StatusCode, header, request::Parts};
 use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -53,11 +53,15 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut response = (self.status, axum::Json(self.body())).into_response();
-        if self.status == StatusCode::UNAUTHORIZED {
-            response.headers_mut().insert(
-                axum::http::header::WWW_AUTHENTICATE,
-                axum::http::HeaderValue::from_static("Bearer"),
-            );
+        let extra = match self.status {
+            StatusCode::UNAUTHORIZED => Some((header::WWW_AUTHENTICATE, "Bearer")),
+            StatusCode::SERVICE_UNAVAILABLE => Some((header::RETRY_AFTER, "1")),
+            _ => None,
+        };
+        if let Some((name, value)) = extra {
+            response
+                .headers_mut()
+                .insert(name, HeaderValue::from_static(value));
         }
         response
     }
@@ -78,6 +82,7 @@ impl From<&CallError> for ApiError {
             }
             CallError::ApprovalRequired { .. } => StatusCode::FORBIDDEN,
             CallError::SessionBusy { .. } => StatusCode::CONFLICT,
+            CallError::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
             CallError::WorkspaceUnavailable { .. } | CallError::Internal(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }

@@ -41,7 +41,8 @@ pub use error::ApiError;
 
 use crate::config::{
     DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_CUSTOM_TOOL_TIMEOUT_MS, DEFAULT_LISTEN,
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_SESSION_RETENTION_SECS,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_SESSION_RETENTION_SECS, DEFAULT_SHUTDOWN_GRACE_SECS,
+    MIN_TOKEN_CHARS,
 };
 use crate::host::Host;
 use crate::serve::mcp::{McpOptions, ToolServer};
@@ -68,6 +69,8 @@ pub struct ServeOptions {
     pub session_retention: Duration,
     /// The largest request body.
     pub max_body_bytes: usize,
+    /// How long calls running at shutdown may take to finish.
+    pub shutdown_grace: Duration,
 }
 
 impl std::fmt::Debug for ServeOptions {
@@ -79,6 +82,7 @@ impl std::fmt::Debug for ServeOptions {
             .field("custom_tool_timeout", &self.custom_tool_timeout)
             .field("session_retention", &self.session_retention)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("shutdown_grace", &self.shutdown_grace)
             .finish()
     }
 }
@@ -110,6 +114,11 @@ impl ServeOptions {
                     .unwrap_or(DEFAULT_SESSION_RETENTION_SECS),
             ),
             max_body_bytes: server.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
+            shutdown_grace: Duration::from_secs(
+                server
+                    .shutdown_grace_secs
+                    .unwrap_or(DEFAULT_SHUTDOWN_GRACE_SECS),
+            ),
         })
     }
 }
@@ -197,7 +206,11 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/{slug}/v1/approvals/{call_id}", post(approvals::decide))
         .route("/{slug}/v1/calls/{call_id}", get(approvals::poll))
         .route_service("/mcp", mcp_service(&app))
-        .route_layer(middleware::from_fn_with_state(app.clone(), require_token));
+        .route_layer(middleware::from_fn_with_state(app.clone(), require_token))
+        .route_layer(middleware::from_fn_with_state(
+            app.clone(),
+            require_loopback_host,
+        ));
     Router::new()
         .route("/healthz", get(healthz))
         .merge(api)
@@ -218,7 +231,8 @@ fn mcp_service(
         app.host.clone(),
         app.sessions.clone(),
         McpOptions::default(),
-    );
+    )
+    .with_metrics(app.metrics.clone());
     let public = !app.options.listen.ip().is_loopback();
     let origins = app
         .host
@@ -231,7 +245,7 @@ fn mcp_service(
 }
 
 /// Serve `host` on `options.listen` until `shutdown` resolves; calls in
-/// flight finish first.
+/// flight get `options.shutdown_grace` to finish.
 pub async fn serve(
     host: Arc<Host>,
     options: ServeOptions,
@@ -250,12 +264,20 @@ pub async fn bind(options: &ServeOptions) -> anyhow::Result<tokio::net::TcpListe
          Set one with --token, TOOLHOST_TOKEN or [server] token, or listen on 127.0.0.1",
         options.listen
     );
+    if let Some(token) = &options.token {
+        anyhow::ensure!(
+            token.len() >= MIN_TOKEN_CHARS,
+            "the token is too short: use at least {MIN_TOKEN_CHARS} characters"
+        );
+    }
     tokio::net::TcpListener::bind(options.listen)
         .await
         .with_context(|| format!("cannot listen on {}", options.listen))
 }
 
 /// Serve `app` on an already bound listener until `shutdown` resolves.
+/// From then on no connection is accepted; requests in flight get
+/// `shutdown_grace` to finish, and whatever still runs after it is dropped.
 pub async fn run(
     listener: tokio::net::TcpListener,
     app: Arc<App>,
@@ -274,14 +296,30 @@ pub async fn run(
         })
     };
     let cancel = app.shutdown.clone();
-    let served = axum::serve(listener, router(app))
-        .with_graceful_shutdown(async move {
+    let (host, grace) = (app.host.clone(), app.options.shutdown_grace);
+    let stopping = Arc::new(tokio::sync::Notify::new());
+    let served = axum::serve(listener, router(app)).with_graceful_shutdown({
+        let stopping = stopping.clone();
+        async move {
             shutdown.await;
             cancel.cancel();
-        })
-        .await;
+            stopping.notify_one();
+        }
+    });
+    let outcome = tokio::select! {
+        served = served.into_future() => served.context("the HTTP server failed"),
+        () = async { stopping.notified().await; tokio::time::sleep(grace).await } => {
+            tracing::warn!(
+                running = host.gate().running(),
+                queued = host.gate().waiting(),
+                "requests still in flight after the {} s shutdown grace (shutdown_grace_secs) are dropped",
+                grace.as_secs()
+            );
+            Ok(())
+        }
+    };
     sweeper.abort();
-    served.context("the HTTP server failed")
+    outcome
 }
 
 async fn require_token(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
@@ -312,6 +350,49 @@ async fn require_token(State(app): State<Arc<App>>, request: Request, next: Next
     }
 }
 
+/// On a loopback address every request must name a loopback host: a web
+/// page whose own name was rebound to 127.0.0.1 (DNS rebinding) sends that
+/// name and is refused, so it cannot call tools through a browser.
+async fn require_loopback_host(
+    State(app): State<Arc<App>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if !app.options.listen.ip().is_loopback() {
+        return next.run(request).await;
+    }
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .or_else(|| request.uri().authority().map(|a| a.as_str()))
+        .unwrap_or_default();
+    if is_loopback_host(host) {
+        return next.run(request).await;
+    }
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        "host_not_allowed",
+        format!(
+            "Host {host:?} is not a loopback name: a server on a loopback address answers \
+             only requests for localhost, 127.0.0.1 or [::1]"
+        ),
+    )
+    .into_response()
+}
+
+/// Whether `authority` (`name[:port]`) names this machine.
+fn is_loopback_host(authority: &str) -> bool {
+    let name = match authority.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => authority.split(':').next().unwrap_or_default(),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
@@ -325,7 +406,9 @@ async fn healthz(State(app): State<Arc<App>>) -> axum::Json<serde_json::Value> {
 }
 
 async fn metrics(State(app): State<Arc<App>>) -> Response {
-    let text = app.metrics.render(app.sessions.list().len());
+    let text = app
+        .metrics
+        .render(app.sessions.list().len(), app.host.gate());
     (
         [(
             header::CONTENT_TYPE,
