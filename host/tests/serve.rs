@@ -311,6 +311,19 @@ async fn every_error_has_its_status_and_code() {
         (status, code(&body)),
         (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large")
     );
+    let mcp = server
+        .client
+        .post(format!("{}/mcp", server.base))
+        .header("accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x".repeat(4096)}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        mcp.status(),
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "max_body_bytes holds for /mcp too"
+    );
 
     let wrong_slug = server
         .client

@@ -241,7 +241,12 @@ fn mcp_service(
         .allowed_origins
         .clone()
         .unwrap_or_default();
-    server.http_service(app.shutdown.child_token(), public, &origins)
+    server.http_service(
+        app.shutdown.child_token(),
+        public,
+        &origins,
+        app.options.max_body_bytes,
+    )
 }
 
 /// Serve `host` on `options.listen` until `shutdown` resolves; calls in

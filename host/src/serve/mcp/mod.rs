@@ -105,12 +105,14 @@ impl ToolServer {
 
     /// The streamable HTTP transport for `serve`'s `/mcp`, stopped by `cancel`.
     /// `Host` and `Origin` are checked against loopback names unless
-    /// `public` (a non-loopback listen address, which requires a token).
+    /// `public` (a non-loopback listen address, which requires a token);
+    /// request bodies over `max_body_bytes` are refused.
     pub fn http_service(
         self,
         cancel: CancellationToken,
         public: bool,
         extra_origins: &[String],
+        max_body_bytes: usize,
     ) -> StreamableHttpService<Self, LocalSessionManager> {
         let mut origins: Vec<String> =
             ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]
@@ -120,7 +122,8 @@ impl ToolServer {
         origins.extend(extra_origins.iter().cloned());
         let mut config = StreamableHttpServerConfig::default()
             .with_allowed_origins(origins)
-            .with_cancellation_token(cancel);
+            .with_cancellation_token(cancel)
+            .with_max_request_body_bytes(max_body_bytes);
         if public {
             config = config.disable_allowed_hosts();
         }
