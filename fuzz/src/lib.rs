@@ -18,6 +18,8 @@
 //! (`cargo test -p toolhost-fuzz`, or the `toolhost-fuzz` binary). A crash
 //! becomes a file in `regressions/<target>/`, replayed by every test run.
 
+#![warn(missing_docs)]
+
 pub mod corpus;
 pub mod fixture;
 pub mod mutate;

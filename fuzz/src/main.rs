@@ -4,6 +4,7 @@
 //! toolhost-fuzz run [--secs N] [TARGET...]   run targets (all by default), one after another
 //! toolhost-fuzz replay TARGET FILE...        run files as inputs, e.g. a crash to debug
 //! toolhost-fuzz seeds TARGET DIR             write the target's seeds into DIR (for cargo fuzz)
+//! toolhost-fuzz dict TARGET FILE             write the target's dictionary for libFuzzer's -dict
 //! toolhost-fuzz list                         the targets
 //! ```
 //!
@@ -19,7 +20,7 @@ use toolhost_fuzz::runner::{self, Options};
 use toolhost_fuzz::targets::{self, Target};
 
 const USAGE: &str = "usage: toolhost-fuzz run [--secs N] [TARGET...] | replay TARGET FILE... | \
-                     seeds TARGET DIR | list";
+                     seeds TARGET DIR | dict TARGET FILE | list";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -27,6 +28,7 @@ fn main() -> ExitCode {
         Some("run") => run(&args[1..]),
         Some("replay") => replay(&args[1..]),
         Some("seeds") => seeds(&args[1..]),
+        Some("dict") => dict(&args[1..]),
         Some("list") => {
             for target in targets::ALL {
                 println!("{}", target.name);
@@ -116,4 +118,43 @@ fn seeds(args: &[String]) -> Result<bool, String> {
         dir.display()
     );
     Ok(true)
+}
+
+fn dict(args: &[String]) -> Result<bool, String> {
+    let [name, file] = args else {
+        return Err(USAGE.to_string());
+    };
+    let target = target(name)?;
+    let text: String = target
+        .dictionary
+        .iter()
+        .map(|token| format!("{}\n", dict_entry(token)))
+        .collect();
+    std::fs::write(file, text).map_err(|e| format!("{file}: {e}"))?;
+    Ok(true)
+}
+
+/// A token as a line of a libFuzzer dictionary: quoted, with `\xNN` escapes.
+fn dict_entry(token: &[u8]) -> String {
+    let mut line = String::from("\"");
+    for &b in token {
+        match b {
+            b'"' | b'\\' => line.push_str(&format!("\\{}", char::from(b))),
+            b' '..=b'~' => line.push(char::from(b)),
+            _ => line.push_str(&format!("\\x{b:02X}")),
+        }
+    }
+    line.push('"');
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dict_entry;
+
+    #[test]
+    fn dictionary_entries_are_quoted_and_escaped() {
+        assert_eq!(dict_entry(b"tools/call"), r#""tools/call""#);
+        assert_eq!(dict_entry(b"\"a\\\n\0"), r#""\"a\\\x0A\x00""#);
+    }
 }

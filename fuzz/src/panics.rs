@@ -57,9 +57,12 @@ const UNNAMED: &str = "<unnamed>";
 pub fn take(target: &str) -> Vec<Panic> {
     let own = format!("fuzz-{target}");
     let mut all = PANICS.lock().unwrap_or_else(PoisonError::into_inner);
-    let (mine, others): (Vec<Panic>, Vec<Panic>) = all
-        .drain(..)
-        .partition(|p| p.thread.starts_with(&own) || p.thread == UNNAMED);
+    let (mine, others): (Vec<Panic>, Vec<Panic>) = all.drain(..).partition(|p| {
+        p.thread == UNNAMED
+            || p.thread
+                .strip_prefix(&own)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
+    });
     *all = others;
     mine
 }

@@ -302,3 +302,81 @@ impl Drop for Watchdog {
         self.stop.store(true, Ordering::Relaxed);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn boom_seed() -> Vec<Vec<u8>> {
+        vec![b"fine".to_vec(), b"boom".to_vec()]
+    }
+
+    /// Panics on `boom`.
+    const CRASHY_TARGET: Target = Target {
+        name: "crashy",
+        run: |data| assert!(data != b"boom", "boom found"),
+        min_execs_per_sec: 0.0,
+        dictionary: &[],
+        json: false,
+        max_len: 16,
+        extra_seeds: boom_seed,
+    };
+    static CRASHY: Target = CRASHY_TARGET;
+
+    /// Panics on another thread of its own on `late`.
+    static LATECOMER: Target = Target {
+        name: "latecomer",
+        run: |data| {
+            if data == b"late" {
+                let _ = std::thread::Builder::new()
+                    .name("fuzz-latecomer-worker".into())
+                    .spawn(|| panic!("a worker's panic"))
+                    .map(std::thread::JoinHandle::join);
+            }
+        },
+        ..CRASHY_TARGET
+    };
+
+    #[test]
+    fn a_crash_is_written_and_stops_the_run() {
+        let options = Options {
+            duration: Duration::from_secs(5),
+            seed: 1,
+            exec_timeout: Duration::from_secs(60),
+        };
+        let report = run(&CRASHY, &options).expect("the run starts");
+        let crash = report.crash.as_ref().expect("a crash");
+        assert!(!report.passed());
+        assert_eq!(report.execs, 2, "the run stops at the crash");
+        assert!(crash.message.contains("boom found"), "{}", crash.message);
+        assert_eq!(std::fs::read(&crash.artifact).expect("written"), b"boom");
+        assert!(report.to_string().contains("CRASH"), "{report}");
+        let _ = std::fs::remove_dir_all(corpus::artifact_dir("crashy"));
+    }
+
+    #[test]
+    fn a_panic_on_another_thread_counts() {
+        let failed = replay(&LATECOMER, b"late".to_vec()).expect("the replay runs");
+        assert!(failed.is_err_and(|m| m.contains("a worker's panic")));
+        assert!(replay(&LATECOMER, b"fine".to_vec()).expect("runs").is_ok());
+    }
+
+    #[test]
+    fn too_few_executions_fail_the_report() {
+        let report = Report {
+            target: "crashy",
+            execs: 9,
+            elapsed: Duration::from_secs(1),
+            setup: Duration::ZERO,
+            min_execs: 10,
+            seed: 0,
+            crash: None,
+            slowest: (Duration::ZERO, None),
+        };
+        assert!(!report.passed());
+        assert!(
+            report.to_string().ends_with("TOO FEW executions"),
+            "{report}"
+        );
+    }
+}

@@ -229,11 +229,9 @@ fn check(tool: &str, outcome: &Result<CallResult, CallError>) -> bool {
 
 /// The host still answers a valid call with the right result.
 fn still_answers(fixture: &Fixture) {
-    let call = fixture.host.call(
-        "echo",
-        json!({"text": "still here"}),
-        &fixture.options[0],
-    );
+    let call = fixture
+        .host
+        .call("echo", json!({"text": "still here"}), &fixture.options[0]);
     match fixture.runtime.block_on(call) {
         Ok(result) if !result.is_error && result.result == json!("still here") => {}
         other => panic!("the host no longer answers a valid call: {other:?}"),
