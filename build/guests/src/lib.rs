@@ -58,6 +58,11 @@ fn var(name: &str) -> Result<String, String> {
 /// The target every guest is built for.
 pub const TARGET: &str = "wasm32-wasip2";
 
+/// Names a rustup toolchain (e.g. `stable`) to build the guests with
+/// instead of the one building the host: `cargo +nightly fuzz` sets it,
+/// since a nightly toolchain may lack the `wasm32-wasip2` target.
+pub const TOOLCHAIN_VAR: &str = "TOOLHOST_GUEST_TOOLCHAIN";
+
 /// The target directory of guest builds under a workspace.
 pub fn target_dir(workspace: &Path) -> PathBuf {
     workspace.join("target").join("guests")
@@ -70,8 +75,19 @@ pub fn build<'a>(
     packages: impl IntoIterator<Item = &'a str>,
 ) -> Result<PathBuf, String> {
     let target_dir = target_dir(workspace);
-    let cargo = env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
-    let mut cmd = Command::new(cargo);
+    println!("cargo:rerun-if-env-changed={TOOLCHAIN_VAR}");
+    let mut cmd = match env::var(TOOLCHAIN_VAR) {
+        Ok(toolchain) if !toolchain.is_empty() => {
+            let mut cmd = Command::new("rustup");
+            cmd.args(["run", &toolchain, "cargo"]);
+            // The outer toolchain's tools must not stand in for that one's.
+            for name in ["RUSTC", "RUSTDOC", "RUSTC_WRAPPER", "RUSTUP_TOOLCHAIN"] {
+                cmd.env_remove(name);
+            }
+            cmd
+        }
+        _ => Command::new(env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"))),
+    };
     cmd.current_dir(workspace)
         .args(["build", "--release", "--target", TARGET])
         .env("CARGO_TARGET_DIR", &target_dir)

@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, FixedOffset};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorData, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities,
-    ServerConfig,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, ErrorData,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -214,6 +214,20 @@ impl ServerHandler for ToolServer {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.peers.add(context.peer);
+    }
+
+    /// A method MCP does not define. rmcp's default error message is the
+    /// bare method name, which says nothing (and nothing at all for `""`).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("unknown method {:?}", request.method),
+            None,
+        ))
     }
 
     async fn list_tools(
