@@ -513,22 +513,33 @@ fn a_plain_component_is_inspected_and_called() {
     assert!(stderr(&out).contains("/items/0"), "{}", stderr(&out));
 }
 
-#[test]
-fn sigterm_lets_running_calls_finish_then_exits_zero() {
+/// A server with `shutdown_grace_secs = grace_secs`, running a call of the
+/// `slow` tool that takes `ms`; the thread answers the call's response body.
+fn serve_a_slow_call(
+    grace_secs: u64,
+    ms: u64,
+) -> (
+    tempfile::TempDir,
+    common::process::Served,
+    std::thread::JoinHandle<String>,
+) {
     let token = "test-token-0123456789";
-    let config = "[server]\nshutdown_grace_secs = 20\n[tools.slow]\ntimeout_ms = 8000\n";
-    let dir = host_dir(&["slow"], config);
-    let mut served = serve(dir.path(), token);
+    let config =
+        format!("[server]\nshutdown_grace_secs = {grace_secs}\n[tools.slow]\ntimeout_ms = 30000\n");
+    let dir = host_dir(&["slow"], &config);
+    let served = serve(dir.path(), token);
     let url = served.url.clone();
     let running = std::thread::spawn(move || {
-        http_post(
-            &url,
-            "/toolhost/v1/tools/slow",
-            token,
-            r#"{"input": {"ms": 1500}}"#,
-        )
+        let body = format!(r#"{{"input": {{"ms": {ms}}}}}"#);
+        http_post(&url, "/toolhost/v1/tools/slow", token, &body)
     });
     std::thread::sleep(std::time::Duration::from_millis(400));
+    (dir, served, running)
+}
+
+#[test]
+fn sigterm_lets_running_calls_finish_then_exits_zero() {
+    let (_dir, mut served, running) = serve_a_slow_call(20, 1500);
     served.signal(libc::SIGTERM);
     std::thread::sleep(std::time::Duration::from_millis(300));
     let addr = served.url.trim_start_matches("http://").to_string();
@@ -548,20 +559,7 @@ fn sigterm_lets_running_calls_finish_then_exits_zero() {
 
 #[test]
 fn calls_still_running_after_the_grace_period_are_dropped() {
-    let token = "test-token-0123456789";
-    let config = "[server]\nshutdown_grace_secs = 1\n[tools.slow]\ntimeout_ms = 30000\n";
-    let dir = host_dir(&["slow"], config);
-    let mut served = serve(dir.path(), token);
-    let url = served.url.clone();
-    let running = std::thread::spawn(move || {
-        http_post(
-            &url,
-            "/toolhost/v1/tools/slow",
-            token,
-            r#"{"input": {"ms": 20000}}"#,
-        )
-    });
-    std::thread::sleep(std::time::Duration::from_millis(400));
+    let (_dir, mut served, running) = serve_a_slow_call(1, 20_000);
     let signalled = std::time::Instant::now();
     served.signal(libc::SIGTERM);
     let status = served

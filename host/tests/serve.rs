@@ -72,6 +72,13 @@ impl Server {
         .await
     }
 
+    /// `/metrics` as text.
+    async fn metrics(&self) -> String {
+        let request = self.client.get(format!("{}/metrics", self.base));
+        let response = self.auth(request).send().await.unwrap();
+        response.text().await.unwrap()
+    }
+
     async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
         let request = self.client.post(self.url(path)).json(&body);
         read(self.auth(request).send().await.unwrap()).await
@@ -217,15 +224,7 @@ async fn tools_are_listed_called_and_counted() {
     assert_eq!(failed["isError"], true);
     assert!(failed["result"].as_str().unwrap().contains("trapped"));
 
-    let metrics = server
-        .client
-        .get(format!("{}/metrics", server.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = server.metrics().await;
     assert!(
         metrics.contains(r#"toolhost_calls_total{tool="echo",outcome="ok"} 1"#),
         "{metrics}"
@@ -1072,15 +1071,7 @@ async fn calls_past_the_admission_queue_get_503_overloaded() {
     let (status, body) = queued.await.unwrap();
     assert_eq!(status, StatusCode::OK, "the queued call ran next: {body}");
     assert_eq!(body["result"], "queued");
-    let metrics = server
-        .client
-        .get(format!("{}/metrics", server.base))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = server.metrics().await;
     assert!(
         metrics.contains(r#"toolhost_calls_total{tool="echo",outcome="overloaded"} 1"#),
         "{metrics}"
