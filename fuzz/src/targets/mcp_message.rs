@@ -11,14 +11,16 @@
 //!
 //! Promises checked: everything the server writes is a JSON-RPC message
 //! (an error has a code and a message); after a valid handshake the server
-//! still answers a `ping` sent after the input's lines; it ends when the
-//! client hangs up; nothing panics.
+//! answers every request among the input's lines (unless one is cancelled)
+//! and a `ping` sent after them; it ends when the client hangs up; nothing
+//! panics.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use arbitrary::Unstructured;
 use rmcp::ServiceExt as _;
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::sync::mpsc;
@@ -193,7 +195,7 @@ async fn converse(server: ToolServer, handshake: bool, lines: Vec<Vec<u8>>) {
         }
     });
     let (read, mut write) = tokio::io::split(client);
-    let (sent, mut answers) = mpsc::unbounded_channel();
+    let (sent, received) = mpsc::unbounded_channel();
     let reading = tokio::spawn(async move {
         let mut lines = BufReader::new(read).lines();
         while let Some(line) = lines.next_line().await.transpose() {
@@ -202,6 +204,10 @@ async fn converse(server: ToolServer, handshake: bool, lines: Vec<Vec<u8>>) {
             let _ = sent.send(check_message(&line));
         }
     });
+    let mut answers = Answers {
+        received,
+        ids: Vec::new(),
+    };
 
     let mut send = async |line: &[u8]| {
         // A server that hung up takes no more; what it wrote is still checked.
@@ -210,7 +216,9 @@ async fn converse(server: ToolServer, handshake: bool, lines: Vec<Vec<u8>>) {
     };
     if handshake {
         send(INITIALIZE.as_bytes()).await;
-        wait_for(&mut answers, &json!(0), "the initialize answer").await;
+        answers
+            .wait_for(&[json!(0)], false, "the initialize request")
+            .await;
         send(INITIALIZED.as_bytes()).await;
     }
     for line in &lines {
@@ -219,7 +227,8 @@ async fn converse(server: ToolServer, handshake: bool, lines: Vec<Vec<u8>>) {
     if handshake {
         let ping = json!({"jsonrpc": "2.0", "id": PING_ID, "method": "ping"});
         send(ping.to_string().as_bytes()).await;
-        wait_for(&mut answers, &json!(PING_ID), "the ping answer").await;
+        answers.wait_for(&[json!(PING_ID)], false, "the ping").await;
+        answers.wait_for(&requests(&lines), true, "requests").await;
     }
     // Hang up: the server must see the end of its input and stop.
     let _ = write.shutdown().await;
@@ -236,21 +245,123 @@ async fn converse(server: ToolServer, handshake: bool, lines: Vec<Vec<u8>>) {
     }
 }
 
-/// Wait for the answer with `id`; panic if it does not come.
-async fn wait_for(answers: &mut mpsc::UnboundedReceiver<Value>, id: &Value, what: &str) {
-    let found = tokio::time::timeout(ANSWER_WITHIN, async {
-        while let Some(message) = answers.recv().await {
-            if message.get("id") == Some(id) {
-                return true;
+/// The ids of the requests among `lines` that must be answered, each once:
+/// JSON-RPC 2.0 requests with a number or string id and params, if any, an
+/// object (MCP's params are). With a cancellation among them none is
+/// counted (a cancelled request may go unanswered).
+fn requests(lines: &[Vec<u8>]) -> Vec<Value> {
+    // A line whose object names a member twice is ambiguous: skipped.
+    let messages: Vec<Value> = lines
+        .iter()
+        .filter_map(|line| serde_json::from_slice::<Members>(line).ok())
+        .filter_map(|Members(members)| {
+            let object: Map<String, Value> = members.iter().cloned().collect();
+            (object.len() == members.len()).then_some(Value::Object(object))
+        })
+        .collect();
+    let cancels = messages
+        .iter()
+        .any(|m| m.get("method") == Some(&json!("notifications/cancelled")));
+    if cancels {
+        return Vec::new();
+    }
+    messages
+        .into_iter()
+        .filter(|m| {
+            m.get("jsonrpc") == Some(&json!("2.0"))
+                && m.get("method").is_some_and(Value::is_string)
+                && m.get("params").is_none_or(Value::is_object)
+                && m.get("result").is_none()
+                && m.get("error").is_none()
+        })
+        .filter_map(|m| {
+            m.get("id")
+                .filter(|id| id.is_string() || id.is_number())
+                .cloned()
+        })
+        .fold(Vec::new(), |mut ids, id| {
+            // Two requests in flight with one id are the client's mistake.
+            if !ids.iter().any(|seen| same_id(seen, &id)) {
+                ids.push(id);
+            }
+            ids
+        })
+}
+
+/// A JSON object's members in order, a name given twice kept twice.
+struct Members(Vec<(String, Value)>);
+
+impl<'de> Deserialize<'de> for Members {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> Visitor<'de> for Visit {
+            type Value = Members;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members, A::Error> {
+                let mut members = Vec::new();
+                while let Some(member) = map.next_entry::<String, Value>()? {
+                    members.push(member);
+                }
+                Ok(Members(members))
             }
         }
-        false
-    })
-    .await;
-    match found {
-        Ok(true) => {}
-        Ok(false) => panic!("the server hung up before {what}"),
-        Err(_) => panic!("no {what} within {ANSWER_WITHIN:?}"),
+        deserializer.deserialize_map(Visit)
+    }
+}
+
+/// What the server wrote, as it comes.
+struct Answers {
+    received: mpsc::UnboundedReceiver<Value>,
+    /// The ids of the answers read (null for an answer without one).
+    ids: Vec<Value>,
+}
+
+impl Answers {
+    /// Wait until the answers read cover `ids`: each by an answer with its
+    /// id, or if `anonymous` by an error without one (rmcp's Invalid Request
+    /// error for JSON that is no MCP message it can decode leaves the id
+    /// out). Panic if they do not within [`ANSWER_WITHIN`].
+    async fn wait_for(&mut self, ids: &[Value], anonymous: bool, what: &str) {
+        let missing = |seen: &[Value]| -> Vec<Value> {
+            ids.iter()
+                .filter(|id| !seen.iter().any(|s| same_id(s, id)))
+                .cloned()
+                .collect()
+        };
+        let covered = tokio::time::timeout(ANSWER_WITHIN, async {
+            loop {
+                let nulls = self.ids.iter().filter(|id| id.is_null()).count();
+                if missing(&self.ids).len() <= if anonymous { nulls } else { 0 } {
+                    return true;
+                }
+                match self.received.recv().await {
+                    Some(message) => {
+                        if message.get("result").is_some() || message.get("error").is_some() {
+                            self.ids
+                                .push(message.get("id").cloned().unwrap_or(Value::Null));
+                        }
+                    }
+                    None => return false,
+                }
+            }
+        })
+        .await;
+        let missing = missing(&self.ids);
+        match covered {
+            Ok(true) => {}
+            Ok(false) => panic!("the server hung up before answering {what} {missing:?}"),
+            Err(_) => panic!("no answer to {what} {missing:?} within {ANSWER_WITHIN:?}"),
+        }
+    }
+}
+
+/// Whether two ids name the same request (`1` and `1.0` do).
+fn same_id(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
     }
 }
 

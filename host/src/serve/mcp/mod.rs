@@ -216,18 +216,32 @@ impl ServerHandler for ToolServer {
         self.peers.add(context.peer);
     }
 
-    /// A method MCP does not define. rmcp's default error message is the
-    /// bare method name, which says nothing (and nothing at all for `""`).
+    /// A request rmcp could not decode as one this server handles: an
+    /// unknown method, or a known one with params MCP does not define.
+    /// rmcp's default answer names only the method (and so says nothing
+    /// for `""`).
     async fn on_custom_request(
         &self,
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        Err(ErrorData::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            format!("unknown method {:?}", request.method),
-            None,
-        ))
+        const OFFERED: &[&str] = &["initialize", "ping", "tools/list", "tools/call"];
+        let method = request.method;
+        Err(if OFFERED.contains(&method.as_str()) {
+            ErrorData::invalid_params(
+                format!("the params of {method:?} are not the ones MCP defines"),
+                None,
+            )
+        } else {
+            ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "this server has no method {method:?}; it offers {}",
+                    OFFERED.join(", ")
+                ),
+                None,
+            )
+        })
     }
 
     async fn list_tools(
