@@ -95,7 +95,7 @@ pub struct Report {
 
 /// An input slower than this is written as `artifacts/<target>/slow-<hash>`
 /// (the slowest of a run only), to look into.
-pub const SLOW: Duration = Duration::from_secs(1);
+pub const SLOW: Duration = Duration::from_secs(5);
 
 /// An input that broke a target.
 #[derive(Debug)]
