@@ -12,6 +12,41 @@ use std::sync::{Arc, Mutex, Once, PoisonError};
 use toolhost::Host;
 
 /// A multi-threaded runtime whose threads are named `fuzz-<target>`, so
+/// The example tools the call-path targets serve.
+pub const EXAMPLE_TOOLS: &[&str] = &[
+    "counter",
+    "echo",
+    "fetch_url",
+    "flaky_lookup",
+    "manage_pr",
+    "notes",
+    "publish_release",
+    "query_telemetry",
+    "word_count",
+];
+
+/// The grants [`EXAMPLE_TOOLS`] need (no HTTP: nothing leaves the machine).
+pub const EXAMPLE_GRANTS: &str = r#"
+[defaults]
+timeout_ms = 5000
+
+[tools.counter]
+kv = ["default"]
+
+[tools.notes]
+workspace = "write"
+
+[tools.manage_pr]
+workspace = "write"
+
+[tools.publish_release]
+workspace = "write"
+permission = "always_ask"
+
+[tools.word_count]
+workspace = "read"
+"#;
+
 /// [`crate::panics`] can tell whose a panic is.
 pub fn runtime(target: &str) -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()

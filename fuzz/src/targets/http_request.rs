@@ -31,45 +31,11 @@ use toolhost::session::NewSession;
 use crate::fixture;
 use request::{Names, Vars};
 
-/// The tools served.
-const TOOLS: &[&str] = &[
-    "counter",
-    "echo",
-    "fetch_url",
-    "flaky_lookup",
-    "manage_pr",
-    "notes",
-    "publish_release",
-    "query_telemetry",
-    "word_count",
-];
-
 /// The bearer token the fixture's server wants.
 const TOKEN: &str = "fuzz-token-0123456789";
 
-const CONFIG: &str = r#"
-[server]
-token = "fuzz-token-0123456789"
-
-[defaults]
-timeout_ms = 5000
-
-[tools.counter]
-kv = ["default"]
-
-[tools.notes]
-workspace = "write"
-
-[tools.manage_pr]
-workspace = "write"
-
-[tools.publish_release]
-workspace = "write"
-permission = "always_ask"
-
-[tools.word_count]
-workspace = "read"
-
+/// A custom tool besides the examples: its calls park until answered.
+const CUSTOM_TOOL: &str = r#"
 [custom_tools.ask_user]
 description = "Ask the user a question and return the answer. Use it when a choice is theirs."
 input_schema = { type = "object", properties = { question = { type = "string" } }, required = ["question"] }
@@ -172,7 +138,11 @@ fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
         let runtime = fixture::runtime("http_request");
-        let dir = fixture::host_dir("http_request", TOOLS, CONFIG);
+        let config = format!(
+            "[server]\ntoken = \"{TOKEN}\"\n{}{CUSTOM_TOOL}",
+            fixture::EXAMPLE_GRANTS
+        );
+        let dir = fixture::host_dir("http_request", fixture::EXAMPLE_TOOLS, &config);
         let host = fixture::load_host(&runtime, &dir);
         let tools = host
             .registry()

@@ -28,41 +28,8 @@ use tokio::sync::mpsc;
 use toolhost::serve::mcp::{McpOptions, ToolServer};
 use toolhost::session::{NewSession, SessionStore};
 
-use crate::fixture;
+use crate::fixture::{self, EXAMPLE_GRANTS as CONFIG, EXAMPLE_TOOLS as TOOLS};
 use crate::targets::{arbitrary_json, replace_all};
-
-/// The tools served.
-const TOOLS: &[&str] = &[
-    "counter",
-    "echo",
-    "flaky_lookup",
-    "manage_pr",
-    "notes",
-    "publish_release",
-    "query_telemetry",
-    "word_count",
-];
-
-const CONFIG: &str = r#"
-[defaults]
-timeout_ms = 5000
-
-[tools.counter]
-kv = ["default"]
-
-[tools.notes]
-workspace = "write"
-
-[tools.manage_pr]
-workspace = "write"
-
-[tools.publish_release]
-workspace = "write"
-permission = "always_ask"
-
-[tools.word_count]
-workspace = "read"
-"#;
 
 /// The most lines one input sends.
 const MAX_LINES: usize = 16;

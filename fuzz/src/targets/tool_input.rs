@@ -17,42 +17,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::json;
 use toolhost::{CallError, CallInput, CallOptions, CallResult, Host, Session, SessionSpec};
 
-use crate::fixture;
-
-/// The example tools the inputs are checked against.
-const TOOLS: &[&str] = &[
-    "counter",
-    "echo",
-    "fetch_url",
-    "flaky_lookup",
-    "manage_pr",
-    "notes",
-    "publish_release",
-    "query_telemetry",
-    "word_count",
-];
-
-/// The grants the examples need (no HTTP: nothing leaves the machine).
-const CONFIG: &str = r#"
-[defaults]
-timeout_ms = 5000
-
-[tools.counter]
-kv = ["default"]
-
-[tools.notes]
-workspace = "write"
-
-[tools.manage_pr]
-workspace = "write"
-
-[tools.publish_release]
-workspace = "write"
-permission = "always_ask"
-
-[tools.word_count]
-workspace = "read"
-"#;
+use crate::fixture::{self, EXAMPLE_GRANTS as CONFIG, EXAMPLE_TOOLS as TOOLS};
 
 /// JSON keywords and the examples' field names and values.
 pub(super) const DICTIONARY: &[&[u8]] = &[
