@@ -500,7 +500,7 @@ impl Call<'_> {
         let effect = match self.tool.metadata().effect {
             EffectDecl::Fixed(effect) => effect,
             EffectDecl::ByInput => {
-                let _slot = self.admit().await?;
+                let _admitted = self.admit().await?;
                 match self.effect_for().await {
                     Ok(effect) => effect,
                     Err(failure) => {
@@ -634,7 +634,7 @@ impl Call<'_> {
         if !self.tool.metadata().has_dry_run_result {
             return Ok(self.finish(done, acknowledged(), None));
         }
-        let _slot = self.admit().await?;
+        let _admitted = self.admit().await?;
         let result = async {
             let mut instance = self.instance(self.no_caps()?, self.deadline()).await?;
             instance.dry_run_result(&self.input_text).await
