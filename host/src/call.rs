@@ -25,7 +25,7 @@ use crate::caps::workspace::{self, WasiSetup};
 use crate::config::{Permission, WorkspaceAccess};
 use crate::error::{CallError, InputError};
 use crate::host::Host;
-use crate::instance::{Caps, Failure, Instance, Pre};
+use crate::instance::{Caps, Failure, Instance};
 use crate::output::ToolOutput;
 use crate::plain::{self, PlainFunction};
 use crate::registry::{Tool, effect_from_guest};
@@ -33,6 +33,7 @@ use crate::session::{
     CallRefused, CallRequested, EventData, EventKind, Session, SessionMode, parse_instant,
     principal_name,
 };
+use crate::tiering::Code;
 use crate::tool::{Effect, EffectDecl};
 
 /// Attempts a transiently failing read or idempotent call gets, in all.
@@ -618,7 +619,10 @@ impl Call<'_> {
 
     /// The effect a tool that decides per input gives this input.
     async fn effect_for(&self) -> Result<Effect, Failure> {
-        let mut instance = self.instance(self.no_caps()?, self.deadline()).await?;
+        let code = self.tool.code();
+        let mut instance = self
+            .instance(&code, self.no_caps()?, self.deadline())
+            .await?;
         Ok(effect_from_guest(
             instance.effect_for(&self.input_text).await?,
         ))
@@ -636,7 +640,10 @@ impl Call<'_> {
         }
         let _admitted = self.admit().await?;
         let result = async {
-            let mut instance = self.instance(self.no_caps()?, self.deadline()).await?;
+            let code = self.tool.code();
+            let mut instance = self
+                .instance(&code, self.no_caps()?, self.deadline())
+                .await?;
             instance.dry_run_result(&self.input_text).await
         }
         .await;
@@ -728,10 +735,11 @@ impl Call<'_> {
                 let caps = self
                     .caps(effect, workspace)
                     .map_err(|e| Failure::Host(format!("{e:#}")))?;
-                let mut instance = self.instance(caps, deadline).await?;
-                match &self.tool.plain {
-                    Some(plain) => Ok(self.call_plain(&mut instance, &plain.function).await),
-                    None => instance.execute(&self.input_text, &ctx).await,
+                let code = self.tool.code();
+                let mut instance = self.instance(&code, caps, deadline).await?;
+                match &code {
+                    Code::Plain(plain) => Ok(self.call_plain(&mut instance, &plain.function).await),
+                    _ => instance.execute(&self.input_text, &ctx).await,
                 }
             }
             .await;
@@ -855,19 +863,21 @@ impl Call<'_> {
             .map_err(|e| Failure::Host(format!("{e:#}")))
     }
 
-    async fn instance(&self, caps: Caps, deadline: Instant) -> Result<Instance, Failure> {
+    /// A fresh instance of `code` (the tool's code as this phase took it).
+    async fn instance(
+        &self,
+        code: &Code,
+        caps: Caps,
+        deadline: Instant,
+    ) -> Result<Instance, Failure> {
         if Instant::now() >= deadline {
             return Err(Failure::Timeout(self.tool.policy().timeout));
         }
-        let pre = match (&self.tool.pre, &self.tool.plain) {
-            (Some(pre), _) => Pre::Contract(pre),
-            (None, Some(plain)) => Pre::Plain(&plain.pre),
-            (None, None) => {
-                return Err(Failure::Host(format!(
-                    "`{}` is a custom tool: it has no component to run",
-                    self.tool.name()
-                )));
-            }
+        let Some(pre) = code.pre() else {
+            return Err(Failure::Host(format!(
+                "`{}` is a custom tool: it has no component to run",
+                self.tool.name()
+            )));
         };
         Instance::new(
             &self.host.engine,

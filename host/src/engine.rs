@@ -1,10 +1,16 @@
 //! The shared wasmtime Engine: configuration, compile cache, epoch ticker.
 //!
-//! Each component is compiled once and cached on disk under the state
-//! directory, keyed by its content hash and the engine's compatibility hash.
-//! Only files this cache wrote are ever deserialized. Every call gets a fresh
-//! Store from the pooling allocator; an epoch ticker gives every call a
-//! deadline and lets looping guests yield to the async runtime.
+//! Each component is compiled once with Cranelift and cached on disk under
+//! the state directory, keyed by its content hash and the engine's
+//! compatibility hash. Only files this cache wrote are ever deserialized.
+//! Every call gets a fresh Store from the pooling allocator; an epoch ticker
+//! gives every call a deadline and lets looping guests yield to the async
+//! runtime.
+//!
+//! A reload may compile a new component with Winch first (the baseline
+//! tier: several times faster to compile, slower to run) so the new version
+//! serves calls at once; `crate::tiering` then swaps in the Cranelift
+//! compilation when it is done.
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -16,7 +22,7 @@ use anyhow::Context as _;
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, InstancePre, Linker};
 use wasmtime::{
-    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store,
+    Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Strategy,
     UpdateDeadline,
 };
 
@@ -57,17 +63,63 @@ pub struct Compiled {
     pub component: Component,
     /// Hex SHA-256 of the `.wasm` bytes.
     pub sha256: String,
+    /// For baseline code: what its optimized compile needs.
+    pub(crate) baseline_of: Option<Source>,
+}
+
+/// Which compiler a load may use for a component it has no cached
+/// compilation of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tiering {
+    /// Cranelift, before the load returns (start-up, one-shot commands).
+    Optimized,
+    /// Winch, then Cranelift in the background (reloads).
+    BaselineFirst,
+}
+
+/// Which compiler made the code a tool runs now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CodeTier {
+    /// Winch: a reloaded tool, until its Cranelift compile is in.
+    Baseline,
+    /// Cranelift.
+    Optimized,
+}
+
+/// The bytes of a component loaded as baseline code, and the file they
+/// came from, for its optimized compile.
+pub(crate) struct Source {
+    bytes: Vec<u8>,
+    file: Option<(PathBuf, FileStamp)>,
+}
+
+/// An engine and the linker of every capability for its components.
+struct Tier {
+    engine: Engine,
+    linker: Linker<CallState>,
+}
+
+impl Tier {
+    fn new(engine: Engine) -> anyhow::Result<Self> {
+        let mut linker = Linker::new(&engine);
+        state::add_to_linker(&mut linker)?;
+        Ok(Self { engine, linker })
+    }
 }
 
 /// The engine, the linker with every capability, and the compile cache.
 pub struct ToolEngine {
-    engine: Engine,
+    optimized: Tier,
+    /// Winch, for reloads; `None` where Winch cannot compile for this CPU.
+    baseline: Option<Tier>,
     admission: Arc<tokio::sync::Semaphore>,
     max_instances: u32,
     max_memory_bytes: usize,
-    linker: Linker<CallState>,
     cache_dir: PathBuf,
     engine_key: String,
+    /// How many baseline components wait for their optimized compile.
+    optimizing: tokio::sync::watch::Sender<usize>,
     _ticker: EpochTicker,
 }
 
@@ -82,25 +134,36 @@ impl ToolEngine {
                 options.max_memory_bytes >> 20
             )
         })?;
-        let mut linker = Linker::new(&engine);
-        state::add_to_linker(&mut linker)?;
+        let optimized = Tier::new(engine.clone())?;
+        let baseline = match Engine::new(&baseline_config()) {
+            Ok(engine) => Some(Tier::new(engine)?),
+            Err(e) => {
+                tracing::info!("no baseline compiler, reloads compile with Cranelift: {e:#}");
+                None
+            }
+        };
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let engine_key = format!("{:016x}", hasher.finish());
         std::fs::create_dir_all(&options.cache_dir)
             .with_context(|| format!("cannot create cache dir {}", options.cache_dir.display()))?;
         remove_abandoned_writes(&options.cache_dir);
-        let ticker = EpochTicker::start(engine.clone())
+        let engines = std::iter::once(&optimized)
+            .chain(&baseline)
+            .map(|tier| tier.engine.clone())
+            .collect();
+        let ticker = EpochTicker::start(engines)
             .context("cannot start the epoch ticker thread that enforces deadlines")?;
         let max_instances = options.max_instances.max(1);
         Ok(Self {
-            engine,
+            optimized,
+            baseline,
             admission: Arc::new(tokio::sync::Semaphore::new(max_instances as usize)),
             max_instances,
             max_memory_bytes: options.max_memory_bytes,
-            linker,
             cache_dir: options.cache_dir.clone(),
             engine_key,
+            optimizing: tokio::sync::watch::Sender::new(0),
             _ticker: ticker,
         })
     }
@@ -111,16 +174,16 @@ impl ToolEngine {
         self.max_memory_bytes
     }
 
-    /// The wasmtime engine.
+    /// The wasmtime engine of optimized (Cranelift) code.
     pub fn engine(&self) -> &Engine {
-        &self.engine
+        &self.optimized.engine
     }
 
     /// Compile `bytes` (or load the cached compilation) on the blocking
     /// pool, so a load or reload never holds up the workers serving calls.
     pub async fn compile(&self, bytes: Vec<u8>) -> anyhow::Result<Compiled> {
         check_is_component(&bytes)?;
-        let engine = self.engine.clone();
+        let engine = self.optimized.engine.clone();
         let (cache_dir, engine_key) = (self.cache_dir.clone(), self.engine_key.clone());
         tokio::task::spawn_blocking(move || {
             compile_cached(&engine, &bytes, &cache_dir, &engine_key)
@@ -129,17 +192,55 @@ impl ToolEngine {
         .context("the compile task failed")?
     }
 
+    /// Compile a component loaded as baseline code with Cranelift (or load
+    /// that compilation from the cache, and cache it), on the blocking pool.
+    pub(crate) async fn optimize(&self, source: Source) -> anyhow::Result<Component> {
+        let engine = self.optimized.engine.clone();
+        let (cache_dir, engine_key) = (self.cache_dir.clone(), self.engine_key.clone());
+        tokio::task::spawn_blocking(move || {
+            let compiled = compile_cached(&engine, &source.bytes, &cache_dir, &engine_key)?;
+            if let Some((path, stamp)) = source.file {
+                StampIndex::new(&cache_dir, &path).record(stamp, &compiled.sha256);
+            }
+            Ok(compiled.component)
+        })
+        .await
+        .context("the compile task failed")?
+    }
+
+    /// Count a baseline component as waiting for its optimized code until
+    /// the returned guard is dropped.
+    pub(crate) fn optimizing(&self) -> OptimizingGuard {
+        self.optimizing.send_modify(|n| *n += 1);
+        OptimizingGuard(self.optimizing.clone())
+    }
+
+    /// Wait until no tool runs on baseline code that is still being
+    /// optimized: every reloaded tool then runs its Cranelift compilation.
+    pub async fn wait_optimized(&self) {
+        let mut pending = self.optimizing.subscribe();
+        let _ = pending.wait_for(|n| *n == 0).await;
+    }
+
     /// Load the component at `path`. When the file's stamp is the one the
     /// last load recorded and that compilation is cached, the file is not
     /// read again (an 18 MB Python tool costs ~8 ms to read and hash);
     /// otherwise it is read, hashed and compiled or loaded by content.
     /// `stamp` is the file's stamp as the caller took it before the load.
+    /// With [`Tiering::BaselineFirst`], a component with no cached
+    /// compilation is compiled with Winch, and the result says what its
+    /// optimized compile needs (`baseline_of`).
     pub(crate) async fn load_file(
         &self,
         path: &Path,
         stamp: Option<FileStamp>,
+        tiering: Tiering,
     ) -> anyhow::Result<Compiled> {
-        let (engine, path) = (self.engine.clone(), path.to_path_buf());
+        let (engine, path) = (self.optimized.engine.clone(), path.to_path_buf());
+        let baseline = match tiering {
+            Tiering::BaselineFirst => self.baseline.as_ref().map(|t| t.engine.clone()),
+            Tiering::Optimized => None,
+        };
         let (cache_dir, engine_key) = (self.cache_dir.clone(), self.engine_key.clone());
         tokio::task::spawn_blocking(move || {
             let index = StampIndex::new(&cache_dir, &path);
@@ -148,6 +249,28 @@ impl ToolEngine {
             }
             let bytes = std::fs::read(&path).context("cannot read")?;
             check_is_component(&bytes)?;
+            if let Some(baseline) = baseline {
+                let sha256 = hex::encode(Sha256::digest(&bytes));
+                let cached = cache_path(&cache_dir, &sha256, &engine_key);
+                if !cached.exists() {
+                    match Component::new(&baseline, &bytes) {
+                        Ok(component) => {
+                            return Ok(Compiled {
+                                component,
+                                sha256,
+                                baseline_of: Some(Source {
+                                    bytes,
+                                    file: stamp.map(|stamp| (path, stamp)),
+                                }),
+                            });
+                        }
+                        Err(e) => tracing::info!(
+                            path = %path.display(),
+                            "Winch cannot compile it, so Cranelift does: {e:#}"
+                        ),
+                    }
+                }
+            }
             let compiled = compile_cached(&engine, &bytes, &cache_dir, &engine_key)?;
             if let Some(stamp) = stamp {
                 index.record(stamp, &compiled.sha256);
@@ -163,7 +286,11 @@ impl ToolEngine {
         &self,
         component: &Component,
     ) -> anyhow::Result<InstancePre<CallState>> {
-        self.linker
+        let tier = match &self.baseline {
+            Some(baseline) if Engine::same(component.engine(), &baseline.engine) => baseline,
+            _ => &self.optimized,
+        };
+        tier.linker
             .instantiate_pre(component)
             .map_err(|e| anyhow::anyhow!("imports something toolhost does not provide: {e:#}"))
     }
@@ -185,9 +312,10 @@ impl ToolEngine {
         }
     }
 
-    /// A fresh Store for one instance: memory cap, deadline, epoch yields.
-    pub(crate) fn store(&self, state: CallState) -> Store<CallState> {
-        let mut store = Store::new(&self.engine, state);
+    /// A fresh Store in `engine` (that of the code to instantiate) for one
+    /// instance: memory cap, deadline, epoch yields.
+    pub(crate) fn store(&self, engine: &Engine, state: CallState) -> Store<CallState> {
+        let mut store = Store::new(engine, state);
         store.limiter(|s| &mut s.limits);
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(|mut ctx| {
@@ -234,6 +362,7 @@ impl StampIndex {
         Some(Compiled {
             component,
             sha256: sha256.to_string(),
+            baseline_of: None,
         })
     }
 
@@ -298,7 +427,13 @@ fn compile_cached(
         // content hash and this engine's compatibility hash, and written
         // only by `files::write_atomically` from `Component::serialize`.
         match unsafe { Component::deserialize_file(engine, &path) } {
-            Ok(component) => return Ok(Compiled { component, sha256 }),
+            Ok(component) => {
+                return Ok(Compiled {
+                    component,
+                    sha256,
+                    baseline_of: None,
+                });
+            }
             Err(e) => {
                 tracing::warn!(path = %path.display(), "discarding unusable cache entry: {e}");
                 let _ = std::fs::remove_file(&path);
@@ -314,7 +449,20 @@ fn compile_cached(
         }
         Err(e) => tracing::warn!("cannot serialize component: {e}"),
     }
-    Ok(Compiled { component, sha256 })
+    Ok(Compiled {
+        component,
+        sha256,
+        baseline_of: None,
+    })
+}
+
+/// Held while a baseline component waits for its optimized code.
+pub(crate) struct OptimizingGuard(tokio::sync::watch::Sender<usize>);
+
+impl Drop for OptimizingGuard {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
 }
 
 fn engine_config(options: &EngineOptions) -> Config {
@@ -344,6 +492,19 @@ fn engine_config(options: &EngineOptions) -> Config {
     config
 }
 
+/// The baseline engine: Winch, instances allocated on demand (baseline code
+/// serves calls only until its optimized compile replaces it, so it gets no
+/// pool of its own). The memory cap is the Store's limiter, as for pooled
+/// instances.
+fn baseline_config() -> Config {
+    let mut config = Config::new();
+    config
+        .strategy(Strategy::Winch)
+        .epoch_interruption(true)
+        .max_wasm_stack(MAX_WASM_STACK_BYTES);
+    config
+}
+
 /// Refuse files that are not components, with a message saying what they are.
 fn check_is_component(bytes: &[u8]) -> anyhow::Result<()> {
     const MAGIC: &[u8] = b"\0asm";
@@ -360,14 +521,14 @@ fn check_is_component(bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Advances the engine's epoch every [`EPOCH_TICK`] until dropped.
+/// Advances the engines' epochs every [`EPOCH_TICK`] until dropped.
 struct EpochTicker {
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl EpochTicker {
-    fn start(engine: Engine) -> std::io::Result<Self> {
+    fn start(engines: Vec<Engine>) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
@@ -375,7 +536,9 @@ impl EpochTicker {
             .spawn(move || {
                 while !flag.load(Ordering::Relaxed) {
                     std::thread::sleep(EPOCH_TICK);
-                    engine.increment_epoch();
+                    for engine in &engines {
+                        engine.increment_epoch();
+                    }
                 }
             })?;
         Ok(Self {

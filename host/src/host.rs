@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::engine::{EngineOptions, ToolEngine};
 use crate::lock::Lockfile;
 use crate::registry::Registry;
+use crate::tiering;
 
 /// The folder under a host directory where tools live.
 pub const TOOLS_DIR: &str = "tools";
@@ -110,13 +111,13 @@ impl HostBuilder {
         let tools_dir = self.tools_dir.unwrap_or_else(|| self.dir.join(TOOLS_DIR));
         let state_dir = self.state_dir.unwrap_or_else(|| self.dir.join(STATE_DIR));
         let calls = config.limits.concurrent_calls();
-        let engine = ToolEngine::new(&EngineOptions {
+        let engine = Arc::new(ToolEngine::new(&EngineOptions {
             max_memory_bytes: config.max_memory_bytes(),
             max_instances: self
                 .max_instances
                 .unwrap_or(calls.saturating_add(LOAD_INSTANCES)),
             cache_dir: self.cache_dir.unwrap_or_else(|| state_dir.join("cache")),
-        })?;
+        })?);
         let mut registry = Registry::load(&engine, &tools_dir, &config).await?;
         if let Some(lock) = read_lock(&self.dir, self.ignore_lock)? {
             registry.enforce_lock(&lock);
@@ -149,7 +150,7 @@ impl HostBuilder {
 
 /// A loaded tools folder: call its tools with [`Host::call`].
 pub struct Host {
-    pub(crate) engine: ToolEngine,
+    pub(crate) engine: Arc<ToolEngine>,
     /// Admits calls to run tool code: `[limits]` as the host started.
     pub(crate) gate: CallGate,
     registry: RwLock<Arc<Registry>>,
@@ -211,6 +212,9 @@ impl Host {
         };
         let mut fresh =
             Registry::load_reusing(&self.engine, &self.tools_dir, &config, Some(&previous)).await?;
+        // Optimized even if this reload fails below: the compile lands in
+        // the cache, and a tool kept from it meanwhile runs baseline code.
+        tiering::spawn(self.engine.clone(), fresh.take_upgrades());
         anyhow::ensure!(
             self.kv.is_some() || fresh.all().all(|t| t.policy().grants.kv.is_empty()),
             "a tool is now granted `kv`, but this host started without its key-value store: \

@@ -100,6 +100,16 @@ pub(crate) enum Pre<'a> {
     Plain(&'a InstancePre<CallState>),
 }
 
+impl Pre<'_> {
+    /// The engine its code was compiled by (optimized or baseline).
+    fn engine(&self) -> &wasmtime::Engine {
+        match self {
+            Self::Contract(pre) => pre.instance_pre().engine(),
+            Self::Plain(pre) => pre.engine(),
+        }
+    }
+}
+
 /// An instantiated guest.
 enum Guest {
     Contract(Contract),
@@ -138,7 +148,7 @@ impl Instance {
             memory_bytes,
             deadline,
         );
-        let mut store = engine.store(state);
+        let mut store = engine.store(pre.engine(), state);
         let instantiate = async {
             match pre {
                 Pre::Contract(pre) => pre.instantiate_async(&mut store).await.map(Guest::Contract),

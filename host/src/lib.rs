@@ -49,6 +49,7 @@ pub mod reload;
 pub mod serve;
 pub mod session;
 pub mod state;
+mod tiering;
 pub mod tool;
 pub mod toolset;
 

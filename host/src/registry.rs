@@ -18,12 +18,13 @@ use crate::bindings::{ContractPre, types};
 use crate::caps::log::TraceLog;
 use crate::caps::stdio::Capture;
 use crate::config::{Config, CustomToolSpec, ToolPolicy};
-use crate::engine::{Compiled, ToolEngine};
+use crate::engine::{CodeTier, Compiled, Tiering, ToolEngine};
 use crate::files::FileStamp;
 use crate::instance::{Caps, Instance, Pre};
 use crate::lock::Lockfile;
 use crate::plain::{self, PlainFunction};
 use crate::state::CallState;
+use crate::tiering::{Code, CodeCell, Upgrade};
 use crate::tool::{self, Effect, EffectDecl, MAX_TOOLS, ToolMetadata};
 use crate::toolset::{self, COMPONENT_TOOLS};
 
@@ -58,12 +59,11 @@ pub struct Tool {
     /// The component file's size and time when it was read (reloads skip
     /// files that still match); `None` for a custom tool.
     stamp: Option<FileStamp>,
-    /// The pre-instantiated component, for a tool that implements the
-    /// contract.
-    pub(crate) pre: Option<ContractPre<CallState>>,
-    /// The pre-instantiated component and the function, for a function of
-    /// a plain component.
-    pub(crate) plain: Option<Arc<PlainCall>>,
+    /// The pre-instantiated component (and the function, for a function of
+    /// a plain component); baseline code until its optimized compile is in.
+    code: CodeCell,
+    /// For a function of a plain component: its export path.
+    plain_export: Option<String>,
 }
 
 /// A plain component's function, ready to instantiate and call.
@@ -122,9 +122,21 @@ impl Tool {
         self.origin == Origin::Custom
     }
 
-    /// For a function of a plain component: which one.
-    pub fn plain_function(&self) -> Option<&PlainFunction> {
-        self.plain.as_ref().map(|p| &p.function)
+    /// For a function of a plain component: its export path
+    /// (`interface#function`, or the function's name at the top level).
+    pub fn plain_export(&self) -> Option<&str> {
+        self.plain_export.as_deref()
+    }
+
+    /// What a call instantiates now.
+    pub(crate) fn code(&self) -> Code {
+        self.code.get()
+    }
+
+    /// Which compiler made the code it runs now: a tool a reload brought
+    /// in runs baseline code until its optimized compile is swapped in.
+    pub fn code_tier(&self) -> CodeTier {
+        self.code.tier()
     }
 
     /// The interfaces the component imports: what it could ask for.
@@ -220,6 +232,8 @@ pub struct Registry {
     tools: BTreeMap<String, Arc<Tool>>,
     unavailable: Vec<Unavailable>,
     failures: Vec<LoadFailure>,
+    /// Components loaded as baseline code, waiting for their optimized compile.
+    upgrades: Vec<Upgrade>,
 }
 
 impl Registry {
@@ -231,7 +245,9 @@ impl Registry {
 
     /// [`Registry::load`], reusing from `previous` every tool whose file has
     /// not changed and whose policy the config leaves as it was: a reload
-    /// re-checks only what changed.
+    /// re-checks only what changed. A changed or new component is compiled
+    /// with the baseline compiler first when there is a `previous`; its
+    /// optimized compile is then one of [`Registry::take_upgrades`].
     pub async fn load_reusing(
         engine: &ToolEngine,
         dir: &Path,
@@ -259,6 +275,10 @@ impl Registry {
             config.custom_tools.len(),
             toolset_tools.len(),
         );
+        let tiering = match previous {
+            Some(_) => Tiering::BaselineFirst,
+            None => Tiering::Optimized,
+        };
         let mut registry = Self::default();
         for path in files {
             let name = slug(&path);
@@ -268,11 +288,12 @@ impl Registry {
                 }
                 continue;
             }
-            match load_tool(engine, &path, &name, config).await {
-                Ok(tools) => {
+            match load_file_tools(engine, &path, &name, config, tiering).await {
+                Ok((tools, upgrade)) => {
                     for tool in tools {
                         registry.insert_from_file(tool);
                     }
+                    registry.upgrades.extend(upgrade);
                 }
                 Err(reason) => registry.failures.push(LoadFailure {
                     file: path,
@@ -420,6 +441,12 @@ impl Registry {
         &self.failures
     }
 
+    /// The components this load compiled as baseline code, for the caller
+    /// to optimize (see `crate::tiering`).
+    pub(crate) fn take_upgrades(&mut self) -> Vec<Upgrade> {
+        std::mem::take(&mut self.upgrades)
+    }
+
     /// The tools this registry loaded from `path`, if the file is untouched
     /// since (same size and modification time) and the config still gives
     /// each of them the same policy.
@@ -526,19 +553,32 @@ pub async fn load_tool(
     name: &str,
     config: &Config,
 ) -> Result<Vec<Tool>, String> {
+    let (tools, _) = load_file_tools(engine, path, name, config, Tiering::Optimized).await?;
+    Ok(tools)
+}
+
+/// [`load_tool`], compiling as `tiering` says; with baseline code, also
+/// what its optimized compile needs.
+async fn load_file_tools(
+    engine: &ToolEngine,
+    path: &Path,
+    name: &str,
+    config: &Config,
+    tiering: Tiering,
+) -> Result<(Vec<Tool>, Option<Upgrade>), String> {
     tool::check_name(name).map_err(|e| e.to_string())?;
     // Stamped before reading: a write in between makes the next reload read it again.
     let stamp = FileStamp::of(path);
     let compiled = engine
-        .load_file(path, stamp)
+        .load_file(path, stamp, tiering)
         .await
         .map_err(|e| format!("{e:#}"))?;
-    let mut tools = load_component(engine, compiled, name, config).await?;
+    let (mut tools, upgrade) = load_component(engine, compiled, name, config).await?;
     for tool in &mut tools {
         tool.path = path.to_path_buf();
         tool.stamp = stamp;
     }
-    Ok(tools)
+    Ok((tools, upgrade))
 }
 
 /// Load and check the toolset tool `name` from the component the host embeds.
@@ -553,10 +593,10 @@ pub async fn load_toolset_tool(
         .compile(bytes.to_vec())
         .await
         .map_err(|e| format!("{e:#}"))?;
-    let mut tools = load_component(engine, compiled, name, config).await?;
+    let (mut tools, _) = load_component(engine, compiled, name, config).await?;
     let mut tool = tools
         .pop()
-        .filter(|t| t.pre.is_some())
+        .filter(|t| matches!(t.code(), Code::Contract(_)))
         .ok_or_else(|| format!("toolset `{name}` does not implement the contract"))?;
     tool.origin = Origin::Toolset;
     tool.path = toolset_path(name);
@@ -569,24 +609,53 @@ fn toolset_path(name: &str) -> PathBuf {
 }
 
 /// Pre-instantiate a compiled component, then check it as the tool `name`
-/// (contract) or as one tool per function (plain component).
+/// (contract) or as one tool per function (plain component). For baseline
+/// code, also what its optimized compile needs.
 async fn load_component(
     engine: &ToolEngine,
+    mut compiled: Compiled,
+    name: &str,
+    config: &Config,
+) -> Result<(Vec<Tool>, Option<Upgrade>), String> {
+    let baseline_of = compiled.baseline_of.take();
+    let tier = match baseline_of {
+        Some(_) => CodeTier::Baseline,
+        None => CodeTier::Optimized,
+    };
+    let tools = check_component(engine, compiled, tier, name, config).await?;
+    let upgrade = baseline_of.map(|source| Upgrade {
+        slug: name.to_string(),
+        source,
+        cells: tools.iter().map(|t| t.code.clone()).collect(),
+        memory_bytes: tools
+            .iter()
+            .map(|t| t.policy.memory_bytes)
+            .max()
+            .unwrap_or_default(),
+    });
+    Ok((tools, upgrade))
+}
+
+/// [`load_component`]'s checks, for code of either tier.
+async fn check_component(
+    engine: &ToolEngine,
     compiled: Compiled,
+    tier: CodeTier,
     name: &str,
     config: &Config,
 ) -> Result<Vec<Tool>, String> {
+    let component_engine = compiled.component.engine();
     let imports: Vec<String> = compiled
         .component
         .component_type()
-        .imports(engine.engine())
+        .imports(component_engine)
         .map(|(name, _)| name.to_string())
         .collect();
     let pre = engine
         .instantiate_pre(&compiled.component)
         .map_err(|e| format!("{e:#}"))?;
     let Ok(contract) = ContractPre::new(pre.clone()) else {
-        return plain_tools(engine, &compiled, pre, name, imports, config);
+        return plain_tools(&compiled, pre, tier, name, imports, config);
     };
     let policy = config.policy_for(name).map_err(|e| format!("{e:#}"))?;
     if policy.description.is_some() || policy.effect.is_some() {
@@ -608,21 +677,22 @@ async fn load_component(
         validator,
         output_validator,
         stamp: None,
-        pre: Some(contract),
-        plain: None,
+        code: CodeCell::new(Code::Contract(contract), tier),
+        plain_export: None,
     }])
 }
 
 /// The tools of a plain component: one per function it exports.
 fn plain_tools(
-    engine: &ToolEngine,
     compiled: &Compiled,
     pre: InstancePre<CallState>,
+    tier: CodeTier,
     slug: &str,
     imports: Vec<String>,
     config: &Config,
 ) -> Result<Vec<Tool>, String> {
-    let (functions, skipped) = plain::functions(engine.engine(), &compiled.component, slug);
+    let component = &compiled.component;
+    let (functions, skipped) = plain::functions(component.engine(), component, slug);
     if functions.is_empty() {
         let mut reason = "does not implement the toolhost contract (it must export \
                           `toolhost:tool/tool@0.1.0`) and exports no function that can be a tool"
@@ -674,11 +744,14 @@ fn plain_tools(
                 validator,
                 output_validator,
                 stamp: None,
-                pre: None,
-                plain: Some(Arc::new(PlainCall {
-                    pre: pre.clone(),
-                    function,
-                })),
+                plain_export: Some(function.export_path()),
+                code: CodeCell::new(
+                    Code::Plain(Arc::new(PlainCall {
+                        pre: pre.clone(),
+                        function,
+                    })),
+                    tier,
+                ),
             })
         })
         .collect()
@@ -730,8 +803,8 @@ fn custom_tool(name: &str, spec: &CustomToolSpec, policy: ToolPolicy) -> Result<
         validator,
         output_validator: None,
         stamp: None,
-        pre: None,
-        plain: None,
+        code: CodeCell::new(Code::None, CodeTier::Optimized),
+        plain_export: None,
     })
 }
 

@@ -62,10 +62,7 @@ async fn each_function_is_a_tool_named_after_the_file() {
 
     let registry = host.registry();
     let tool = registry.get("plain_shapes_text_add").unwrap();
-    assert_eq!(
-        tool.plain_function().unwrap().export_path(),
-        "test:shapes/text@0.1.0#add"
-    );
+    assert_eq!(tool.plain_export().unwrap(), "test:shapes/text@0.1.0#add");
     assert_eq!(
         tool.metadata().effect.to_string(),
         "write",
@@ -271,4 +268,40 @@ async fn the_config_describes_functions_and_sets_their_effect() {
         panic!("[defaults] effect loaded");
     };
     assert!(format!("{err:#}").contains("[tools.<name>]"), "{err:#}");
+}
+
+#[tokio::test]
+async fn a_reloaded_plain_component_is_called_on_either_tier() {
+    let (dir, host) = common::host(&["plain_shapes"], "").await;
+    std::fs::write(
+        dir.path().join("tools/plain_shapes.wasm"),
+        common::fresh_copy("plain_shapes"),
+    )
+    .unwrap();
+    let registry = host.reload().await.unwrap();
+    let add = registry.get("plain_shapes_add").unwrap().clone();
+    let tiers = [
+        toolhost::engine::CodeTier::Baseline,
+        toolhost::engine::CodeTier::Optimized,
+    ];
+    for tier in tiers {
+        if tier == toolhost::engine::CodeTier::Optimized {
+            host.engine().wait_optimized().await;
+        }
+        assert_eq!(add.code_tier(), tier);
+        let result = host
+            .call("plain_shapes_add", json!({"a": 2, "b": 3}), &common::live())
+            .await
+            .unwrap();
+        assert_eq!(result.result, json!({"result": 5}), "{tier:?}");
+        let text_add = host
+            .call(
+                "plain_shapes_text_add",
+                json!({"a": 2, "b": 3}),
+                &common::live(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(text_add.result, json!({"result": 1005}), "{tier:?}");
+    }
 }

@@ -3,9 +3,10 @@
 
 mod common;
 
-use common::{artifact, cache_dir, host, host_dir, live, load};
+use common::{artifact, cache_dir, fresh_copy, host, host_dir, live, load};
 use serde_json::json;
 use toolhost::Host;
+use toolhost::engine::CodeTier;
 
 fn failure_for(host: &Host, tool: &str) -> String {
     host.registry()
@@ -320,4 +321,84 @@ async fn a_call_running_through_a_reload_finishes_on_its_version() {
         json!("new version"),
         "the next call uses the new one"
     );
+}
+
+#[tokio::test]
+async fn a_reloaded_tool_runs_baseline_code_until_its_optimized_code_is_swapped_in() {
+    let (dir, host) = host(&["echo", "trap"], "").await;
+    let mut changes = host.tool_changes();
+    assert_eq!(
+        host.registry().get("echo").unwrap().code_tier(),
+        CodeTier::Optimized,
+        "a start compiles with Cranelift"
+    );
+
+    // A new version no cache holds: callable at once on baseline code.
+    std::fs::write(dir.path().join("tools/echo.wasm"), fresh_copy("echo")).unwrap();
+    let registry = host.reload().await.unwrap();
+    let echo = registry.get("echo").unwrap().clone();
+    assert_eq!(echo.code_tier(), CodeTier::Baseline);
+    let result = host
+        .call("echo", json!({"text": "baseline"}), &live())
+        .await
+        .unwrap();
+    assert_eq!(result.result, json!("baseline"));
+    assert!(changes.has_changed().unwrap());
+    changes.mark_unchanged();
+
+    // Then its optimized code replaces it in place: same tool, same
+    // metadata, no change for listings to announce.
+    host.engine().wait_optimized().await;
+    assert_eq!(echo.code_tier(), CodeTier::Optimized);
+    assert!(std::sync::Arc::ptr_eq(
+        &echo,
+        host.registry().get("echo").unwrap()
+    ));
+    assert!(!changes.has_changed().unwrap());
+    let result = host
+        .call("echo", json!({"text": "optimized"}), &live())
+        .await
+        .unwrap();
+    assert_eq!(result.result, json!("optimized"));
+    // The untouched tool never left its optimized code.
+    assert_eq!(
+        registry.get("trap").unwrap().code_tier(),
+        CodeTier::Optimized
+    );
+}
+
+#[tokio::test]
+async fn baseline_code_keeps_the_sandbox_limits() {
+    let config = "[defaults]\ntimeout_ms = 1000\nmemory_mb = 32\n";
+    let (dir, host) = host(&["spin", "hog", "echo"], config).await;
+    for tool in ["spin", "hog"] {
+        std::fs::write(
+            dir.path().join(format!("tools/{tool}.wasm")),
+            fresh_copy(tool),
+        )
+        .unwrap();
+    }
+    let registry = host.reload().await.unwrap();
+    for tool in ["spin", "hog"] {
+        let tier = registry.get(tool).unwrap().code_tier();
+        assert_eq!(tier, CodeTier::Baseline, "{tool}");
+    }
+    // Both calls instantiate at once, long before a Cranelift compile ends.
+    let (hog_session, spin_session) = (live(), live());
+    let (hog, spin) = tokio::join!(
+        host.call("hog", json!({}), &hog_session),
+        host.call("spin", json!({}), &spin_session)
+    );
+    for (tool, result, needle) in [("hog", hog, "32 MiB"), ("spin", spin, "1000ms")] {
+        let result = result.unwrap();
+        assert!(result.is_error, "{tool}");
+        let text = result.result.as_str().unwrap();
+        assert!(text.contains(needle), "{tool}: {text}");
+    }
+    host.engine().wait_optimized().await;
+    let echo = host
+        .call("echo", json!({"text": "still here"}), &live())
+        .await
+        .unwrap();
+    assert_eq!(echo.result, json!("still here"));
 }

@@ -27,6 +27,31 @@ pub fn cache_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("toolhost-test-cache")
 }
 
+/// The artifact `slug` with a custom section no other copy has: content no
+/// compile cache holds, so loading it compiles it anew.
+pub fn fresh_copy(slug: &str) -> Vec<u8> {
+    static COPIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let tag = format!(
+        "{}-{}-{}",
+        std::process::id(),
+        COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    );
+    let mut bytes = std::fs::read(artifact(slug)).expect("artifact");
+    let name = b"toolhost-test-copy";
+    let body_len = 1 + name.len() + tag.len();
+    // Section id 0 (custom), LEB128 size (under 128 here), name, tag.
+    assert!(body_len < 128);
+    bytes.push(0);
+    bytes.push(body_len as u8);
+    bytes.push(name.len() as u8);
+    bytes.extend_from_slice(name);
+    bytes.extend_from_slice(tag.as_bytes());
+    bytes
+}
+
 /// A host directory holding `tools` (by slug) and `config` as `toolhost.toml`.
 pub fn host_dir(tools: &[&str], config: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -433,8 +433,8 @@ fn inspection(tool: &Tool) -> Value {
     out["file"] = json!(tool.path());
     out["sha256"] = json!(tool.sha256());
     out["imports"] = json!(imports);
-    if let Some(function) = tool.plain_function() {
-        out["function"] = json!(function.export_path());
+    if let Some(function) = tool.plain_export() {
+        out["function"] = json!(function);
     }
     out
 }
@@ -444,8 +444,8 @@ fn print_inspection(tool: &Tool) -> anyhow::Result<()> {
     let meta = tool.metadata();
     println!("tool:        {}", tool.name());
     println!("file:        {}", tool.path().display());
-    if let Some(function) = tool.plain_function() {
-        println!("function:    {} (plain component)", function.export_path());
+    if let Some(function) = tool.plain_export() {
+        println!("function:    {function} (plain component)");
     }
     println!("sha256:      {}", tool.sha256());
     println!("effect:      {}", meta.effect);

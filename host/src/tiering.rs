@@ -1,0 +1,176 @@
+//! Tiered compilation for reloads: a new or changed tool serves calls on
+//! baseline (Winch) code as soon as that is compiled, and its code is
+//! swapped for the optimized (Cranelift) compilation in the background.
+//!
+//! The swap happens inside the tool ([`CodeCell`]): the registry, the
+//! tool's metadata and its checks stay as they are, calls already running
+//! finish on the code they instantiated, and the next call instantiates the
+//! optimized code.
+
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+
+use crate::bindings::ContractPre;
+use crate::caps::log::TraceLog;
+use crate::caps::stdio::Capture;
+use crate::engine::{CodeTier, Source, ToolEngine};
+use crate::instance::{Caps, Instance, Pre};
+use crate::plain;
+use crate::registry::PlainCall;
+use crate::state::CallState;
+
+/// How long the trial instantiation of optimized code may take.
+const TRIAL_DEADLINE: Duration = Duration::from_secs(10);
+
+/// What a call instantiates.
+#[derive(Clone)]
+pub(crate) enum Code {
+    /// A component that implements the contract, its imports resolved.
+    Contract(ContractPre<CallState>),
+    /// A function of a plain component.
+    Plain(Arc<PlainCall>),
+    /// Nothing: a custom tool, answered by the client.
+    None,
+}
+
+impl Code {
+    /// What to instantiate, or `None` for a custom tool.
+    pub(crate) fn pre(&self) -> Option<Pre<'_>> {
+        match self {
+            Self::Contract(pre) => Some(Pre::Contract(pre)),
+            Self::Plain(call) => Some(Pre::Plain(&call.pre)),
+            Self::None => None,
+        }
+    }
+}
+
+/// A tool's code, replaced in place when its optimized compile is done.
+#[derive(Clone)]
+pub(crate) struct CodeCell(Arc<RwLock<(Code, CodeTier)>>);
+
+impl CodeCell {
+    /// A cell holding `code` of `tier`.
+    pub(crate) fn new(code: Code, tier: CodeTier) -> Self {
+        Self(Arc::new(RwLock::new((code, tier))))
+    }
+
+    /// The code as it is now.
+    pub(crate) fn get(&self) -> Code {
+        self.0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+            .clone()
+    }
+
+    /// Which compiler made it.
+    pub(crate) fn tier(&self) -> CodeTier {
+        self.0.read().unwrap_or_else(PoisonError::into_inner).1
+    }
+
+    fn set_optimized(&self, code: Code) {
+        *self.0.write().unwrap_or_else(PoisonError::into_inner) = (code, CodeTier::Optimized);
+    }
+}
+
+/// A component loaded as baseline code, and the tools made of it.
+pub(crate) struct Upgrade {
+    /// The file's slug: the tool's name, or what a plain component's
+    /// tools are named after.
+    pub slug: String,
+    /// What its optimized compile needs.
+    pub source: Source,
+    /// The tools it backs (one, or one per function of a plain component).
+    pub cells: Vec<CodeCell>,
+    /// The largest memory cap among those tools, for the trial instance.
+    pub memory_bytes: usize,
+}
+
+impl std::fmt::Debug for Upgrade {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upgrade")
+            .field("slug", &self.slug)
+            .field("tools", &self.cells.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Compile each upgrade's component with Cranelift and swap the result into
+/// its tools. A component whose optimized code cannot be instantiated keeps
+/// running on its baseline code, with a warning.
+pub(crate) fn spawn(engine: Arc<ToolEngine>, upgrades: Vec<Upgrade>) {
+    if upgrades.is_empty() {
+        return;
+    }
+    let guards: Vec<_> = upgrades.iter().map(|_| engine.optimizing()).collect();
+    tokio::spawn(async move {
+        for (upgrade, _guard) in upgrades.into_iter().zip(guards) {
+            let slug = upgrade.slug.clone();
+            let started = Instant::now();
+            match optimize(&engine, upgrade).await {
+                Ok(()) => tracing::info!(
+                    "{slug}: optimized code swapped in after {} ms",
+                    started.elapsed().as_millis()
+                ),
+                Err(e) => tracing::warn!("{slug}: keeps running on baseline code: {e:#}"),
+            }
+        }
+    });
+}
+
+async fn optimize(engine: &ToolEngine, upgrade: Upgrade) -> anyhow::Result<()> {
+    let component = engine.optimize(upgrade.source).await?;
+    let pre = engine.instantiate_pre(&component)?;
+    let mut optimized = Vec::with_capacity(upgrade.cells.len());
+    for cell in upgrade.cells {
+        let code = match cell.get() {
+            Code::Contract(_) => Code::Contract(ContractPre::new(pre.clone())?),
+            Code::Plain(call) => {
+                let (functions, _) =
+                    plain::functions(component.engine(), &component, &upgrade.slug);
+                let function = functions
+                    .into_iter()
+                    .find(|f| f.name == call.function.name)
+                    .context("the optimized component lacks a function the baseline one has")?;
+                Code::Plain(Arc::new(PlainCall {
+                    pre: pre.clone(),
+                    function,
+                }))
+            }
+            Code::None => continue,
+        };
+        optimized.push((cell, code));
+    }
+    trial(engine, &pre, upgrade.memory_bytes).await?;
+    for (cell, code) in optimized {
+        cell.set_optimized(code);
+    }
+    Ok(())
+}
+
+/// Instantiate the optimized code once, with no capabilities, so a
+/// component that fits the on-demand baseline engine but not the instance
+/// pool keeps its working baseline code instead of failing every call.
+async fn trial(
+    engine: &ToolEngine,
+    pre: &wasmtime::component::InstancePre<CallState>,
+    memory_bytes: usize,
+) -> anyhow::Result<()> {
+    let trace = TraceLog::default();
+    let capture = Capture::new(0);
+    let caps = Caps::none(&trace, &capture, &capture)?;
+    Instance::new(
+        engine,
+        Pre::Plain(pre),
+        caps,
+        &trace,
+        memory_bytes,
+        Instant::now() + TRIAL_DEADLINE,
+        TRIAL_DEADLINE,
+    )
+    .await
+    .map(drop)
+    .map_err(|e| anyhow::anyhow!("its optimized code cannot be instantiated: {e}"))
+}
