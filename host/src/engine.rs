@@ -1,4 +1,5 @@
-//! The shared wasmtime Engine: configuration, compile cache, epoch ticker.
+//! The wasmtime engines (Cranelift, and Winch for reloads): configuration,
+//! compile cache, epoch ticker.
 //!
 //! Each component is compiled once with Cranelift and cached on disk under
 //! the state directory, keyed by its content hash and the engine's
@@ -80,8 +81,7 @@ pub enum Tiering {
 }
 
 /// Which compiler made the code a tool runs now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CodeTier {
     /// Winch: a reloaded tool, until its Cranelift compile is in.
     Baseline,

@@ -85,6 +85,8 @@ impl RedbBackend {
             std::fs::create_dir_all(parent)
                 .with_context(|| format!("cannot create {}", parent.display()))?;
         }
+        // redb runs its repair path to initialise a new file: not a repair.
+        let existed = path.exists();
         let repaired = Arc::new(AtomicBool::new(false));
         let db = Database::builder()
             .set_repair_callback({
@@ -93,7 +95,7 @@ impl RedbBackend {
             })
             .create(path)
             .with_context(|| format!("cannot open key-value database {}", path.display()))?;
-        let repaired = repaired.load(Ordering::Relaxed);
+        let repaired = existed && repaired.load(Ordering::Relaxed);
         if repaired {
             tracing::warn!(path = %path.display(), "the key-value database needed a full repair");
         }
@@ -619,6 +621,14 @@ mod tests {
             .unwrap();
         let reopened = RedbBackend::open(&path).unwrap();
         assert_eq!(reopened.get("b", "k").unwrap().as_deref(), Some(&b"v"[..]));
+    }
+
+    #[test]
+    fn a_new_file_is_not_reported_as_repaired() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kv.redb");
+        assert!(!RedbBackend::open(&path).unwrap().was_repaired());
+        assert!(!RedbBackend::open(&path).unwrap().was_repaired());
     }
 
     #[tokio::test]
