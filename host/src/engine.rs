@@ -15,8 +15,8 @@
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -113,8 +113,10 @@ impl Tier {
 /// The engine, the linker with every capability, and the compile cache.
 pub struct ToolEngine {
     optimized: Tier,
-    /// Winch, for reloads; `None` where Winch cannot compile for this CPU.
-    baseline: Option<Tier>,
+    /// Winch, for reloads: made at the first one (a start that never
+    /// reloads does not pay for it); `None` in it where Winch cannot compile
+    /// for this CPU.
+    baseline: Arc<OnceLock<Option<Tier>>>,
     admission: Arc<tokio::sync::Semaphore>,
     max_instances: u32,
     max_memory_bytes: usize,
@@ -137,24 +139,14 @@ impl ToolEngine {
             )
         })?;
         let optimized = Tier::new(engine.clone())?;
-        let baseline = match Engine::new(&baseline_config()) {
-            Ok(engine) => Some(Tier::new(engine)?),
-            Err(e) => {
-                tracing::info!("no baseline compiler, reloads compile with Cranelift: {e:#}");
-                None
-            }
-        };
+        let baseline = Arc::new(OnceLock::new());
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         let engine_key = format!("{:016x}", hasher.finish());
         std::fs::create_dir_all(&options.cache_dir)
             .with_context(|| format!("cannot create cache dir {}", options.cache_dir.display()))?;
         remove_abandoned_writes(&options.cache_dir);
-        let engines = std::iter::once(&optimized)
-            .chain(&baseline)
-            .map(|tier| tier.engine.clone())
-            .collect();
-        let ticker = EpochTicker::start(engines)
+        let ticker = EpochTicker::start(engine.clone(), baseline.clone())
             .context("cannot start the epoch ticker thread that enforces deadlines")?;
         let max_instances = options.max_instances.max(1);
         Ok(Self {
@@ -210,6 +202,21 @@ impl ToolEngine {
         .context("the compile task failed")?
     }
 
+    /// The baseline tier, made on first use.
+    fn baseline(&self) -> Option<&Tier> {
+        self.baseline
+            .get_or_init(|| {
+                let tier = Engine::new(&baseline_config())
+                    .map_err(|e| anyhow::anyhow!("{e:#}"))
+                    .and_then(Tier::new);
+                tier.inspect_err(|e| {
+                    tracing::info!("no baseline compiler, reloads compile with Cranelift: {e:#}")
+                })
+                .ok()
+            })
+            .as_ref()
+    }
+
     /// Count a baseline component as waiting for its optimized code until
     /// the returned guard is dropped.
     pub(crate) fn optimizing(&self) -> OptimizingGuard {
@@ -240,7 +247,7 @@ impl ToolEngine {
     ) -> anyhow::Result<Compiled> {
         let (engine, path) = (self.optimized.engine.clone(), path.to_path_buf());
         let baseline = match tiering {
-            Tiering::BaselineFirst => self.baseline.as_ref().map(|t| t.engine.clone()),
+            Tiering::BaselineFirst => self.baseline().map(|t| t.engine.clone()),
             Tiering::Optimized => None,
         };
         let (cache_dir, engine_key) = (self.cache_dir.clone(), self.engine_key.clone());
@@ -288,8 +295,8 @@ impl ToolEngine {
         &self,
         component: &Component,
     ) -> anyhow::Result<InstancePre<CallState>> {
-        let tier = match &self.baseline {
-            Some(baseline) if Engine::same(component.engine(), &baseline.engine) => baseline,
+        let tier = match self.baseline.get() {
+            Some(Some(baseline)) if Engine::same(component.engine(), &baseline.engine) => baseline,
             _ => &self.optimized,
         };
         tier.linker
@@ -558,7 +565,7 @@ struct EpochTicker {
 }
 
 impl EpochTicker {
-    fn start(engines: Vec<Engine>) -> std::io::Result<Self> {
+    fn start(engine: Engine, baseline: Arc<OnceLock<Option<Tier>>>) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
@@ -566,8 +573,9 @@ impl EpochTicker {
             .spawn(move || {
                 while !flag.load(Ordering::Relaxed) {
                     std::thread::sleep(EPOCH_TICK);
-                    for engine in &engines {
-                        engine.increment_epoch();
+                    engine.increment_epoch();
+                    if let Some(Some(baseline)) = baseline.get() {
+                        baseline.engine.increment_epoch();
                     }
                 }
             })?;
