@@ -126,8 +126,7 @@ fn dict(args: &[String]) -> Result<bool, String> {
     };
     let target = target(name)?;
     let text: String = target
-        .dictionary
-        .iter()
+        .tokens()
         .map(|token| format!("{}\n", dict_entry(token)))
         .collect();
     std::fs::write(file, text).map_err(|e| format!("{file}: {e}"))?;

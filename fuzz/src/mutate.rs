@@ -20,7 +20,7 @@ pub struct Mutator {
     rng: Rng,
     bytes: mutatis::Session,
     seeds: Vec<Vec<u8>>,
-    dictionary: &'static [&'static [u8]],
+    dictionary: Vec<&'static [u8]>,
     json: bool,
     max_len: usize,
 }
@@ -49,7 +49,7 @@ impl Mutator {
             rng: Rng::with_seed(seed),
             bytes: mutatis::Session::new().seed(seed),
             seeds,
-            dictionary: target.dictionary,
+            dictionary: target.tokens().collect(),
             json: target.json,
             max_len: target.max_len,
         }

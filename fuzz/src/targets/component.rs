@@ -28,7 +28,7 @@ const SEEDS: &[&str] = &["no_contract", "plain_shapes", "echo"];
 const CHECK_EVERY: Duration = Duration::from_secs(10);
 
 /// The binary format's preambles, section ids, LEB128 edges and names.
-pub(super) const DICTIONARY: &[&[u8]] = &[
+pub(super) const DICTIONARY: &[&[&[u8]]] = &[&[
     b"\0asm",
     b"\x0d\x00\x01\x00",
     b"\x01\x00\x00\x00",
@@ -62,7 +62,7 @@ pub(super) const DICTIONARY: &[&[u8]] = &[
     b"cabi_realloc",
     b"memory",
     b"component-type",
-];
+]];
 
 struct Fixture {
     runtime: tokio::runtime::Runtime,

@@ -18,7 +18,7 @@ use toolhost::registry::Registry;
 use crate::fixture;
 
 /// TOML syntax and every key `toolhost.toml` knows.
-pub(super) const DICTIONARY: &[&[u8]] = &[
+pub(super) const DICTIONARY: &[&[&[u8]]] = &[&[
     b"[",
     b"]",
     b"[[",
@@ -93,7 +93,7 @@ pub(super) const DICTIONARY: &[&[u8]] = &[
     b"list",
     b"delete",
     b"grep",
-];
+]];
 
 struct Fixture {
     runtime: tokio::runtime::Runtime,

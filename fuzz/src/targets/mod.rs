@@ -41,8 +41,9 @@ pub struct Target {
     /// cannot silently do nothing: about a tenth of what a debug build does
     /// on a two-core machine running two targets at once.
     pub min_execs_per_sec: f64,
-    /// Tokens the mutator splices in: the input format's keywords.
-    pub dictionary: &'static [&'static [u8]],
+    /// Tokens the mutator splices in: the input format's keywords, in
+    /// lists (the JSON targets share [`JSON_TOKENS`]).
+    pub dictionary: &'static [&'static [&'static [u8]]],
     /// Whether the input holds JSON worth mutating as JSON.
     pub json: bool,
     /// The largest input the mutator makes.
@@ -50,6 +51,19 @@ pub struct Target {
     /// Seeds made at run time, beside the checked-in `corpus/<name>/`.
     pub extra_seeds: fn() -> Vec<Vec<u8>>,
 }
+
+impl Target {
+    /// Every token of its dictionary.
+    pub fn tokens(&self) -> impl Iterator<Item = &'static [u8]> {
+        self.dictionary.iter().flat_map(|list| list.iter().copied())
+    }
+}
+
+/// JSON's punctuation and keywords, in the dictionary of every target whose
+/// input holds JSON.
+pub(super) const JSON_TOKENS: &[&[u8]] = &[
+    b"{", b"}", b"[", b"]", b"\"", b":", b",", b"null", b"true", b"false",
+];
 
 fn no_extra_seeds() -> Vec<Vec<u8>> {
     Vec::new()
