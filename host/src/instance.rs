@@ -17,6 +17,9 @@ use crate::engine::{MAX_WASM_STACK_BYTES, ToolEngine};
 use crate::plain::PlainFunction;
 use crate::state::CallState;
 
+/// How much of a tool's stdout/stderr is kept while loading it.
+const LOAD_CAPTURE_BYTES: usize = 4096;
+
 /// How long past the deadline a host call may run before the call is dropped.
 const HOST_CALL_GRACE: Duration = Duration::from_millis(250);
 
@@ -171,6 +174,22 @@ impl Instance {
             budget,
             _admission: admission,
         })
+    }
+
+    /// Instantiate `pre` as a load does: no capabilities, its output kept
+    /// up to a few KiB and dropped, a memory cap and `budget` from now.
+    pub async fn for_load(
+        engine: &ToolEngine,
+        pre: Pre<'_>,
+        memory_bytes: usize,
+        budget: Duration,
+    ) -> Result<Self, Failure> {
+        let trace = TraceLog::default();
+        let capture = Capture::new(LOAD_CAPTURE_BYTES);
+        let caps =
+            Caps::none(&trace, &capture, &capture).map_err(|e| Failure::Host(format!("{e:#}")))?;
+        let deadline = Instant::now() + budget;
+        Self::new(engine, pre, caps, &trace, memory_bytes, deadline, budget).await
     }
 
     /// Call `metadata`.

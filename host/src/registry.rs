@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context as _;
 use serde::Serialize;
@@ -15,12 +15,10 @@ use serde_json::Value;
 use wasmtime::component::InstancePre;
 
 use crate::bindings::{ContractPre, types};
-use crate::caps::log::TraceLog;
-use crate::caps::stdio::Capture;
 use crate::config::{Config, CustomToolSpec, ToolPolicy};
 use crate::engine::{CodeTier, Compiled, Tiering, ToolEngine};
 use crate::files::FileStamp;
-use crate::instance::{Caps, Instance, Pre};
+use crate::instance::{Instance, Pre};
 use crate::lock::Lockfile;
 use crate::plain::{self, PlainFunction};
 use crate::state::CallState;
@@ -30,8 +28,6 @@ use crate::toolset::{self, COMPONENT_TOOLS};
 
 /// How long a tool's `metadata` may take at load.
 const METADATA_DEADLINE: Duration = Duration::from_secs(10);
-/// How much of a tool's stdout/stderr is kept while loading it.
-const LOAD_CAPTURE_BYTES: usize = 4096;
 
 /// Where a tool comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -813,21 +809,10 @@ async fn read_metadata(
     pre: &ContractPre<CallState>,
     memory_bytes: usize,
 ) -> Result<types::ToolMetadata, String> {
-    let trace = TraceLog::default();
-    let capture = Capture::new(LOAD_CAPTURE_BYTES);
-    let caps = Caps::none(&trace, &capture, &capture).map_err(|e| format!("{e:#}"))?;
-    let deadline = Instant::now() + METADATA_DEADLINE;
-    let mut instance = Instance::new(
-        engine,
-        Pre::Contract(pre),
-        caps,
-        &trace,
-        memory_bytes,
-        deadline,
-        METADATA_DEADLINE,
-    )
-    .await
-    .map_err(|e| format!("cannot instantiate: {e}"))?;
+    let mut instance =
+        Instance::for_load(engine, Pre::Contract(pre), memory_bytes, METADATA_DEADLINE)
+            .await
+            .map_err(|e| format!("cannot instantiate: {e}"))?;
     instance
         .metadata()
         .await

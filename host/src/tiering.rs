@@ -13,10 +13,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 
 use crate::bindings::ContractPre;
-use crate::caps::log::TraceLog;
-use crate::caps::stdio::Capture;
 use crate::engine::{CodeTier, Source, ToolEngine};
-use crate::instance::{Caps, Instance, Pre};
+use crate::instance::{Instance, Pre};
 use crate::plain;
 use crate::registry::PlainCall;
 use crate::state::CallState;
@@ -158,19 +156,8 @@ async fn trial(
     pre: &wasmtime::component::InstancePre<CallState>,
     memory_bytes: usize,
 ) -> anyhow::Result<()> {
-    let trace = TraceLog::default();
-    let capture = Capture::new(0);
-    let caps = Caps::none(&trace, &capture, &capture)?;
-    Instance::new(
-        engine,
-        Pre::Plain(pre),
-        caps,
-        &trace,
-        memory_bytes,
-        Instant::now() + TRIAL_DEADLINE,
-        TRIAL_DEADLINE,
-    )
-    .await
-    .map(drop)
-    .map_err(|e| anyhow::anyhow!("its optimized code cannot be instantiated: {e}"))
+    Instance::for_load(engine, Pre::Plain(pre), memory_bytes, TRIAL_DEADLINE)
+        .await
+        .map(drop)
+        .map_err(|e| anyhow::anyhow!("its optimized code cannot be instantiated: {e}"))
 }
