@@ -126,6 +126,7 @@ mod tests {
             max_concurrent_calls: Some(running),
             max_queued_calls: Some(queued),
             queue_timeout_ms: Some(timeout_ms),
+            ..HostLimits::default()
         }))
     }
 

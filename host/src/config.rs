@@ -173,6 +173,11 @@ impl ServerSettings {
 pub const DEFAULT_MAX_CONCURRENT_CALLS: u32 = 64;
 /// How many calls may wait for a slot by default; more are refused at once.
 pub const DEFAULT_MAX_QUEUED_CALLS: u32 = 256;
+/// The compile cache's size cap, in MiB, when none is configured: room for
+/// the examples (a Python tool compiles to ~36 MB) many times over.
+pub const DEFAULT_COMPILE_CACHE_MB: u64 = 2048;
+/// The largest compile cache cap.
+pub const MAX_COMPILE_CACHE_MB: u64 = 1 << 20;
 /// How long a call waits for a slot by default before it is refused.
 pub const DEFAULT_QUEUE_TIMEOUT_MS: u64 = 10_000;
 /// The most calls the host may be configured to run at once.
@@ -189,6 +194,9 @@ pub struct HostLimits {
     pub max_queued_calls: Option<u32>,
     /// How long a call waits for a slot before it is refused as overloaded.
     pub queue_timeout_ms: Option<u64>,
+    /// The compile cache's size on disk, in MiB: past it, the least
+    /// recently used compilations are removed.
+    pub compile_cache_mb: Option<u64>,
 }
 
 impl HostLimits {
@@ -208,7 +216,19 @@ impl HostLimits {
         Duration::from_millis(self.queue_timeout_ms.unwrap_or(DEFAULT_QUEUE_TIMEOUT_MS))
     }
 
+    /// The compile cache's size cap, in bytes.
+    pub fn compile_cache_bytes(&self) -> u64 {
+        self.compile_cache_mb.unwrap_or(DEFAULT_COMPILE_CACHE_MB) << 20
+    }
+
     fn validate(&self) -> anyhow::Result<()> {
+        if let Some(mb) = self.compile_cache_mb {
+            anyhow::ensure!(
+                (1..=MAX_COMPILE_CACHE_MB).contains(&mb),
+                "`compile_cache_mb` = {mb} is out of range: expected 1 to {MAX_COMPILE_CACHE_MB} \
+                 (1 TiB)"
+            );
+        }
         if let Some(n) = self.max_concurrent_calls {
             anyhow::ensure!(
                 (1..=MAX_CONCURRENT_CALLS_CAP).contains(&n),

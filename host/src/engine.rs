@@ -1,10 +1,8 @@
 //! The wasmtime engines (Cranelift, and Winch for reloads): configuration,
-//! compile cache, epoch ticker.
+//! compiling and loading components, epoch ticker.
 //!
-//! Each component is compiled once with Cranelift and cached on disk under
-//! the state directory, keyed by its content hash and the engine's
-//! compatibility hash. Only files this cache wrote are ever deserialized.
-//! Every call gets a fresh Store from the pooling allocator; an epoch ticker
+//! Each component is compiled once with Cranelift and kept in the
+//! `crate::compile_cache` under the state directory. Every call gets a fresh Store from the pooling allocator; an epoch ticker
 //! gives every call a deadline and lets looping guests yield to the async
 //! runtime.
 //!
@@ -13,7 +11,6 @@
 //! serves calls at once; `crate::tiering` then swaps in the Cranelift
 //! compilation when it is done.
 
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -27,6 +24,7 @@ use wasmtime::{
     UpdateDeadline,
 };
 
+use crate::compile_cache::CompileCache;
 use crate::files::FileStamp;
 use crate::state::{self, CallState};
 
@@ -58,6 +56,9 @@ pub struct EngineOptions {
     pub max_instances: u32,
     /// Where compiled components are cached.
     pub cache_dir: PathBuf,
+    /// The compile cache's size cap: past it, the least recently used
+    /// compilations are removed (`[limits] compile_cache_mb`).
+    pub cache_max_bytes: u64,
 }
 
 /// A compiled component and the SHA-256 of its bytes.
@@ -68,6 +69,17 @@ pub struct Compiled {
     pub sha256: String,
     /// For baseline code: what its optimized compile needs.
     pub(crate) baseline_of: Option<Source>,
+}
+
+impl Compiled {
+    /// Cranelift code for the content `sha256`.
+    pub(crate) fn optimized(component: Component, sha256: String) -> Self {
+        Self {
+            component,
+            sha256,
+            baseline_of: None,
+        }
+    }
 }
 
 /// Which compiler a load may use for a component it has no cached
@@ -120,8 +132,7 @@ pub struct ToolEngine {
     admission: Arc<tokio::sync::Semaphore>,
     max_instances: u32,
     max_memory_bytes: usize,
-    cache_dir: PathBuf,
-    engine_key: String,
+    cache: Arc<CompileCache>,
     /// How many baseline components wait for their optimized compile.
     optimizing: tokio::sync::watch::Sender<usize>,
     _ticker: EpochTicker,
@@ -140,12 +151,7 @@ impl ToolEngine {
         })?;
         let optimized = Tier::new(engine.clone())?;
         let baseline = Arc::new(OnceLock::new());
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        engine.precompile_compatibility_hash().hash(&mut hasher);
-        let engine_key = format!("{:016x}", hasher.finish());
-        std::fs::create_dir_all(&options.cache_dir)
-            .with_context(|| format!("cannot create cache dir {}", options.cache_dir.display()))?;
-        remove_abandoned_writes(&options.cache_dir);
+        let cache = CompileCache::open(&options.cache_dir, &engine, options.cache_max_bytes)?;
         let ticker = EpochTicker::start(engine.clone(), baseline.clone())
             .context("cannot start the epoch ticker thread that enforces deadlines")?;
         let max_instances = options.max_instances.max(1);
@@ -155,8 +161,7 @@ impl ToolEngine {
             admission: Arc::new(tokio::sync::Semaphore::new(max_instances as usize)),
             max_instances,
             max_memory_bytes: options.max_memory_bytes,
-            cache_dir: options.cache_dir.clone(),
-            engine_key,
+            cache: Arc::new(cache),
             optimizing: tokio::sync::watch::Sender::new(0),
             _ticker: ticker,
         })
@@ -177,24 +182,20 @@ impl ToolEngine {
     /// pool, so a load or reload never holds up the workers serving calls.
     pub async fn compile(&self, bytes: Vec<u8>) -> anyhow::Result<Compiled> {
         check_is_component(&bytes)?;
-        let engine = self.optimized.engine.clone();
-        let (cache_dir, engine_key) = (self.cache_dir.clone(), self.engine_key.clone());
-        tokio::task::spawn_blocking(move || {
-            compile_cached(&engine, &bytes, &cache_dir, &engine_key)
-        })
-        .await
-        .context("the compile task failed")?
+        let (engine, cache) = (self.optimized.engine.clone(), self.cache.clone());
+        tokio::task::spawn_blocking(move || cache.load_or_compile(&engine, &bytes))
+            .await
+            .context("the compile task failed")?
     }
 
     /// Compile a component loaded as baseline code with Cranelift (or load
     /// that compilation from the cache, and cache it), on the blocking pool.
     pub(crate) async fn optimize(&self, source: Source) -> anyhow::Result<Component> {
-        let engine = self.optimized.engine.clone();
-        let (cache_dir, engine_key) = (self.cache_dir.clone(), self.engine_key.clone());
+        let (engine, cache) = (self.optimized.engine.clone(), self.cache.clone());
         tokio::task::spawn_blocking(move || {
-            let compiled = compile_cached(&engine, &source.bytes, &cache_dir, &engine_key)?;
+            let compiled = cache.load_or_compile(&engine, &source.bytes)?;
             if let Some((path, stamp)) = source.file {
-                StampIndex::new(&cache_dir, &path).record(stamp, &compiled.sha256);
+                cache.record(&path, stamp, &compiled.sha256);
             }
             Ok(compiled.component)
         })
@@ -250,18 +251,16 @@ impl ToolEngine {
             Tiering::BaselineFirst => self.baseline().map(|t| t.engine.clone()),
             Tiering::Optimized => None,
         };
-        let (cache_dir, engine_key) = (self.cache_dir.clone(), self.engine_key.clone());
+        let cache = self.cache.clone();
         tokio::task::spawn_blocking(move || {
-            let index = StampIndex::new(&cache_dir, &path);
-            if let Some(compiled) = stamp.and_then(|s| index.cached(s, &engine, &engine_key)) {
+            if let Some(compiled) = stamp.and_then(|s| cache.load_file(&engine, &path, s)) {
                 return Ok(compiled);
             }
             let bytes = std::fs::read(&path).context("cannot read")?;
             check_is_component(&bytes)?;
             if let Some(baseline) = baseline {
                 let sha256 = hex::encode(Sha256::digest(&bytes));
-                let cached = cache_path(&cache_dir, &sha256, &engine_key);
-                if !cached.exists() {
+                if !cache.holds(&sha256) {
                     match Component::new(&baseline, &bytes) {
                         Ok(component) => {
                             return Ok(Compiled {
@@ -280,9 +279,9 @@ impl ToolEngine {
                     }
                 }
             }
-            let compiled = compile_cached(&engine, &bytes, &cache_dir, &engine_key)?;
+            let compiled = cache.load_or_compile(&engine, &bytes)?;
             if let Some(stamp) = stamp {
-                index.record(stamp, &compiled.sha256);
+                cache.record(&path, stamp, &compiled.sha256);
             }
             Ok(compiled)
         })
@@ -338,131 +337,6 @@ impl ToolEngine {
         });
         store
     }
-}
-
-/// Where the compile cache records, per tool file, the stamp it had and the
-/// SHA-256 of its content then: `files/<hash of the file's path>`.
-struct StampIndex {
-    cache_dir: PathBuf,
-    entry: PathBuf,
-}
-
-impl StampIndex {
-    fn new(cache_dir: &Path, file: &Path) -> Self {
-        let file = file.canonicalize().unwrap_or_else(|_| file.to_path_buf());
-        let key = hex::encode(Sha256::digest(file.as_os_str().as_encoded_bytes()));
-        Self {
-            cache_dir: cache_dir.to_path_buf(),
-            entry: cache_dir.join("files").join(&key[..32]),
-        }
-    }
-
-    /// The cached compilation of the file, if its stamp is the recorded one.
-    fn cached(&self, stamp: FileStamp, engine: &Engine, engine_key: &str) -> Option<Compiled> {
-        let text = std::fs::read_to_string(&self.entry).ok()?;
-        let (recorded, sha256) = text.trim_end().rsplit_once(' ')?;
-        if recorded != stamp.to_line() || sha256.len() != 64 {
-            return None;
-        }
-        let path = cache_path(&self.cache_dir, sha256, engine_key);
-        // SAFETY: as in `compile_cached`: our own cache, named by content
-        // hash and engine key, written only from `Component::serialize`.
-        let component = unsafe { Component::deserialize_file(engine, &path) }.ok()?;
-        Some(Compiled {
-            component,
-            sha256: sha256.to_string(),
-            baseline_of: None,
-        })
-    }
-
-    fn record(&self, stamp: FileStamp, sha256: &str) {
-        let line = format!("{} {sha256}\n", stamp.to_line());
-        let written = self
-            .entry
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .map_err(anyhow::Error::from)
-            .and_then(|()| crate::files::write_atomically(&self.entry, line.as_bytes()));
-        if let Err(e) = written {
-            tracing::warn!(path = %self.entry.display(), "cannot record the file's stamp: {e:#}");
-        }
-    }
-}
-
-/// How old a temporary file in the cache must be to count as abandoned: a
-/// host killed mid-write leaves one, and hosts sharing the cache may be
-/// writing theirs now.
-const ABANDONED_WRITE_AGE: Duration = Duration::from_secs(3600);
-
-/// Remove the temporary files of cache writes that never finished.
-/// Entries themselves are renamed into place whole, so a reader never sees
-/// half of one; one that is unusable anyway is discarded when loaded.
-fn remove_abandoned_writes(cache_dir: &Path) {
-    let dirs = [cache_dir.to_path_buf(), cache_dir.join("files")];
-    let entries = dirs
-        .iter()
-        .filter_map(|dir| std::fs::read_dir(dir).ok())
-        .flatten()
-        .flatten();
-    for entry in entries {
-        let abandoned = entry.file_name().to_string_lossy().starts_with(".tmp")
-            && entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age >= ABANDONED_WRITE_AGE);
-        if abandoned {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
-}
-
-fn cache_path(cache_dir: &Path, sha256: &str, engine_key: &str) -> PathBuf {
-    cache_dir.join(format!("{sha256}-{engine_key}.cwasm"))
-}
-
-/// Load `bytes`' compilation from the cache, or compile it and cache it.
-fn compile_cached(
-    engine: &Engine,
-    bytes: &[u8],
-    cache_dir: &std::path::Path,
-    engine_key: &str,
-) -> anyhow::Result<Compiled> {
-    let sha256 = hex::encode(Sha256::digest(bytes));
-    let path = cache_path(cache_dir, &sha256, engine_key);
-    if path.exists() {
-        // SAFETY: the file is in our own cache directory, named by the
-        // content hash and this engine's compatibility hash, and written
-        // only by `files::write_atomically` from `Component::serialize`.
-        match unsafe { Component::deserialize_file(engine, &path) } {
-            Ok(component) => {
-                return Ok(Compiled {
-                    component,
-                    sha256,
-                    baseline_of: None,
-                });
-            }
-            Err(e) => {
-                tracing::warn!(path = %path.display(), "discarding unusable cache entry: {e}");
-                let _ = std::fs::remove_file(&path);
-            }
-        }
-    }
-    let component = Component::new(engine, bytes).map_err(|e| anyhow::anyhow!("{e:#}"))?;
-    match component.serialize() {
-        Ok(serialized) => {
-            if let Err(e) = crate::files::write_atomically(&path, &serialized) {
-                tracing::warn!(path = %path.display(), "cannot write compile cache: {e:#}");
-            }
-        }
-        Err(e) => tracing::warn!("cannot serialize component: {e}"),
-    }
-    Ok(Compiled {
-        component,
-        sha256,
-        baseline_of: None,
-    })
 }
 
 /// Held while a baseline component waits for its optimized code.

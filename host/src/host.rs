@@ -9,7 +9,7 @@ use crate::admission::CallGate;
 use crate::caps::http::Network;
 use crate::caps::kv::{KvBackend, RedbBackend};
 use crate::config::Config;
-use crate::engine::{EngineOptions, ToolEngine};
+use crate::engine::{EngineOptions, Tiering, ToolEngine};
 use crate::lock::Lockfile;
 use crate::registry::Registry;
 use crate::tiering;
@@ -33,6 +33,7 @@ pub struct HostBuilder {
     max_instances: Option<u32>,
     network: Network,
     ignore_lock: bool,
+    tiering: Tiering,
 }
 
 impl HostBuilder {
@@ -47,6 +48,7 @@ impl HostBuilder {
             max_instances: None,
             network: Network::system(),
             ignore_lock: false,
+            tiering: Tiering::Optimized,
         }
     }
 
@@ -97,6 +99,18 @@ impl HostBuilder {
         self
     }
 
+    /// How to compile, at start, a component the compile cache does not
+    /// hold: [`Tiering::Optimized`] (the default) with Cranelift before
+    /// `build` returns, or [`Tiering::BaselineFirst`] with Winch, so the
+    /// host serves in a fraction of the time and swaps each tool's
+    /// Cranelift code in when its background compile is done (for a
+    /// long-running server; a one-shot process would exit first).
+    /// Reloads always compile baseline first.
+    pub fn tiering(mut self, tiering: Tiering) -> Self {
+        self.tiering = tiering;
+        self
+    }
+
     /// Read the config, start the engine and load every tool; when
     /// `<dir>/tools.lock` exists, refuse the tools that differ from it.
     pub async fn build(self) -> anyhow::Result<Host> {
@@ -117,8 +131,11 @@ impl HostBuilder {
                 .max_instances
                 .unwrap_or(calls.saturating_add(LOAD_INSTANCES)),
             cache_dir: self.cache_dir.unwrap_or_else(|| state_dir.join("cache")),
+            cache_max_bytes: config.limits.compile_cache_bytes(),
         })?);
-        let mut registry = Registry::load(&engine, &tools_dir, &config).await?;
+        let mut registry =
+            Registry::load_tiered(&engine, &tools_dir, &config, None, self.tiering).await?;
+        tiering::spawn(engine.clone(), registry.take_upgrades());
         if let Some(lock) = read_lock(&self.dir, self.ignore_lock)? {
             registry.enforce_lock(&lock);
         }

@@ -250,6 +250,22 @@ impl Registry {
         config: &Config,
         previous: Option<&Registry>,
     ) -> anyhow::Result<Self> {
+        let tiering = match previous {
+            Some(_) => Tiering::BaselineFirst,
+            None => Tiering::Optimized,
+        };
+        Self::load_tiered(engine, dir, config, previous, tiering).await
+    }
+
+    /// [`Registry::load_reusing`], compiling what the cache does not hold
+    /// as `tiering` says.
+    pub(crate) async fn load_tiered(
+        engine: &ToolEngine,
+        dir: &Path,
+        config: &Config,
+        previous: Option<&Registry>,
+        tiering: Tiering,
+    ) -> anyhow::Result<Self> {
         let files = tool_files(dir)?;
         let toolset = config.declared_toolset();
         let toolset_tools: Vec<&str> = toolset
@@ -271,10 +287,6 @@ impl Registry {
             config.custom_tools.len(),
             toolset_tools.len(),
         );
-        let tiering = match previous {
-            Some(_) => Tiering::BaselineFirst,
-            None => Tiering::Optimized,
-        };
         let mut registry = Self::default();
         for path in files {
             let name = slug(&path);

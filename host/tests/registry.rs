@@ -6,7 +6,7 @@ mod common;
 use common::{artifact, cache_dir, fresh_copy, host, host_dir, live, load};
 use serde_json::json;
 use toolhost::Host;
-use toolhost::engine::CodeTier;
+use toolhost::engine::{CodeTier, Tiering};
 
 fn failure_for(host: &Host, tool: &str) -> String {
     host.registry()
@@ -133,6 +133,54 @@ async fn disabled_tools_are_absent_and_refused() {
         .await
         .unwrap_err();
     assert_eq!(err.code(), "unknown_tool");
+}
+
+#[tokio::test]
+async fn the_compile_cache_keeps_under_its_cap() {
+    let dir = host_dir(&["echo"], "[limits]\ncompile_cache_mb = 3\n");
+    let cache = dir.path().join(".toolhost/cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let stale = cache.join(format!("{}-{}.cwasm", "0".repeat(64), "0".repeat(16)));
+    std::fs::write(&stale, vec![0u8; 5 << 19]).unwrap();
+    let a_day_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(86_400);
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .and_then(|f| f.set_modified(a_day_ago))
+        .unwrap();
+    let compiled = || {
+        std::fs::read_dir(&cache)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "cwasm")
+            })
+            .count()
+    };
+
+    let host = Host::builder(dir.path()).build().await.unwrap();
+    assert!(
+        !stale.exists(),
+        "2.5 MiB fit under 3 MiB, but not with echo's compilation"
+    );
+    assert_eq!(compiled(), 1, "echo's compilation, just written, stays");
+    let result = host
+        .call("echo", json!({"text": "x"}), &live())
+        .await
+        .unwrap();
+    assert_eq!(result.result, json!("x"));
+    drop(host);
+
+    std::fs::remove_file(dir.path().join("tools/echo.wasm")).unwrap();
+    Host::builder(dir.path()).build().await.unwrap();
+    assert_eq!(
+        std::fs::read_dir(cache.join("files")).unwrap().count(),
+        0,
+        "the index entry of a deleted tool file is pruned"
+    );
 }
 
 #[tokio::test]
@@ -365,6 +413,39 @@ async fn a_reloaded_tool_runs_baseline_code_until_its_optimized_code_is_swapped_
         registry.get("trap").unwrap().code_tier(),
         CodeTier::Optimized
     );
+}
+
+#[tokio::test]
+async fn a_server_start_serves_baseline_code_for_what_the_cache_lacks() {
+    let dir = host_dir(&["trap"], "");
+    std::fs::write(dir.path().join("tools/echo.wasm"), fresh_copy("echo")).unwrap();
+    let host = Host::builder(dir.path())
+        .cache_dir(cache_dir())
+        .tiering(Tiering::BaselineFirst)
+        .build()
+        .await
+        .unwrap();
+    let registry = host.registry();
+    let echo = registry.get("echo").unwrap();
+    assert_eq!(echo.code_tier(), CodeTier::Baseline, "no cache held it");
+    assert_eq!(
+        registry.get("trap").unwrap().code_tier(),
+        CodeTier::Optimized,
+        "the shared cache holds it"
+    );
+    let result = host
+        .call("echo", json!({"text": "at once"}), &live())
+        .await
+        .unwrap();
+    assert_eq!(result.result, json!("at once"));
+
+    host.engine().wait_optimized().await;
+    assert_eq!(echo.code_tier(), CodeTier::Optimized);
+    let result = host
+        .call("echo", json!({"text": "later"}), &live())
+        .await
+        .unwrap();
+    assert_eq!(result.result, json!("later"));
 }
 
 #[tokio::test]

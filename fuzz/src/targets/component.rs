@@ -85,6 +85,7 @@ fn fixture() -> &'static Fixture {
             max_memory_bytes: config.max_memory_bytes(),
             max_instances: 8,
             cache_dir: cache_dir.clone(),
+            cache_max_bytes: toolhost::config::DEFAULT_COMPILE_CACHE_MB << 20,
         })
         .expect("fixture: the engine starts");
         Fixture {

@@ -17,7 +17,7 @@ mod author;
 
 use crate::call::{CallOptions, PreApproved};
 use crate::config::{Config, Permission, WorkspaceAccess};
-use crate::engine::{EngineOptions, ToolEngine};
+use crate::engine::{EngineOptions, Tiering, ToolEngine};
 use crate::host::Host;
 use crate::host::STATE_DIR;
 use crate::lint;
@@ -239,6 +239,15 @@ async fn load(dir: &Path) -> anyhow::Result<Host> {
     Host::builder(dir).build().await
 }
 
+/// Load a host that will keep running (`serve`, `mcp`): a tool the compile
+/// cache does not hold serves baseline code until its optimized code is in.
+async fn load_to_serve(dir: &Path) -> anyhow::Result<Host> {
+    Host::builder(dir)
+        .tiering(Tiering::BaselineFirst)
+        .build()
+        .await
+}
+
 fn warn_failures(host: &Host) {
     for failure in host.registry().failures() {
         eprintln!("warning: not loaded: {failure}");
@@ -372,6 +381,7 @@ async fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
             max_memory_bytes: config.max_memory_bytes(),
             max_instances: 4,
             cache_dir: args.dir.dir.join(STATE_DIR).join("cache"),
+            cache_max_bytes: config.limits.compile_cache_bytes(),
         })?;
         match registry::load_tool(&engine, &path, &name, &config).await {
             Ok(tools) => tools.into_iter().map(Arc::new).collect(),
@@ -521,7 +531,7 @@ fn import_status(tool: &Tool, import: &str) -> String {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    let host = Arc::new(load(&args.dir.dir).await?);
+    let host = Arc::new(load_to_serve(&args.dir.dir).await?);
     warn_failures(&host);
     let mut options = http::ServeOptions::from_config(&host)?;
     if let Some(listen) = args.listen {
@@ -552,7 +562,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
-    let host = Arc::new(load(&args.dir.dir).await?);
+    let host = Arc::new(load_to_serve(&args.dir.dir).await?);
     warn_failures(&host);
     let retention = http::ServeOptions::from_config(&host)?.session_retention;
     let sessions = Arc::new(SessionStore::open(host.sessions_dir(), retention)?);
