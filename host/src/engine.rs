@@ -1,15 +1,15 @@
-//! The wasmtime engines (Cranelift, and Winch for reloads): configuration,
-//! compiling and loading components, epoch ticker.
+//! The wasmtime engines (Cranelift, and Winch for code wanted at once):
+//! configuration, compiling and loading components, epoch ticker.
 //!
 //! Each component is compiled once with Cranelift and kept in the
-//! `crate::compile_cache` under the state directory. Every call gets a fresh Store from the pooling allocator; an epoch ticker
-//! gives every call a deadline and lets looping guests yield to the async
-//! runtime.
+//! `crate::compile_cache` under the state directory. Every call gets a
+//! fresh Store from the pooling allocator; an epoch ticker gives every call
+//! a deadline and lets looping guests yield to the async runtime.
 //!
-//! A reload may compile a new component with Winch first (the baseline
-//! tier: several times faster to compile, slower to run) so the new version
-//! serves calls at once; `crate::tiering` then swaps in the Cranelift
-//! compilation when it is done.
+//! A reload, or a server's start, may compile a component the cache lacks
+//! with Winch first (the baseline tier: several times faster to compile,
+//! slower to run) so the tool serves calls at once; `crate::tiering` then
+//! swaps in the Cranelift compilation when it is done.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -88,14 +88,14 @@ impl Compiled {
 pub enum Tiering {
     /// Cranelift, before the load returns (start-up, one-shot commands).
     Optimized,
-    /// Winch, then Cranelift in the background (reloads).
+    /// Winch, then Cranelift in the background (reloads, a server's start).
     BaselineFirst,
 }
 
 /// Which compiler made the code a tool runs now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CodeTier {
-    /// Winch: a reloaded tool, until its Cranelift compile is in.
+    /// Winch: a tool loaded baseline-first, until its Cranelift compile is in.
     Baseline,
     /// Cranelift.
     Optimized,
@@ -125,8 +125,8 @@ impl Tier {
 /// The engine, the linker with every capability, and the compile cache.
 pub struct ToolEngine {
     optimized: Tier,
-    /// Winch, for reloads: made at the first one (a start that never
-    /// reloads does not pay for it); `None` in it where Winch cannot compile
+    /// Winch, for baseline-first loads: made at the first one (a one-shot
+    /// command never pays for it); `None` in it where Winch cannot compile
     /// for this CPU.
     baseline: Arc<OnceLock<Option<Tier>>>,
     admission: Arc<tokio::sync::Semaphore>,
@@ -211,7 +211,9 @@ impl ToolEngine {
                     .map_err(|e| anyhow::anyhow!("{e:#}"))
                     .and_then(Tier::new);
                 tier.inspect_err(|e| {
-                    tracing::info!("no baseline compiler, reloads compile with Cranelift: {e:#}")
+                    tracing::info!(
+                        "no baseline compiler, every load compiles with Cranelift: {e:#}"
+                    )
                 })
                 .ok()
             })
@@ -226,7 +228,7 @@ impl ToolEngine {
     }
 
     /// Wait until no tool runs on baseline code that is still being
-    /// optimized: every reloaded tool then runs its Cranelift compilation.
+    /// optimized: every tool then runs its Cranelift compilation.
     pub async fn wait_optimized(&self) {
         let mut pending = self.optimizing.subscribe();
         let _ = pending.wait_for(|n| *n == 0).await;

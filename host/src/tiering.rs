@@ -1,6 +1,7 @@
-//! Tiered compilation for reloads: a new or changed tool serves calls on
-//! baseline (Winch) code as soon as that is compiled, and its code is
-//! swapped for the optimized (Cranelift) compilation in the background.
+//! Tiered compilation for reloads and a server's start: a tool the compile
+//! cache lacks serves calls on baseline (Winch) code as soon as that is
+//! compiled, and its code is swapped for the optimized (Cranelift)
+//! compilation in the background.
 //!
 //! The swap happens inside the tool ([`CodeCell`]): the registry, the
 //! tool's metadata and its checks stay as they are, calls already running
@@ -121,17 +122,20 @@ pub(crate) fn spawn(engine: Arc<ToolEngine>, upgrades: Vec<Upgrade>) {
 async fn optimize(engine: &ToolEngine, upgrade: Upgrade) -> anyhow::Result<()> {
     let component = engine.optimize(upgrade.source).await?;
     let pre = engine.instantiate_pre(&component)?;
+    let mut functions = None;
     let mut optimized = Vec::with_capacity(upgrade.cells.len());
     for cell in upgrade.cells {
         let code = match cell.get() {
             Code::Contract(_) => Code::Contract(ContractPre::new(pre.clone())?),
             Code::Plain(call) => {
-                let (functions, _) =
-                    plain::functions(component.engine(), &component, &upgrade.slug);
-                let function = functions
-                    .into_iter()
-                    .find(|f| f.name == call.function.name)
+                let (functions, _) = functions.get_or_insert_with(|| {
+                    plain::functions(component.engine(), &component, &upgrade.slug)
+                });
+                let index = functions
+                    .iter()
+                    .position(|f| f.name == call.function.name)
                     .context("the optimized component lacks a function the baseline one has")?;
+                let function = functions.swap_remove(index);
                 Code::Plain(Arc::new(PlainCall {
                     pre: pre.clone(),
                     function,
