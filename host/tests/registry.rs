@@ -66,11 +66,7 @@ async fn bad_tools_are_reported_and_good_ones_load() {
     }
     failure_for(&host, &"x".repeat(65));
 
-    let result = host
-        .call("echo", json!({"text": "fine"}), &common::live())
-        .await
-        .unwrap();
-    assert_eq!(result.result, json!("fine"));
+    assert_echoes(&host, "fine").await;
 }
 
 #[tokio::test]
@@ -167,11 +163,7 @@ async fn the_compile_cache_keeps_under_its_cap() {
         "2.5 MiB fit under 3 MiB, but not with echo's compilation"
     );
     assert_eq!(compiled(), 1, "echo's compilation, just written, stays");
-    let result = host
-        .call("echo", json!({"text": "x"}), &live())
-        .await
-        .unwrap();
-    assert_eq!(result.result, json!("x"));
+    assert_echoes(&host, "x").await;
     drop(host);
 
     std::fs::remove_file(dir.path().join("tools/echo.wasm")).unwrap();
@@ -267,11 +259,7 @@ async fn a_reload_swaps_tools_and_keeps_the_last_good_version_of_a_broken_one() 
         "{:?}",
         registry.failures()
     );
-    let result = host
-        .call("echo", json!({"text": "still"}), &live())
-        .await
-        .unwrap();
-    assert_eq!(result.result, json!("still"));
+    assert_echoes(&host, "still").await;
     assert!(!changes.has_changed().unwrap(), "nothing callable changed");
     let kept = |r: &toolhost::Registry| r.get("trap").cloned().unwrap();
     assert!(
@@ -386,11 +374,7 @@ async fn a_reloaded_tool_runs_baseline_code_until_its_optimized_code_is_swapped_
     let registry = host.reload().await.unwrap();
     let echo = registry.get("echo").unwrap().clone();
     assert_eq!(echo.code_tier(), CodeTier::Baseline);
-    let result = host
-        .call("echo", json!({"text": "baseline"}), &live())
-        .await
-        .unwrap();
-    assert_eq!(result.result, json!("baseline"));
+    assert_echoes(&host, "baseline").await;
     assert!(changes.has_changed().unwrap());
     changes.mark_unchanged();
 
@@ -403,11 +387,7 @@ async fn a_reloaded_tool_runs_baseline_code_until_its_optimized_code_is_swapped_
         host.registry().get("echo").unwrap()
     ));
     assert!(!changes.has_changed().unwrap());
-    let result = host
-        .call("echo", json!({"text": "optimized"}), &live())
-        .await
-        .unwrap();
-    assert_eq!(result.result, json!("optimized"));
+    assert_echoes(&host, "optimized").await;
     // The untouched tool never left its optimized code.
     assert_eq!(
         registry.get("trap").unwrap().code_tier(),
@@ -433,19 +413,11 @@ async fn a_server_start_serves_baseline_code_for_what_the_cache_lacks() {
         CodeTier::Optimized,
         "the shared cache holds it"
     );
-    let result = host
-        .call("echo", json!({"text": "at once"}), &live())
-        .await
-        .unwrap();
-    assert_eq!(result.result, json!("at once"));
+    assert_echoes(&host, "at once").await;
 
     host.engine().wait_optimized().await;
     assert_eq!(echo.code_tier(), CodeTier::Optimized);
-    let result = host
-        .call("echo", json!({"text": "later"}), &live())
-        .await
-        .unwrap();
-    assert_eq!(result.result, json!("later"));
+    assert_echoes(&host, "later").await;
 }
 
 #[tokio::test]
@@ -477,9 +449,14 @@ async fn baseline_code_keeps_the_sandbox_limits() {
         assert!(text.contains(needle), "{tool}: {text}");
     }
     host.engine().wait_optimized().await;
-    let echo = host
-        .call("echo", json!({"text": "still here"}), &live())
+    assert_echoes(&host, "still here").await;
+}
+
+/// Call `echo` with `text` and check it answers with the same text.
+async fn assert_echoes(host: &Host, text: &str) {
+    let result = host
+        .call("echo", json!({ "text": text }), &live())
         .await
-        .unwrap();
-    assert_eq!(echo.result, json!("still here"));
+        .unwrap_or_else(|e| panic!("echo `{text}`: {e}"));
+    assert_eq!(result.result, json!(text));
 }
