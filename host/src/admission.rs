@@ -103,7 +103,7 @@ struct Waiter<'a>(&'a AtomicU32);
 impl<'a> Waiter<'a> {
     fn join(waiting: &'a AtomicU32, max: u32) -> Option<Self> {
         waiting
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+            .try_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < max).then_some(n + 1)
             })
             .ok()

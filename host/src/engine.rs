@@ -40,9 +40,7 @@ pub const MEMORY_KEEP_RESIDENT_BYTES: usize = 256 * 1024;
 /// are copied back from the tool's initial image, so far more can stay
 /// mapped. A fresh instance of a JS tool (a 2–15 MB heap snapshot) then
 /// takes few copy-on-write faults when it lands in a slot the same tool used
-/// before; the price is up to this much resident memory per slot. (wasmtime
-/// 48 stops the scan at the 32nd run of written pages and unmaps the rest,
-/// so a CPython heap, written all over, still faults back in per call.)
+/// before; the price is up to this much resident memory per slot.
 pub const MEMORY_KEEP_RESIDENT_WITH_PAGEMAP: usize = 16 << 20;
 /// The wasm stack cap: deeper recursion traps with a stack overflow.
 pub const MAX_WASM_STACK_BYTES: usize = 1024 * 1024;
@@ -152,13 +150,15 @@ impl ToolEngine {
         let optimized = Tier::new(engine.clone())?;
         let baseline = Arc::new(OnceLock::new());
         let cache = CompileCache::open(&options.cache_dir, &engine, options.cache_max_bytes)?;
-        let ticker = EpochTicker::start(engine.clone(), baseline.clone())
-            .context("cannot start the epoch ticker thread that enforces deadlines")?;
         let max_instances = options.max_instances.max(1);
+        let admission = Arc::new(tokio::sync::Semaphore::new(max_instances as usize));
+        let idle = IdleRelease::new(admission.clone(), max_instances);
+        let ticker = EpochTicker::start(engine.clone(), baseline.clone(), idle)
+            .context("cannot start the epoch ticker thread that enforces deadlines")?;
         Ok(Self {
             optimized,
             baseline,
-            admission: Arc::new(tokio::sync::Semaphore::new(max_instances as usize)),
+            admission,
             max_instances,
             max_memory_bytes: options.max_memory_bytes,
             cache: Arc::new(cache),
@@ -363,7 +363,10 @@ fn engine_config(options: &EngineOptions) -> Config {
         .max_tables_per_component(16)
         .max_memory_size(options.max_memory_bytes)
         .table_keep_resident(64 << 10);
-    if use_pagemap_scan() {
+    // wasmtime 50's scan resets every written page, present or swapped out,
+    // and resumes when its region buffer fills (48's stopped at 32 regions
+    // and skipped swapped-out pages, so toolhost turned it off under swap).
+    if PoolingAllocationConfig::is_pagemap_scan_available() {
         pool.pagemap_scan(Enabled::Yes)
             .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT_WITH_PAGEMAP);
     } else {
@@ -375,34 +378,6 @@ fn engine_config(options: &EngineOptions) -> Config {
         .max_wasm_stack(MAX_WASM_STACK_BYTES)
         .allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     config
-}
-
-/// Whether freed instances are reset with `PAGEMAP_SCAN`: where the kernel
-/// has it, and not while swap is on. wasmtime 48's scan resets only dirty
-/// pages that are present, so a dirty page the kernel swapped out would be
-/// neither reset nor decommitted, and the next instance in that slot would
-/// read the last call's data (reported upstream in wasmtime PR #14357).
-/// Checked when the engine starts: swap turned on later is not seen.
-fn use_pagemap_scan() -> bool {
-    if !PoolingAllocationConfig::is_pagemap_scan_available() {
-        return false;
-    }
-    let swap = std::fs::read_to_string("/proc/swaps").map_or(true, |text| swap_listed(&text));
-    if swap {
-        tracing::info!(
-            "swap is on (or /proc/swaps unreadable): freed instances are reset without \
-             PAGEMAP_SCAN, slower for Python and JS tools but never stale"
-        );
-    }
-    !swap
-}
-
-/// Whether `/proc/swaps` lists a swap area under its header line.
-fn swap_listed(proc_swaps: &str) -> bool {
-    proc_swaps
-        .lines()
-        .skip(1)
-        .any(|line| !line.trim().is_empty())
 }
 
 /// The baseline engine: Winch, instances allocated on demand (baseline code
@@ -434,14 +409,64 @@ fn check_is_component(bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Advances the engines' epochs every [`EPOCH_TICK`] until dropped.
+/// How long the engine has no live instance before the memory that freed
+/// pool slots keep resident (up to [`MEMORY_KEEP_RESIDENT_WITH_PAGEMAP`]
+/// each) is given back to the kernel. The next call of each tool then pays
+/// its page faults once (~1 ms for a Python tool).
+pub const IDLE_RELEASE_AFTER: Duration = Duration::from_secs(1);
+
+/// Gives the pool's warm memory back once the engine has been idle for
+/// [`IDLE_RELEASE_AFTER`], at most once per idle period.
+struct IdleRelease {
+    admission: Arc<tokio::sync::Semaphore>,
+    max_instances: u32,
+    idle_since: Option<Instant>,
+    released: bool,
+}
+
+impl IdleRelease {
+    fn new(admission: Arc<tokio::sync::Semaphore>, max_instances: u32) -> Self {
+        Self {
+            admission,
+            max_instances,
+            idle_since: None,
+            released: false,
+        }
+    }
+
+    /// Called on every tick. Every admission permit is held while the pool
+    /// releases its warm slots, so no instantiation can find them taken.
+    fn tick(&mut self, engine: &Engine) {
+        if self.admission.available_permits() < self.max_instances as usize {
+            self.idle_since = None;
+            self.released = false;
+            return;
+        }
+        let since = *self.idle_since.get_or_insert_with(Instant::now);
+        if self.released || since.elapsed() < IDLE_RELEASE_AFTER {
+            return;
+        }
+        if let Ok(_all) = self.admission.try_acquire_many(self.max_instances) {
+            let bytes = engine.release_idle_pool_memory();
+            tracing::debug!(bytes, "idle: released the pool's warm memory");
+            self.released = true;
+        }
+    }
+}
+
+/// Advances the engines' epochs every [`EPOCH_TICK`] until dropped, and
+/// releases the pool's warm memory when the engine is idle.
 struct EpochTicker {
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl EpochTicker {
-    fn start(engine: Engine, baseline: Arc<OnceLock<Option<Tier>>>) -> std::io::Result<Self> {
+    fn start(
+        engine: Engine,
+        baseline: Arc<OnceLock<Option<Tier>>>,
+        mut idle: IdleRelease,
+    ) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
@@ -453,6 +478,7 @@ impl EpochTicker {
                     if let Some(Some(baseline)) = baseline.get() {
                         baseline.engine.increment_epoch();
                     }
+                    idle.tick(&engine);
                 }
             })?;
         Ok(Self {
@@ -474,15 +500,6 @@ impl Drop for EpochTicker {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn swap_areas_are_seen_under_the_header() {
-        let header = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";
-        assert!(!swap_listed(header));
-        assert!(!swap_listed(""));
-        let zram = format!("{header}/dev/zram0  partition\t8388604\t0\t100\n");
-        assert!(swap_listed(&zram));
-    }
 
     #[test]
     fn non_components_are_named() {

@@ -152,9 +152,11 @@ async fn run(url: &str, range: std::ops::Range<usize>) -> Tally {
     total
 }
 
-/// RSS in KiB and open descriptors, once the clients' connections closed.
+/// RSS in KiB and open descriptors, once the clients' connections closed
+/// and the idle server gave its pool's warm memory back
+/// (`engine::IDLE_RELEASE_AFTER`), so warm slots are not counted as growth.
 async fn footprint(served: &Served) -> (u64, usize) {
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    tokio::time::sleep(toolhost::engine::IDLE_RELEASE_AFTER + Duration::from_millis(500)).await;
     (served.status_kib("VmRSS"), served.open_fds())
 }
 

@@ -343,7 +343,7 @@ impl KvView<'_> {
         let before = self
             .ctx
             .ops
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+            .try_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
                 Some(n.saturating_add(ops))
             })
             .unwrap_or(u32::MAX);

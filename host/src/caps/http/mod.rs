@@ -279,7 +279,7 @@ impl RequestBudget {
     fn admit(&self) -> Admission {
         let before = self
             .attempted
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+            .try_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
                 Some(n.saturating_add(1))
             })
             .unwrap_or(u32::MAX);
