@@ -7,7 +7,6 @@
 use futures::future::BoxFuture;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicU32;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -35,6 +34,7 @@ use crate::session::{
 };
 use crate::tiering::Code;
 use crate::tool::{Effect, EffectDecl};
+use crate::usage::{CallBounds, Meter, Usage};
 
 /// Attempts a transiently failing read or idempotent call gets, in all.
 pub const MAX_ATTEMPTS: u32 = 3;
@@ -298,6 +298,8 @@ pub struct CallResult {
     /// The full output, for surfaces that pass content blocks on (MCP).
     #[serde(skip)]
     pub output: ToolOutput,
+    /// What the call cost the host: the receipt.
+    pub usage: Usage,
     /// Logs, stdio and failure details.
     #[serde(skip)]
     pub trace: CallTrace,
@@ -318,7 +320,7 @@ struct Call<'a> {
     stderr: Capture,
     network: Network,
     http_budget: RequestBudget,
-    kv_ops: Arc<AtomicU32>,
+    meter: Arc<Meter>,
 }
 
 impl Host {
@@ -360,7 +362,7 @@ impl Host {
             trace: TraceLog::default(),
             stdout: Capture::new(tool.policy().limits.stdio_bytes),
             stderr: Capture::new(tool.policy().limits.stdio_bytes),
-            kv_ops: Arc::default(),
+            meter: Meter::new(tool.policy().limits.host),
             http_budget: RequestBudget::new(network.limits().max_requests_per_call),
             network,
         };
@@ -664,6 +666,10 @@ impl Call<'_> {
     /// Convert a guest's output, enforcing the output cap before parsing it.
     fn checked(&self, out: types::ToolOutput) -> Result<ToolOutput, Rejected> {
         self.within_output_cap(ToolOutput::guest_size(&out))?;
+        ToolOutput::check_guest_shape(&out).map_err(|problem| Rejected {
+            problem: format!("output cap hit: {problem}"),
+            limit: Some("output"),
+        })?;
         ToolOutput::from_guest(out).map_err(|problem| Rejected {
             problem: format!("the tool {problem}"),
             limit: None,
@@ -671,6 +677,7 @@ impl Call<'_> {
     }
 
     fn within_output_cap(&self, size: usize) -> Result<(), Rejected> {
+        self.meter.output(size);
         let cap = self.tool.policy().limits.output_bytes;
         if size > cap {
             return Err(Rejected {
@@ -836,7 +843,7 @@ impl Call<'_> {
         let perms = workspace::permissions(grants.workspace, read_only);
         let kv = match (&self.host.kv_backend(), grants.kv.is_empty()) {
             (Some(backend), false) => KvCtx::new(Arc::clone(backend), grants.kv.clone(), read_only)
-                .with_op_counter(self.kv_ops.clone()),
+                .with_meter(self.meter.clone()),
             _ => KvCtx::deny_all(),
         };
         Ok(Caps {
@@ -879,12 +886,19 @@ impl Call<'_> {
                 self.tool.name()
             )));
         };
+        let policy = self.tool.policy();
+        let bounds = CallBounds {
+            memory_bytes: policy.memory_bytes,
+            host: policy.limits.host,
+            meter: self.meter.clone(),
+            output_bytes: policy.limits.output_bytes,
+        };
         Instance::new(
             &self.host.engine,
             pre,
             caps,
             &self.trace,
-            self.tool.policy().memory_bytes,
+            bounds,
             deadline,
             self.tool.policy().timeout,
         )
@@ -916,26 +930,48 @@ impl Call<'_> {
     fn failed(&self, done: Done, message: &str, limit: Option<&'static str>) -> CallResult {
         let message = format!("tool `{}` failed: {message}", self.tool.name());
         let output = ToolOutput::text(message.clone(), true);
+        if let Some(name) = limit {
+            self.meter.hit(name, self.limit_value(name));
+        }
         let mut result = self.finish(done, output, Some(message));
         result.trace.limit = limit;
         result
+    }
+
+    /// The configured value of the limit `name`, as the receipt reports it.
+    fn limit_value(&self, name: &str) -> u64 {
+        let policy = self.tool.policy();
+        let bytes = |n: usize| n as u64;
+        match name {
+            "timeout" => u64::try_from(policy.timeout.as_millis()).unwrap_or(u64::MAX),
+            "memory" => bytes(policy.memory_bytes),
+            "host_memory" => bytes(policy.limits.host.bytes),
+            "handles" => u64::from(policy.limits.host.handles),
+            "output" => bytes(policy.limits.output_bytes),
+            "stack" => bytes(crate::engine::MAX_WASM_STACK_BYTES),
+            _ => 0,
+        }
     }
 
     fn finish(&self, done: Done, output: ToolOutput, failure: Option<String>) -> CallResult {
         let (logs, logs_dropped) = self.trace.snapshot();
         let (stdout, stdout_truncated) = self.stdout.contents();
         let (stderr, stderr_truncated) = self.stderr.contents();
+        let wall = self.started.elapsed();
         CallResult {
             ok: true,
             tool_name: self.tool.name().to_string(),
             call_id: self.id.clone(),
             is_error: output.is_error,
             result: output.result_value(),
-            duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            duration_ms: u64::try_from(wall.as_millis()).unwrap_or(u64::MAX),
             stubbed: done.stubbed,
             attempts: done.attempts,
             scratch_workspace: done.scratch_workspace,
             output,
+            usage: self
+                .meter
+                .usage(wall, done.attempts, self.http_budget.attempted()),
             trace: CallTrace {
                 effect: done.effect,
                 approved_by: done.approved_by,

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::caps::http::AllowList;
 use crate::toolset::Toolset;
+use crate::usage::HostBudget;
 
 /// The file name looked for in a host directory.
 pub const CONFIG_FILE: &str = "toolhost.toml";
@@ -182,6 +183,20 @@ pub const MAX_COMPILE_CACHE_MB: u64 = 1 << 20;
 pub const DEFAULT_QUEUE_TIMEOUT_MS: u64 = 10_000;
 /// The most calls the host may be configured to run at once.
 pub const MAX_CONCURRENT_CALLS_CAP: u32 = 4096;
+/// Host memory one call may hold by default, in MiB: a thousand 32 KiB header
+/// maps, or 32 one-MiB key-value values.
+pub const DEFAULT_HOST_MEMORY_MB: u64 = 32;
+/// The largest `host_memory_mb`.
+pub const MAX_HOST_MEMORY_MB: u64 = 4096;
+/// Resource handles one call may hold at once by default. The example tools
+/// in Rust, Python and TypeScript hold well under a hundred.
+pub const DEFAULT_MAX_HANDLES: u32 = 1024;
+/// The smallest `max_handles`: a toolchain's start-up opens a few dozen.
+pub const MIN_MAX_HANDLES: u32 = 64;
+/// The largest `max_handles`.
+pub const MAX_MAX_HANDLES: u32 = 1_000_000;
+/// The smallest per-handle share of the host memory budget.
+pub const MIN_BYTES_PER_HANDLE: usize = 4096;
 
 /// `[limits]`: how many calls run at once and how many may wait, on every
 /// surface together (HTTP, MCP, CLI, library).
@@ -197,6 +212,10 @@ pub struct HostLimits {
     /// The compile cache's size on disk, in MiB: past it, the least
     /// recently used compilations are removed.
     pub compile_cache_mb: Option<u64>,
+    /// Host memory one call may make the host hold for it, in MiB.
+    pub host_memory_mb: Option<u64>,
+    /// Resource handles one call may hold at once.
+    pub max_handles: Option<u32>,
 }
 
 impl HostLimits {
@@ -221,7 +240,35 @@ impl HostLimits {
         self.compile_cache_mb.unwrap_or(DEFAULT_COMPILE_CACHE_MB) << 20
     }
 
+    /// What one call may make the host hold for it.
+    pub fn host_budget(&self) -> HostBudget {
+        HostBudget {
+            bytes: usize::try_from(self.host_memory_mb.unwrap_or(DEFAULT_HOST_MEMORY_MB) << 20)
+                .unwrap_or(usize::MAX),
+            handles: self.max_handles.unwrap_or(DEFAULT_MAX_HANDLES),
+        }
+    }
+
     fn validate(&self) -> anyhow::Result<()> {
+        if let Some(mb) = self.host_memory_mb {
+            anyhow::ensure!(
+                (1..=MAX_HOST_MEMORY_MB).contains(&mb),
+                "`host_memory_mb` = {mb} is out of range: expected 1 to {MAX_HOST_MEMORY_MB}"
+            );
+        }
+        if let Some(n) = self.max_handles {
+            anyhow::ensure!(
+                (MIN_MAX_HANDLES..=MAX_MAX_HANDLES).contains(&n),
+                "`max_handles` = {n} is out of range: expected {MIN_MAX_HANDLES} to {MAX_MAX_HANDLES}"
+            );
+        }
+        let share = self.host_budget().per_handle_bytes();
+        anyhow::ensure!(
+            share >= MIN_BYTES_PER_HANDLE,
+            "`host_memory_mb` / `max_handles` leaves {share} bytes per handle; at least \
+             {MIN_BYTES_PER_HANDLE} are needed for a header map or a body buffer: raise \
+             `host_memory_mb` or lower `max_handles`"
+        );
         if let Some(mb) = self.compile_cache_mb {
             anyhow::ensure!(
                 (1..=MAX_COMPILE_CACHE_MB).contains(&mb),
@@ -366,6 +413,8 @@ pub struct ToolLimits {
     pub http_requests: Option<u32>,
     /// The largest HTTP response body, in bytes; the host's network limit when unset.
     pub http_response_bytes: Option<u64>,
+    /// Host memory and handles the call may hold (`[limits]`).
+    pub host: HostBudget,
 }
 
 /// The default input cap: 1 MiB.
@@ -467,6 +516,7 @@ impl Config {
                     .unwrap_or(DEFAULT_MAX_STDIO_BYTES),
                 http_requests: first(&layers, |s| s.max_http_requests),
                 http_response_bytes: first(&layers, |s| s.max_http_response_bytes),
+                host: self.limits.host_budget(),
             },
             description: self.tools.get(name).and_then(|s| s.description.clone()),
             effect: self.tools.get(name).and_then(|s| s.effect),

@@ -6,6 +6,20 @@ use std::path::Path;
 
 use anyhow::Context as _;
 
+/// Create `dir` (and its missing parents) readable by the owner only, or
+/// make an existing one so: the state folder holds key-value data, session
+/// workspaces and compiled code.
+pub(crate) fn create_private_dir(dir: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .with_context(|| format!("cannot make {} private (mode 0700)", dir.display()))
+}
+
 /// Write `path` through a temporary file in the same folder, fsynced and
 /// renamed over it, then fsync the folder: a crash leaves the old file or the
 /// new one, never a part.
@@ -80,5 +94,20 @@ mod tests {
         assert_ne!(first, second);
         assert_ne!(first.to_line(), second.to_line());
         assert_eq!(super::FileStamp::of(&dir.path().join("none")), None);
+    }
+
+    #[test]
+    fn the_state_dir_is_made_private_new_or_existing() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = tempfile::tempdir().unwrap();
+        let fresh = dir.path().join("a/.toolhost");
+        super::create_private_dir(&fresh).unwrap();
+        assert_eq!(mode(&fresh), 0o700);
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        super::create_private_dir(&open).unwrap();
+        assert_eq!(mode(&open), 0o700);
     }
 }

@@ -124,6 +124,7 @@ impl HostBuilder {
         };
         let tools_dir = self.tools_dir.unwrap_or_else(|| self.dir.join(TOOLS_DIR));
         let state_dir = self.state_dir.unwrap_or_else(|| self.dir.join(STATE_DIR));
+        crate::files::create_private_dir(&state_dir)?;
         let calls = config.limits.concurrent_calls();
         let engine = Arc::new(ToolEngine::new(&EngineOptions {
             max_memory_bytes: config.max_memory_bytes(),

@@ -13,9 +13,11 @@ use crate::caps::kv::KvCtx;
 use crate::caps::log::TraceLog;
 use crate::caps::stdio::Capture;
 use crate::caps::workspace::WasiSetup;
+use crate::config::{DEFAULT_MAX_OUTPUT_BYTES, HostLimits};
 use crate::engine::{MAX_WASM_STACK_BYTES, ToolEngine};
 use crate::plain::PlainFunction;
 use crate::state::CallState;
+use crate::usage::{CallBounds, Meter};
 
 /// How much of a tool's stdout/stderr is kept while loading it.
 const LOAD_CAPTURE_BYTES: usize = 4096;
@@ -57,6 +59,19 @@ pub enum Failure {
     /// Linear memory would have grown past the cap.
     #[error("memory cap hit: the tool tried to grow past {} MiB (memory_mb)", .0 / (1024 * 1024))]
     Memory(usize),
+    /// The call held more host memory than its budget allows.
+    #[error("host memory cap hit: the tool made the host hold more than {} MiB for it (host_memory_mb)", .0 >> 20)]
+    HostMemory(usize),
+    /// One header map grew past its share of the host memory budget.
+    #[error(
+        "host memory cap hit: a header map grew past its {} KiB share of the host memory budget \
+         (host_memory_mb / max_handles)",
+        .0 >> 10
+    )]
+    HeaderMap(usize),
+    /// The call held more resource handles than its cap allows.
+    #[error("handle cap hit: the tool held more than {0} resource handles at once (max_handles)")]
+    Handles(u32),
     /// The wasm stack overflowed.
     #[error("stack overflow: recursion went past the {} KiB wasm stack cap", MAX_WASM_STACK_BYTES / 1024)]
     StackOverflow,
@@ -74,6 +89,8 @@ impl Failure {
         match self {
             Self::Timeout(_) => Some("timeout"),
             Self::Memory(_) => Some("memory"),
+            Self::HostMemory(_) | Self::HeaderMap(_) => Some("host_memory"),
+            Self::Handles(_) => Some("handles"),
             Self::StackOverflow => Some("stack"),
             Self::Trap(_) | Self::Host(_) => None,
         }
@@ -129,13 +146,13 @@ pub(crate) struct Instance {
 }
 
 impl Instance {
-    /// Instantiate `pre` in a fresh Store with `caps`, a memory cap and a deadline.
+    /// Instantiate `pre` in a fresh Store with `caps`, `bounds` and a deadline.
     pub async fn new(
         engine: &ToolEngine,
         pre: Pre<'_>,
         caps: Caps,
         trace: &TraceLog,
-        memory_bytes: usize,
+        bounds: CallBounds,
         deadline: Instant,
         budget: Duration,
     ) -> Result<Self, Failure> {
@@ -143,15 +160,14 @@ impl Instance {
             .admit(deadline)
             .await
             .map_err(|e| Failure::Host(format!("{e:#}")))?;
-        let state = CallState::new(
-            caps.wasi,
-            caps.http,
-            caps.kv,
-            trace.clone(),
-            memory_bytes,
-            deadline,
-        );
+        let host = bounds.host;
+        let hostcall_bytes = host.hostcall_bytes(bounds.output_bytes);
+        // A body buffers one write in flight and one queued (buffer_chunks + 1).
+        let http = caps.http.with_body_chunk_bytes(host.per_handle_bytes() / 2);
+        let state = CallState::new(caps.wasi, http, caps.kv, trace.clone(), bounds, deadline);
         let mut store = engine.store(pre.engine(), state);
+        store.set_max_component_handles(host.handles as usize);
+        store.set_hostcall_fuel(hostcall_bytes);
         let instantiate = async {
             match pre {
                 Pre::Contract(pre) => pre.instantiate_async(&mut store).await.map(Guest::Contract),
@@ -177,19 +193,27 @@ impl Instance {
     }
 
     /// Instantiate `pre` as a load does: no capabilities, its output kept
-    /// up to a few KiB and dropped, a memory cap and `budget` from now.
+    /// up to a few KiB and dropped, a memory cap, the default host budget
+    /// and `budget` from now.
     pub async fn for_load(
         engine: &ToolEngine,
         pre: Pre<'_>,
         memory_bytes: usize,
         budget: Duration,
     ) -> Result<Self, Failure> {
+        let host = HostLimits::default().host_budget();
+        let bounds = CallBounds {
+            memory_bytes,
+            host,
+            meter: Meter::new(host),
+            output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+        };
         let trace = TraceLog::default();
         let capture = Capture::new(LOAD_CAPTURE_BYTES);
         let caps =
             Caps::none(&trace, &capture, &capture).map_err(|e| Failure::Host(format!("{e:#}")))?;
         let deadline = Instant::now() + budget;
-        Self::new(engine, pre, caps, &trace, memory_bytes, deadline, budget).await
+        Self::new(engine, pre, caps, &trace, bounds, deadline, budget).await
     }
 
     /// Call `metadata`.
@@ -249,6 +273,13 @@ impl Instance {
     }
 }
 
+impl Drop for Instance {
+    fn drop(&mut self) {
+        let state = self.store.data();
+        state.meter.memory_peak(state.limits.memory_in_use());
+    }
+}
+
 /// When a guest call is abandoned: the deadline plus a grace for host calls.
 fn host_deadline(store: &Store<CallState>) -> tokio::time::Instant {
     tokio::time::Instant::from_std(store.data().deadline) + HOST_CALL_GRACE
@@ -275,6 +306,16 @@ fn classify(error: &wasmtime::Error, store: &Store<CallState>, budget: Duration)
     if state.limits.memory_hit {
         return Failure::Memory(state.limits.memory_bytes());
     }
+    if is_handle_cap(error) {
+        return Failure::Handles(u32::try_from(state.table.max_capacity()).unwrap_or(u32::MAX));
+    }
+    let text = format!("{error:#}");
+    if text.contains(HOSTCALL_FUEL_EXHAUSTED) {
+        return Failure::HostMemory(state.meter.host_limit());
+    }
+    if text.contains(FIELDS_TOO_BIG) {
+        return Failure::HeaderMap(state.meter.host_limit() / state.table.max_capacity().max(1));
+    }
     match error.downcast_ref::<Trap>() {
         Some(Trap::StackOverflow) => Failure::StackOverflow,
         Some(Trap::Interrupt) => Failure::Timeout(budget),
@@ -285,6 +326,24 @@ fn classify(error: &wasmtime::Error, store: &Store<CallState>, budget: Duration)
         Some(trap) => Failure::Trap(trap.to_string()),
         None => Failure::Trap(first_line(&format!("{error:#}"))),
     }
+}
+
+/// How wasmtime says one guest-to-host call copied more than its hostcall
+/// fuel allows (its error type is private).
+const HOSTCALL_FUEL_EXHAUSTED: &str = "fuel allocated for hostcalls has been exhausted";
+
+/// How wasmtime-wasi-http traps a header map that grows past its size limit.
+const FIELDS_TOO_BIG: &str = "total size of fields exceeds limit";
+
+/// Whether `error` is the resource table or wasmtime's handle counter
+/// refusing one more handle.
+fn is_handle_cap(error: &wasmtime::Error) -> bool {
+    error.chain().any(|cause| {
+        matches!(
+            cause.downcast_ref::<wasmtime::component::ResourceTableError>(),
+            Some(wasmtime::component::ResourceTableError::Full)
+        ) || cause.to_string().contains("store handle limit exceeded")
+    })
 }
 
 fn first_line(text: &str) -> String {

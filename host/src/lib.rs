@@ -53,6 +53,7 @@ pub mod state;
 mod tiering;
 pub mod tool;
 pub mod toolset;
+pub mod usage;
 
 pub use call::{
     ApprovalDecision, ApprovalRequest, Approver, CallInput, CallOptions, CallResult, CallTrace,

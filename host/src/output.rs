@@ -6,6 +6,18 @@ use serde_json::{Value, json};
 
 use crate::bindings::types;
 
+/// What one content block costs the host besides its bytes: its slot on the
+/// host and its framing in every surface's JSON. The output cap counts it.
+pub const BLOCK_OVERHEAD_BYTES: usize = 64;
+/// The most content blocks one result may have.
+pub const MAX_CONTENT_BLOCKS: usize = 1000;
+/// The most JSON values (object keys included) one result may hold, its
+/// JSON blocks and structured result together: a parsed value costs the host
+/// many times its text (an object is a map allocation of its own).
+pub const MAX_JSON_VALUES: usize = 200_000;
+/// The deepest a result's JSON may nest.
+pub const MAX_JSON_DEPTH: usize = 64;
+
 /// One block of a tool's result. The JSON form (binary data in base64) is
 /// also what clients post back as a custom tool's result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -156,7 +168,46 @@ impl ToolOutput {
                 }
             })
             .sum();
-        blocks + out.structured.as_ref().map_or(0, String::len)
+        blocks
+            + out.content.len() * BLOCK_OVERHEAD_BYTES
+            + out.structured.as_ref().map_or(0, String::len)
+    }
+
+    /// Check what parsing a guest's output would cost before it is parsed:
+    /// the number of blocks, and the values and nesting of its JSON.
+    pub(crate) fn check_guest_shape(out: &types::ToolOutput) -> Result<(), String> {
+        if out.content.len() > MAX_CONTENT_BLOCKS {
+            return Err(format!(
+                "the result has {} content blocks; at most {MAX_CONTENT_BLOCKS} are allowed",
+                out.content.len()
+            ));
+        }
+        let texts = out
+            .content
+            .iter()
+            .filter_map(|block| match block {
+                types::ContentBlock::Json(text) => Some(text),
+                _ => None,
+            })
+            .chain(&out.structured);
+        let mut values = 0;
+        for text in texts {
+            let shape = JsonShape::of(text);
+            if shape.depth > MAX_JSON_DEPTH {
+                return Err(format!(
+                    "the result's JSON nests {} levels deep; at most {MAX_JSON_DEPTH} are allowed",
+                    shape.depth
+                ));
+            }
+            values += shape.values;
+        }
+        if values > MAX_JSON_VALUES {
+            return Err(format!(
+                "the result's JSON holds {values} values and keys; at most {MAX_JSON_VALUES} \
+                 are allowed"
+            ));
+        }
+        Ok(())
     }
 
     /// The envelope's `result`: the text when there is only text, the
@@ -178,6 +229,57 @@ impl ToolOutput {
             (Some(texts), _) if !texts.is_empty() => Value::String(texts.join("\n")),
             (_, [ContentBlock::Json { json }]) => json.clone(),
             _ => json!({ "content": self.content, "isError": self.is_error }),
+        }
+    }
+}
+
+/// How many values (object keys included) a JSON text holds and how deep
+/// it nests, counted from its bytes without parsing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct JsonShape {
+    values: usize,
+    depth: usize,
+}
+
+impl JsonShape {
+    /// Scan `text`; malformed JSON gets some count, and parsing rejects it later.
+    fn of(text: &str) -> Self {
+        let (mut values, mut depth, mut deepest) = (0, 0usize, 0);
+        let (mut in_string, mut escaped) = (false, false);
+        // The last byte outside strings and whitespace: a scalar starts a
+        // value only right after one of `[ , :` (or at the start).
+        let mut last = b',';
+        for &byte in text.as_bytes() {
+            if in_string {
+                match (escaped, byte) {
+                    (true, _) => escaped = false,
+                    (false, b'\\') => escaped = true,
+                    (false, b'"') => in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match byte {
+                b' ' | b'\t' | b'\n' | b'\r' => continue,
+                b'"' => {
+                    in_string = true;
+                    values += 1;
+                }
+                b'{' | b'[' => {
+                    values += 1;
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+                b'}' | b']' => depth = depth.saturating_sub(1),
+                b',' | b':' => {}
+                _ if matches!(last, b'[' | b',' | b':') => values += 1,
+                _ => {}
+            }
+            last = byte;
+        }
+        Self {
+            values,
+            depth: deepest,
         }
     }
 }
@@ -235,6 +337,59 @@ mod tests {
             json!({"type": "image", "mediaType": "image/png", "data": "%%"}),
         );
         assert!(bad.unwrap_err().to_string().contains("not base64"));
+    }
+
+    #[test]
+    fn json_shape_counts_values_keys_and_depth_without_parsing() {
+        let shape = |text: &str| {
+            let s = JsonShape::of(text);
+            (s.values, s.depth)
+        };
+        assert_eq!(shape("1"), (1, 0));
+        assert_eq!(shape("[1, 2, true, null]"), (5, 1));
+        assert_eq!(shape(r#"{"a": 1, "b": [-2.5e3, "x,[{"]}"#), (7, 2));
+        assert_eq!(shape(r#"["\"]", "\\", {}]"#), (4, 2));
+        assert_eq!(shape(&"[".repeat(100)), (100, 100));
+    }
+
+    #[test]
+    fn tiny_json_objects_and_many_blocks_are_refused_before_parsing() {
+        let tiny = format!("[{}]", vec![r#"{"a":1}"#; 100_000].join(","));
+        let out = types::ToolOutput {
+            content: vec![types::ContentBlock::Json(tiny)],
+            structured: None,
+            is_error: false,
+        };
+        let err = ToolOutput::check_guest_shape(&out).unwrap_err();
+        assert!(err.contains("300001 values and keys"), "{err}");
+        let out = types::ToolOutput {
+            content: vec![types::ContentBlock::Text(String::new()); MAX_CONTENT_BLOCKS + 1],
+            structured: None,
+            is_error: false,
+        };
+        assert!(
+            ToolOutput::check_guest_shape(&out)
+                .unwrap_err()
+                .contains("1001 content blocks")
+        );
+        assert_eq!(
+            ToolOutput::guest_size(&out),
+            (MAX_CONTENT_BLOCKS + 1) * BLOCK_OVERHEAD_BYTES
+        );
+        let deep = types::ToolOutput {
+            content: vec![],
+            structured: Some(format!(
+                "{}{}",
+                "{\"a\":".repeat(70),
+                "1".to_string() + &"}".repeat(70)
+            )),
+            is_error: false,
+        };
+        assert!(
+            ToolOutput::check_guest_shape(&deep)
+                .unwrap_err()
+                .contains("70 levels")
+        );
     }
 
     #[test]

@@ -230,6 +230,8 @@ pub struct Registry {
     failures: Vec<LoadFailure>,
     /// Components loaded as baseline code, waiting for their optimized compile.
     upgrades: Vec<Upgrade>,
+    /// Names two files claim: no version of them is kept from a last load.
+    contested: std::collections::BTreeSet<String>,
 }
 
 impl Registry {
@@ -287,19 +289,23 @@ impl Registry {
             config.custom_tools.len(),
             toolset_tools.len(),
         );
+        let slugs: BTreeMap<String, PathBuf> = files
+            .iter()
+            .map(|path| (slug(path), path.clone()))
+            .collect();
         let mut registry = Self::default();
         for path in files {
             let name = slug(&path);
             if let Some(kept) = previous.and_then(|p| p.unchanged(&path, config)) {
                 for tool in kept {
-                    registry.tools.insert(tool.name.clone(), tool);
+                    registry.insert_from_file(tool);
                 }
                 continue;
             }
             match load_file_tools(engine, &path, &name, config, tiering).await {
                 Ok((tools, upgrade)) => {
                     for tool in tools {
-                        registry.insert_from_file(tool);
+                        registry.insert_from_file(Arc::new(tool));
                     }
                     registry.upgrades.extend(upgrade);
                 }
@@ -310,6 +316,7 @@ impl Registry {
                 }),
             }
         }
+        registry.refuse_names_of_other_files(&slugs);
         for name in toolset_tools {
             let loaded = match config.policy_for(name) {
                 Ok(policy) => {
@@ -473,9 +480,18 @@ impl Registry {
         same.then_some(tools)
     }
 
-    /// Add a tool loaded from a file, unless another file's tool has its name.
-    fn insert_from_file(&mut self, tool: Tool) {
-        if let Some(holder) = self.tools.get(&tool.name) {
+    /// Add a tool loaded from a file, unless another file's tool has its
+    /// name. A plain component's function displaces the holder when the
+    /// name is the holder's file name: [`Self::refuse_names_of_other_files`]
+    /// then refuses both.
+    fn insert_from_file(&mut self, tool: Arc<Tool>) {
+        let displaces =
+            |holder: &Tool| tool.plain_export.is_some() && holder.plain_export.is_none();
+        if let Some(holder) = self
+            .tools
+            .get(&tool.name)
+            .filter(|holder| !displaces(holder))
+        {
             self.failures.push(LoadFailure {
                 file: tool.path.clone(),
                 tool: Some(tool.name.clone()),
@@ -487,7 +503,45 @@ impl Registry {
             });
             return;
         }
-        self.tools.insert(tool.name.clone(), Arc::new(tool));
+        self.tools.insert(tool.name.clone(), tool);
+    }
+
+    /// Refuse both sides where a plain component's function tool is named
+    /// like another file's slug (`git.wasm` exporting `push` is `git_push`,
+    /// beside `git_push.wasm`): whichever loaded first would otherwise take
+    /// `[tools.git_push]`'s grants and secrets.
+    fn refuse_names_of_other_files(&mut self, slugs: &BTreeMap<String, PathBuf>) {
+        let contested: Vec<(String, PathBuf, String)> = self
+            .tools
+            .values()
+            .filter_map(|t| {
+                let export = t.plain_export.clone()?;
+                let file = slugs.get(&t.name).filter(|file| **file != t.path)?;
+                Some((t.name.clone(), file.clone(), export))
+            })
+            .collect();
+        for (name, file, export) in contested {
+            let Some(function) = self.tools.remove(&name) else {
+                continue;
+            };
+            self.failures
+                .retain(|f| f.tool.as_deref() != Some(name.as_str()));
+            let reason = format!(
+                "the name `{name}` is claimed twice: by {} (its file name) and by `{export}` \
+                 exported by {} (a plain component's function); rename one, so that \
+                 [tools.{name}] grants only the tool it was written for",
+                file.display(),
+                function.path.display(),
+            );
+            self.contested.insert(name.clone());
+            for path in [file, function.path.clone()] {
+                self.failures.push(LoadFailure {
+                    file: path,
+                    tool: Some(name.clone()),
+                    reason: reason.clone(),
+                });
+            }
+        }
     }
 
     /// Refuse every tool that differs from `lock` (or has no entry in it):
@@ -522,7 +576,10 @@ impl Registry {
                     || (tool.origin == Origin::File && tool.path == failure.file)
             });
             for tool in kept {
-                if !self.tools.contains_key(&tool.name) && accepted(tool) {
+                if !self.tools.contains_key(&tool.name)
+                    && !self.contested.contains(&tool.name)
+                    && accepted(tool)
+                {
                     self.tools.insert(tool.name.clone(), tool.clone());
                 }
             }

@@ -2,6 +2,7 @@
 //!
 //! A wasmtime upgrade that moves these traits touches only this file.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use wasmtime::ResourceLimiter;
@@ -12,6 +13,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use crate::caps::http::HttpCtx;
 use crate::caps::kv::{KvCtx, KvView};
 use crate::caps::log::TraceLog;
+use crate::usage::{CallBounds, Meter};
 
 /// Everything one call's Store holds.
 pub struct CallState {
@@ -22,28 +24,41 @@ pub struct CallState {
     pub(crate) trace: TraceLog,
     pub(crate) table: ResourceTable,
     pub(crate) limits: CallLimits,
+    pub(crate) meter: Arc<Meter>,
     pub(crate) deadline: Instant,
     pub(crate) timed_out: bool,
 }
 
 impl CallState {
-    /// State for one instance of a tool, with the given capabilities.
+    /// State for one instance of a tool, with the given capabilities and
+    /// bounds.
     pub(crate) fn new(
         wasi: WasiCtx,
         http: HttpCtx,
         kv: KvCtx,
         trace: TraceLog,
-        memory_bytes: usize,
+        bounds: CallBounds,
         deadline: Instant,
     ) -> Self {
+        let CallBounds {
+            memory_bytes,
+            host: budget,
+            meter,
+            output_bytes: _,
+        } = bounds;
+        let mut http_ctx = WasiHttpCtx::new();
+        http_ctx.set_field_size_limit(budget.per_handle_bytes());
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(budget.handles as usize);
         Self {
             wasi,
             http,
-            http_ctx: WasiHttpCtx::new(),
+            http_ctx,
             kv,
             trace,
-            table: ResourceTable::new(),
+            table,
             limits: CallLimits::new(memory_bytes),
+            meter,
             deadline,
             timed_out: false,
         }
@@ -104,6 +119,11 @@ impl CallLimits {
     /// The memory cap in bytes.
     pub(crate) fn memory_bytes(&self) -> usize {
         self.memory_bytes
+    }
+
+    /// The linear memory the instance has now, all memories together.
+    pub(crate) fn memory_in_use(&self) -> usize {
+        self.memory_in_use
     }
 }
 

@@ -100,6 +100,19 @@ pub enum CheckError {
     /// The description is too long.
     #[error("description has {0} characters; at most {MAX_DESCRIPTION_CHARS} are allowed")]
     LongDescription(usize),
+    /// The description holds a control or bidirectional-formatting
+    /// character, which could hide text from whoever reviews it.
+    #[error(
+        "description holds the control character U+{code:04X} at character {at}; only newlines \
+         and tabs are allowed (control and bidirectional-formatting characters can hide text \
+         from a reviewer)"
+    )]
+    ControlCharacter {
+        /// Its code point.
+        code: u32,
+        /// Its position, counted in characters from 0.
+        at: usize,
+    },
     /// A schema is not JSON.
     #[error("{which} schema is not valid JSON: {reason}")]
     SchemaNotJson {
@@ -154,7 +167,27 @@ pub fn check_description(description: &str) -> Result<(), CheckError> {
     if chars > MAX_DESCRIPTION_CHARS {
         return Err(CheckError::LongDescription(chars));
     }
+    // A carriage return is a line break only as the first half of CRLF;
+    // alone it lets later text overwrite earlier text on a terminal.
+    let mut chars = description.chars().enumerate().peekable();
+    while let Some((at, c)) = chars.next() {
+        let crlf = c == '\r' && chars.peek().is_some_and(|&(_, next)| next == '\n');
+        if !is_hidden_control(c) || crlf {
+            continue;
+        }
+        return Err(CheckError::ControlCharacter {
+            code: u32::from(c),
+            at,
+        });
+    }
     Ok(())
+}
+
+/// A character that moves or hides text when printed: C0 and C1 controls
+/// (but newline and tab) and the bidirectional formatting characters.
+pub fn is_hidden_control(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Parse a schema and check that it is an object schema that compiles.
@@ -236,6 +269,19 @@ mod tests {
             check_description(&"d".repeat(4097)),
             Err(CheckError::LongDescription(4097))
         );
+        assert!(check_description("Lists files.\n\tTabs and newlines are fine.\r\n").is_ok());
+        for (text, code) in [
+            ("Safe.\u{1b}[2K", 0x1b),
+            ("Safe.\u{9b}", 0x9b),
+            ("Reads \u{202E}etirw", 0x202e),
+            ("a\u{2066}b", 0x2066),
+            ("cr\r", 0x0d),
+        ] {
+            assert!(
+                matches!(check_description(text), Err(CheckError::ControlCharacter { code: c, .. }) if c == code),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]

@@ -341,6 +341,9 @@ fn plain_component_functions_over_mcp() {
         called["result"]["structuredContent"],
         json!({"result": [1, "a"]})
     );
+    let usage = &called["result"]["_meta"]["toolhost/usage"];
+    assert_eq!(usage["attempts"], 1, "{called}");
+    assert!(usage["wallUs"].as_u64().unwrap() > 0, "{called}");
 
     let refused = exchange(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
         "params": {"name": "plain_shapes_swap", "arguments": {"pair": [1, "a"]}}}));

@@ -305,3 +305,50 @@ async fn a_reloaded_plain_component_is_called_on_either_tier() {
         assert_eq!(text_add.result, json!({"result": 1005}), "{tier:?}");
     }
 }
+
+/// `plain_shapes.wasm` exports `swap`, the tool `plain_shapes_swap`; a file
+/// of that slug beside it must not lose its grants to the function (or take
+/// the function's name): both are refused, naming each other.
+#[tokio::test]
+async fn a_function_named_like_another_file_is_refused_with_that_file() {
+    let config = "[tools.plain_shapes_swap]\nkv = [\"default\"]\n";
+    for added_later in [false, true] {
+        let dir = common::host_dir(&["plain_shapes"], config);
+        let impostor = dir.path().join("tools/plain_shapes_swap.wasm");
+        std::fs::copy(common::artifact("echo"), &impostor).unwrap();
+        let host = if added_later {
+            // The reload path keeps unchanged tools from the last load.
+            std::fs::remove_file(&impostor).unwrap();
+            let host = common::load(dir.path()).await;
+            assert!(host.registry().get("plain_shapes_swap").is_some());
+            std::fs::copy(common::artifact("echo"), &impostor).unwrap();
+            host.reload().await.unwrap();
+            host
+        } else {
+            common::load(dir.path()).await
+        };
+        let registry = host.registry();
+        assert!(
+            registry.get("plain_shapes_swap").is_none(),
+            "added_later={added_later}: the contested name must not load"
+        );
+        let refusals: Vec<_> = registry
+            .failures()
+            .iter()
+            .filter(|f| f.tool.as_deref() == Some("plain_shapes_swap"))
+            .collect();
+        assert_eq!(refusals.len(), 2, "one for each file: {refusals:?}");
+        for refusal in &refusals {
+            assert!(refusal.reason.contains("claimed twice"), "{refusal}");
+            assert!(
+                refusal.reason.contains("plain_shapes_swap.wasm"),
+                "{refusal}"
+            );
+            assert!(refusal.reason.contains("plain_shapes.wasm"), "{refusal}");
+        }
+        assert!(
+            registry.get("plain_shapes_add").is_some(),
+            "the other functions load"
+        );
+    }
+}

@@ -217,6 +217,8 @@ async fn tools_are_listed_called_and_counted() {
     assert_eq!(envelope["attempts"], 1);
     assert!(envelope["callId"].as_str().unwrap().starts_with("call_"));
     assert!(envelope["durationMs"].is_u64());
+    assert_eq!(envelope["usage"]["attempts"], 1);
+    assert!(envelope["usage"]["peakMemoryBytes"].as_u64().unwrap() > 0);
 
     // A tool that fails is a 200 with isError.
     let (status, failed) = server.call("trap", json!({"input": {}})).await;
@@ -231,6 +233,11 @@ async fn tools_are_listed_called_and_counted() {
     );
     assert!(metrics.contains(r#"toolhost_calls_total{tool="trap",outcome="is_error"} 1"#));
     assert!(metrics.contains("toolhost_call_duration_seconds_bucket"));
+    assert!(
+        metrics.contains(r#"toolhost_call_peak_memory_bytes_count{tool="echo"} 1"#),
+        "{metrics}"
+    );
+    assert!(metrics.contains(r#"toolhost_call_output_bytes_count{tool="trap"} 1"#));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

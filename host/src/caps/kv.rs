@@ -7,13 +7,15 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context as _;
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
 use wasmtime::component::{HasData, Resource, ResourceTable};
 
 use crate::bindings::wasi::keyvalue::{atomics, batch, store};
+use crate::config::HostLimits;
+use crate::usage::{Charge, Meter};
 
 /// The largest value a tool may store, in bytes.
 pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
@@ -95,6 +97,11 @@ impl RedbBackend {
             })
             .create(path)
             .with_context(|| format!("cannot open key-value database {}", path.display()))?;
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                .with_context(|| format!("cannot make {} private (mode 0600)", path.display()))?;
+        }
         let repaired = existed && repaired.load(Ordering::Relaxed);
         if repaired {
             tracing::warn!(path = %path.display(), "the key-value database needed a full repair");
@@ -256,19 +263,47 @@ pub struct Bucket {
     name: String,
 }
 
-/// A compare-and-swap handle: a key and the value seen when it was taken.
+/// A compare-and-swap handle: a key and the value seen when it was taken,
+/// held against the call's host memory budget.
 pub struct Cas {
     bucket: String,
     key: String,
     seen: Option<Vec<u8>>,
+    _charge: Charge,
 }
+
+impl Cas {
+    /// A handle on `key` that saw `seen`, charged to `meter` first.
+    fn charged(
+        meter: &Arc<Meter>,
+        bucket: String,
+        key: String,
+        seen: Option<Vec<u8>>,
+    ) -> KvResult<Self> {
+        let bytes = CAS_OVERHEAD + bucket.len() + key.len() + seen.as_ref().map_or(0, Vec::len);
+        let charge = meter
+            .charge(bytes, "a compare-and-swap handle")
+            .map_err(other)?;
+        Ok(Self {
+            bucket,
+            key,
+            seen,
+            _charge: charge,
+        })
+    }
+}
+
+/// What a compare-and-swap handle costs the host besides its strings.
+const CAS_OVERHEAD: usize = 128;
+/// What each entry of a `get-many` answer costs the host besides its bytes.
+const BATCH_ENTRY_OVERHEAD: usize = 64;
 
 /// The per-instance key-value context.
 pub struct KvCtx {
     backend: Option<Arc<dyn KvBackend>>,
     buckets: Vec<String>,
     read_only: bool,
-    ops: Arc<AtomicU32>,
+    meter: Arc<Meter>,
 }
 
 impl KvCtx {
@@ -278,7 +313,7 @@ impl KvCtx {
             backend: Some(backend),
             buckets,
             read_only,
-            ops: Arc::default(),
+            meter: Meter::new(HostLimits::default().host_budget()),
         }
     }
 
@@ -288,14 +323,15 @@ impl KvCtx {
             backend: None,
             buckets: Vec::new(),
             read_only: true,
-            ops: Arc::default(),
+            meter: Meter::new(HostLimits::default().host_budget()),
         }
     }
 
-    /// The same context counting operations in `ops`, shared by every
-    /// attempt of one call, so a retry does not reset the cap.
-    pub fn with_op_counter(mut self, ops: Arc<AtomicU32>) -> Self {
-        self.ops = ops;
+    /// The same context counting operations, bytes and host memory in
+    /// the call's `meter`, shared by every attempt of one call, so a retry
+    /// does not reset the caps.
+    pub fn with_meter(mut self, meter: Arc<Meter>) -> Self {
+        self.meter = meter;
         self
     }
 }
@@ -340,14 +376,7 @@ impl KvView<'_> {
     /// Count `ops` operations (a batch counts each key) against the cap.
     fn charge(&mut self, ops: usize) -> KvResult<Arc<dyn KvBackend>> {
         let ops = u32::try_from(ops).unwrap_or(u32::MAX);
-        let before = self
-            .ctx
-            .ops
-            .try_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
-                Some(n.saturating_add(ops))
-            })
-            .unwrap_or(u32::MAX);
-        if before.saturating_add(ops) > MAX_OPS_PER_CALL {
+        if self.ctx.meter.kv_op(ops) > MAX_OPS_PER_CALL {
             return Err(other(format!(
                 "key-value operation limit reached: at most {MAX_OPS_PER_CALL} per call"
             )));
@@ -432,13 +461,16 @@ impl store::HostBucket for KvView<'_> {
     async fn get(&mut self, bucket: Resource<Bucket>, key: String) -> KvResult<Option<Vec<u8>>> {
         check_key(&key)?;
         let (backend, name) = self.readable(&bucket)?;
-        blocking(backend, move |b| b.get(&name, &key)).await
+        let value = blocking(backend, move |b| b.get(&name, &key)).await?;
+        self.ctx.meter.kv_read(value.as_ref().map_or(0, Vec::len));
+        Ok(value)
     }
 
     async fn set(&mut self, bucket: Resource<Bucket>, key: String, value: Vec<u8>) -> KvResult<()> {
         check_key(&key)?;
         check_value(&value)?;
         let (backend, name) = self.writable(&bucket)?;
+        self.ctx.meter.kv_written(value.len());
         blocking(backend, move |b| b.set(&name, &key, &value)).await
     }
 
@@ -485,7 +517,9 @@ impl atomics::HostCas for KvView<'_> {
             Ok((name, key, seen))
         })
         .await?;
-        self.table.push(Cas { bucket, key, seen }).map_err(other)
+        self.ctx.meter.kv_read(seen.as_ref().map_or(0, Vec::len));
+        let cas = Cas::charged(&self.ctx.meter, bucket, key, seen)?;
+        self.table.push(cas).map_err(other)
     }
 
     async fn current(&mut self, cas: Resource<Cas>) -> KvResult<Option<Vec<u8>>> {
@@ -518,21 +552,29 @@ impl atomics::Host for KvView<'_> {
         }
         let backend = self.backend().map_err(store_error)?;
         let handle = self.table.delete(cas).map_err(|e| store_error(other(e)))?;
-        let (handle, swapped) = blocking(backend, move |b| {
-            let swapped =
-                b.compare_and_swap(&handle.bucket, &handle.key, handle.seen.as_deref(), &value)?;
-            if swapped {
-                return Ok((handle, true));
+        self.ctx.meter.kv_written(value.len());
+        let Cas {
+            bucket,
+            key,
+            seen,
+            _charge: charge,
+        } = handle;
+        drop(charge);
+        let (bucket, key, now) = blocking(backend, move |b| {
+            if b.compare_and_swap(&bucket, &key, seen.as_deref(), &value)? {
+                return Ok((bucket, key, None));
             }
-            let seen = b.get(&handle.bucket, &handle.key)?;
-            Ok((Cas { seen, ..handle }, false))
+            let now = b.get(&bucket, &key)?;
+            Ok((bucket, key, Some(now)))
         })
         .await
         .map_err(store_error)?;
-        if swapped {
+        let Some(seen) = now else {
             return Ok(());
-        }
-        let retry = self.table.push(handle).map_err(|e| store_error(other(e)))?;
+        };
+        self.ctx.meter.kv_read(seen.as_ref().map_or(0, Vec::len));
+        let retry = Cas::charged(&self.ctx.meter, bucket, key, seen).map_err(store_error)?;
+        let retry = self.table.push(retry).map_err(|e| store_error(other(e)))?;
         Err(atomics::CasError::CasFailed(retry))
     }
 }
@@ -547,12 +589,29 @@ impl batch::Host for KvView<'_> {
             check_key(key)?;
         }
         let (backend, name) = self.batch(&bucket, keys.len(), false)?;
-        blocking(backend, move |b| {
-            keys.into_iter()
-                .map(|key| Ok(b.get(&name, &key)?.map(|v| (key, v))))
-                .collect()
+        let meter = Arc::clone(&self.ctx.meter);
+        // Each value is charged as it is read, so the answer never holds
+        // more than the budget (a key asked for twice is charged twice).
+        let (values, charges) = blocking(backend, move |b| {
+            let mut values = Vec::with_capacity(keys.len());
+            let mut charges = Vec::with_capacity(keys.len());
+            for key in keys {
+                let value = b.get(&name, &key)?;
+                let bytes = BATCH_ENTRY_OVERHEAD + key.len() + value.as_ref().map_or(0, Vec::len);
+                charges.push(
+                    meter
+                        .charge(bytes, "a get-many answer")
+                        .map_err(BackendError::from_any)?,
+                );
+                values.push(value.map(|v| (key, v)));
+            }
+            Ok((values, charges))
         })
-        .await
+        .await?;
+        let read: usize = values.iter().flatten().map(|(_, v)| v.len()).sum();
+        self.ctx.meter.kv_read(read);
+        drop(charges);
+        Ok(values)
     }
 
     async fn set_many(
@@ -565,6 +624,9 @@ impl batch::Host for KvView<'_> {
             check_value(value)?;
         }
         let (backend, name) = self.batch(&bucket, key_values.len(), true)?;
+        self.ctx
+            .meter
+            .kv_written(key_values.iter().map(|(_, v)| v.len()).sum());
         blocking(backend, move |b| b.set_many(&name, &key_values)).await
     }
 
@@ -609,6 +671,16 @@ mod tests {
         assert!(kv.compare_and_swap("a", "k1", Some(b"v1"), b"x").unwrap());
         kv.delete("a", "k1").unwrap();
         assert_eq!(kv.get("a", "k1").unwrap(), None);
+    }
+
+    #[test]
+    fn the_database_file_is_private() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kv.redb");
+        RedbBackend::open(&path).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 
     #[test]
@@ -688,12 +760,11 @@ mod tests {
     #[tokio::test]
     async fn the_operation_cap_spans_every_attempt_of_a_call() {
         let (_dir, kv) = backend();
-        let counter = Arc::new(AtomicU32::new(0));
+        let meter = Meter::new(HostLimits::default().host_budget());
         let keys: Vec<String> = (0..6000).map(|i| format!("k{i}")).collect();
         let mut table = ResourceTable::new();
         for attempt in 1..=2 {
-            let mut ctx =
-                KvCtx::new(kv.clone(), vec!["b".into()], true).with_op_counter(counter.clone());
+            let mut ctx = KvCtx::new(kv.clone(), vec!["b".into()], true).with_meter(meter.clone());
             let mut view = KvView {
                 ctx: &mut ctx,
                 table: &mut table,
@@ -708,6 +779,79 @@ mod tests {
                 ),
             }
         }
+    }
+
+    #[tokio::test]
+    async fn a_batch_read_is_charged_per_key_against_the_host_budget() {
+        let (_dir, kv) = backend();
+        kv.set("b", "big", &vec![7; MAX_VALUE_BYTES]).unwrap();
+        let meter = Meter::new(HostLimits::default().host_budget());
+        let mut ctx = KvCtx::new(kv, vec!["b".into()], true).with_meter(meter.clone());
+        let mut table = ResourceTable::new();
+        let mut view = KvView {
+            ctx: &mut ctx,
+            table: &mut table,
+        };
+        let bucket = view.open("b".into()).await.unwrap();
+        let again = Resource::<Bucket>::new_borrow(bucket.rep());
+        let few = vec!["big".to_string(); 4];
+        assert_eq!(
+            batch::Host::get_many(&mut view, again, few)
+                .await
+                .unwrap()
+                .len(),
+            4
+        );
+        let again = Resource::<Bucket>::new_borrow(bucket.rep());
+        let many = vec!["big".to_string(); 4000];
+        let err = batch::Host::get_many(&mut view, again, many)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, store::Error::Other(m) if m.contains("host memory cap hit")),
+            "{err:?}"
+        );
+        let usage = meter.usage(std::time::Duration::ZERO, 1, 0);
+        assert!(usage.peak_host_bytes <= 32 << 20, "{usage:?}");
+        assert_eq!(usage.limit.map(|l| l.name), Some("host_memory"));
+    }
+
+    #[tokio::test]
+    async fn compare_and_swap_handles_hold_their_snapshot_against_the_budget() {
+        let (_dir, kv) = backend();
+        kv.set("b", "big", &vec![7; MAX_VALUE_BYTES]).unwrap();
+        let meter = Meter::new(HostLimits::default().host_budget());
+        let mut ctx = KvCtx::new(kv, vec!["b".into()], true).with_meter(meter.clone());
+        let mut table = ResourceTable::new();
+        let mut view = KvView {
+            ctx: &mut ctx,
+            table: &mut table,
+        };
+        let bucket = view.open("b".into()).await.unwrap();
+        let mut held = Vec::new();
+        let err = loop {
+            let again = Resource::<Bucket>::new_borrow(bucket.rep());
+            match atomics::HostCas::new(&mut view, again, "big".into()).await {
+                Ok(cas) => held.push(cas),
+                Err(err) => break err,
+            }
+            assert!(held.len() < 100, "the budget never ran out");
+        };
+        assert!(matches!(&err, store::Error::Other(m) if m.contains("host memory cap hit")));
+        assert_eq!(
+            held.len(),
+            31,
+            "32 MiB holds 31 snapshots of 1 MiB and their keys"
+        );
+        let first = held.remove(0);
+        atomics::HostCas::drop(&mut view, first).await.unwrap();
+        let again = Resource::<Bucket>::new_borrow(bucket.rep());
+        assert!(
+            atomics::HostCas::new(&mut view, again, "big".into())
+                .await
+                .is_ok(),
+            "dropping a handle gives its memory back"
+        );
     }
 
     #[tokio::test]

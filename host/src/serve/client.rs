@@ -30,6 +30,9 @@ impl Client {
         let http = reqwest::Client::builder()
             .use_preconfigured_tls(crate::caps::http::client_tls_config()?)
             .connect_timeout(Duration::from_secs(10))
+            // The server is named by `--url`: a proxy from the environment
+            // would see the bearer token.
+            .no_proxy()
             .build()
             .context("cannot build the HTTP client")?;
         Ok(Self {

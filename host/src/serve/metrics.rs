@@ -1,11 +1,11 @@
 //! `/metrics` (on `serve`): Prometheus counters of calls by tool and outcome, call
-//! durations, and limit hits.
+//! durations, limit hits, and histograms of each call's receipt (`usage`).
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use crate::admission::CallGate;
@@ -39,6 +39,7 @@ pub struct Metrics {
     calls: Family<CallLabels, Counter>,
     durations: Family<ToolLabels, Histogram>,
     limits: Family<LimitLabels, Counter>,
+    usage: UsageHistograms,
     sessions: Gauge,
     running: Gauge,
     queued: Gauge,
@@ -73,9 +74,11 @@ impl Default for Metrics {
         let limits = Family::<LimitLabels, Counter>::default();
         registry.register(
             "limit_hits",
-            "Calls ended by a limit (timeout, memory, stack, output), by tool",
+            "Calls ended or refused in part by a limit (timeout, memory, host_memory, handles, \
+             stack, output), by tool",
             limits.clone(),
         );
+        let usage = UsageHistograms::register(&mut registry);
         let sessions = Gauge::default();
         registry.register("sessions", "Sessions kept by the server", sessions.clone());
         let running = Gauge::default();
@@ -95,6 +98,7 @@ impl Default for Metrics {
             calls,
             durations,
             limits,
+            usage,
             sessions,
             running,
             queued,
@@ -130,14 +134,15 @@ impl Metrics {
                     tool: tool.to_string(),
                 })
                 .observe(seconds);
-            if let Some(limit) = result.trace.limit {
+            if let Some(limit) = result.usage.limit {
                 self.limits
                     .get_or_create(&LimitLabels {
                         tool: tool.to_string(),
-                        limit: limit.to_string(),
+                        limit: limit.name.to_string(),
                     })
                     .inc();
             }
+            self.usage.observe(tool, &result.usage);
         }
     }
 
@@ -152,6 +157,93 @@ impl Metrics {
         // Writing to a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut text, &self.registry);
         text
+    }
+}
+
+/// Histograms of one part of the receipt, by tool.
+type UsageFamily = Family<ToolLabels, Histogram, Buckets>;
+
+/// Makes each tool's histogram with the same buckets.
+#[derive(Clone)]
+struct Buckets(Vec<f64>);
+
+impl MetricConstructor<Histogram> for Buckets {
+    fn new_metric(&self) -> Histogram {
+        Histogram::new(self.0.iter().copied())
+    }
+}
+
+/// One histogram per part of the receipt that a platform bills or alerts on.
+struct UsageHistograms {
+    peak_memory: UsageFamily,
+    peak_host: UsageFamily,
+    output: UsageFamily,
+    kv_ops: UsageFamily,
+    http_requests: UsageFamily,
+}
+
+impl UsageHistograms {
+    fn register(registry: &mut Registry) -> Self {
+        let mut family = |name: &str, help: &str, start: f64, factor: f64, count: u16| {
+            let buckets = Buckets(exponential_buckets(start, factor, count).collect());
+            let family = UsageFamily::new_with_constructor(buckets);
+            registry.register(name, help, family.clone());
+            family
+        };
+        Self {
+            peak_memory: family(
+                "call_peak_memory_bytes",
+                "The most linear memory an instance of a call had, by tool",
+                65536.0,
+                4.0,
+                10,
+            ),
+            peak_host: family(
+                "call_peak_host_bytes",
+                "The most host memory charged to a call at once, by tool",
+                1024.0,
+                4.0,
+                10,
+            ),
+            output: family(
+                "call_output_bytes",
+                "The size of a call's result as the tool returned it, by tool",
+                64.0,
+                4.0,
+                10,
+            ),
+            kv_ops: family(
+                "call_kv_ops",
+                "Key-value operations of a call, by tool",
+                1.0,
+                4.0,
+                8,
+            ),
+            http_requests: family(
+                "call_http_requests",
+                "Outbound HTTP requests of a call, by tool",
+                1.0,
+                2.0,
+                10,
+            ),
+        }
+    }
+
+    #[allow(clippy::cast_precision_loss)]
+    fn observe(&self, tool: &str, usage: &crate::usage::Usage) {
+        let labels = ToolLabels {
+            tool: tool.to_string(),
+        };
+        let parts = [
+            (&self.peak_memory, usage.peak_memory_bytes as f64),
+            (&self.peak_host, usage.peak_host_bytes as f64),
+            (&self.output, usage.output_bytes as f64),
+            (&self.kv_ops, f64::from(usage.kv_ops)),
+            (&self.http_requests, f64::from(usage.http_requests)),
+        ];
+        for (family, value) in parts {
+            family.get_or_create(&labels).observe(value);
+        }
     }
 }
 

@@ -299,6 +299,7 @@ pub struct HttpCtx {
     read_only: bool,
     budget: RequestBudget,
     trace: TraceLog,
+    body_chunk_bytes: usize,
 }
 
 impl HttpCtx {
@@ -313,6 +314,7 @@ impl HttpCtx {
             read_only,
             budget,
             trace,
+            body_chunk_bytes: wasmtime_wasi_http::p2::DEFAULT_OUTGOING_BODY_CHUNK_SIZE,
         }
     }
 
@@ -325,6 +327,14 @@ impl HttpCtx {
     /// instances of the same call) instead of a fresh one.
     pub fn with_budget(mut self, budget: RequestBudget) -> Self {
         self.budget = budget;
+        self
+    }
+
+    /// The same context with outgoing bodies buffering at most two writes
+    /// of `bytes` each, so every body a guest holds stays within its
+    /// per-handle share of the host memory budget.
+    pub fn with_body_chunk_bytes(mut self, bytes: usize) -> Self {
+        self.body_chunk_bytes = bytes.max(1);
         self
     }
 
@@ -417,5 +427,13 @@ impl WasiHttpHooks for HttpCtx {
             Ok(outbound) => Box::new(outbound.send(request, options)),
             Err(refusal) => Box::new(async move { Err(refusal) }),
         }
+    }
+
+    fn p2_outgoing_body_buffer_chunks(&mut self) -> usize {
+        1
+    }
+
+    fn p2_outgoing_body_chunk_size(&mut self) -> usize {
+        self.body_chunk_bytes
     }
 }

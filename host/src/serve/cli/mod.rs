@@ -472,7 +472,10 @@ fn print_inspection(tool: &Tool) -> anyhow::Result<()> {
     if !meta.time_args.is_empty() {
         println!("time args:   {}", meta.time_args.join(", "));
     }
-    println!("\ndescription:\n{}\n", indent(&meta.description));
+    println!(
+        "\ndescription:\n{}\n",
+        indent(&terminal_safe(&meta.description))
+    );
     println!(
         "input schema:\n{}\n",
         indent(&serde_json::to_string_pretty(&meta.input_schema)?)
@@ -665,7 +668,7 @@ async fn remote_call(args: &CallArgs, url: &str) -> anyhow::Result<ExitCode> {
                 print_json(&envelope)?;
             } else {
                 match &envelope["result"] {
-                    Value::String(text) => println!("{text}"),
+                    Value::String(text) => println!("{}", terminal_safe(text)),
                     other => print_json(other)?,
                 }
             }
@@ -727,7 +730,7 @@ async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
         print_json(&serde_json::to_value(&result)?)?;
     } else {
         match &result.result {
-            Value::String(text) => println!("{text}"),
+            Value::String(text) => println!("{}", terminal_safe(text)),
             other => print_json(other)?,
         }
     }
@@ -752,6 +755,7 @@ fn permission_name(permission: Permission) -> &'static str {
 }
 
 fn summary(text: &str, max: usize) -> String {
+    let text = terminal_safe(text);
     let line = text
         .lines()
         .find(|l| !l.trim().is_empty())
@@ -791,6 +795,57 @@ fn print_table(header: &[String; 4], rows: &[[String; 4]]) {
 }
 
 fn print_json(value: &Value) -> anyhow::Result<()> {
-    println!("{}", serde_json::to_string_pretty(value)?);
+    // serde_json escapes C0 controls but prints C1 and bidirectional
+    // formatting characters as they are; they can only stand in strings,
+    // where `\uXXXX` means the same.
+    let text = serde_json::to_string_pretty(value)?;
+    println!(
+        "{}",
+        escape_hidden(&text, |c| format!("\\u{:04x}", u32::from(c)))
+    );
     Ok(())
+}
+
+/// `text` (a tool's description or result) as it is safe to print to a
+/// terminal: control and bidirectional-formatting characters but newline and
+/// tab shown as `\u{…}` escapes, so a tool cannot move the cursor, recolour
+/// or reorder what the user reads.
+fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    escape_hidden(text, |c| format!("\\u{{{:x}}}", u32::from(c)))
+}
+
+fn escape_hidden(text: &str, escape: impl Fn(char) -> String) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(crate::tool::is_hidden_control) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    text.chars()
+        .map(|c| {
+            if crate::tool::is_hidden_control(c) {
+                escape(c)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_tool_prints_cannot_drive_the_terminal() {
+        assert_eq!(terminal_safe("plain\n\ttext"), "plain\n\ttext");
+        assert_eq!(
+            terminal_safe("ok\u{1b}[2K\rgone \u{202e}txet"),
+            "ok\\u{1b}[2K\\u{d}gone \\u{202e}txet"
+        );
+        assert_eq!(summary("a\u{9b}b", 70), "a\\u{9b}b");
+        let json = serde_json::to_string_pretty(&json!({"r": "x\u{202e}y"})).unwrap();
+        let shown = escape_hidden(&json, |c| format!("\\u{:04x}", u32::from(c)));
+        assert!(shown.contains("x\\u202ey"), "{shown}");
+        let back: Value = serde_json::from_str(&shown).unwrap();
+        assert_eq!(back["r"], "x\u{202e}y", "the escape means the same JSON");
+    }
 }

@@ -60,6 +60,16 @@ pub(super) async fn decide(
     Ok(Json(json!({ "ok": true, "callId": call_id })))
 }
 
+/// How long `?wait=` asks to wait: clamped to [`MAX_WAIT`] before it is
+/// converted, so no number (huge, negative, NaN) can panic.
+fn poll_wait(seconds: Option<f64>) -> Duration {
+    seconds
+        .filter(|w| w.is_finite() && *w > 0.0)
+        .map_or(Duration::ZERO, |w| {
+            Duration::from_secs_f64(w.min(MAX_WAIT.as_secs_f64()))
+        })
+}
+
 /// `?wait=<seconds>`: long-poll up to that long (at most 60) for the result.
 #[derive(Deserialize)]
 pub(super) struct PollQuery {
@@ -72,10 +82,7 @@ pub(super) async fn poll(
     Query(query): Query<PollQuery>,
 ) -> Result<Response, ApiError> {
     app.check_slug(&slug)?;
-    let wait = query
-        .wait
-        .filter(|w| w.is_finite() && *w > 0.0)
-        .map_or(Duration::ZERO, |w| Duration::from_secs_f64(w).min(MAX_WAIT));
+    let wait = poll_wait(query.wait);
     let view = app.board.view(&call_id, wait).await.ok_or_else(|| {
         ApiError::new(
             StatusCode::NOT_FOUND,
@@ -99,5 +106,21 @@ pub(super) async fn poll(
             })),
         )
             .into_response()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn any_wait_is_clamped_never_a_panic() {
+        assert_eq!(poll_wait(Some(1e300)), MAX_WAIT);
+        assert_eq!(poll_wait(Some(f64::MAX)), MAX_WAIT);
+        assert_eq!(poll_wait(Some(-5.0)), Duration::ZERO);
+        assert_eq!(poll_wait(Some(f64::NAN)), Duration::ZERO);
+        assert_eq!(poll_wait(Some(f64::INFINITY)), Duration::ZERO);
+        assert_eq!(poll_wait(None), Duration::ZERO);
+        assert_eq!(poll_wait(Some(1.5)), Duration::from_millis(1500));
     }
 }

@@ -55,7 +55,8 @@ fn object(schema: &Value) -> JsonObject {
 
 /// A call's envelope as an MCP result: content blocks, `structuredContent`
 /// (checked against the tool's output schema, which MCP clients enforce),
-/// `isError`, and `_meta` with the call id, duration, attempts and stubbed.
+/// `isError`, and `_meta` with the call id, duration, attempts, stubbed and
+/// the receipt (`toolhost/usage`).
 pub fn result(tool: &Tool, result: &CallResult) -> CallToolResult {
     let output = &result.output;
     let mut content: Vec<McpBlock> = output
@@ -110,6 +111,7 @@ pub fn result(tool: &Tool, result: &CallResult) -> CallToolResult {
     meta.insert("durationMs".into(), json!(result.duration_ms));
     meta.insert("attempts".into(), json!(result.attempts));
     meta.insert("stubbed".into(), json!(result.stubbed));
+    meta.insert("toolhost/usage".into(), json!(result.usage));
     if result.scratch_workspace {
         meta.insert("scratchWorkspace".into(), json!(true));
     }

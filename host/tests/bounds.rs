@@ -1,0 +1,177 @@
+//! Hostile tools against the host's own resources: what the host allocates
+//! or holds because a guest asked. Each attack ends with `isError` naming
+//! the limit, the process's RSS stays bounded, another tool's call runs
+//! during the attack, and the next normal call succeeds. Every result
+//! carries its receipt (`usage`).
+
+mod common;
+
+use common::{host, live};
+use serde_json::{Value, json};
+use toolhost::{CallResult, Host};
+
+/// How far above idle the process's RSS may go during one attack.
+const RSS_BOUND_BYTES: u64 = 512 << 20;
+
+const CONFIG: &str = "[tools.host_bomb]\nkv = [\"default\"]\nmemory_mb = 256\ntimeout_ms = 30000\n";
+
+/// The attacks share one process: run them one at a time so each one's
+/// RSS is its own.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in /proc/self/status");
+    kib << 10
+}
+
+async fn echo(host: &Host) -> CallResult {
+    let result = host
+        .call("echo", json!({"text": "still here"}), &live())
+        .await
+        .expect("echo runs");
+    assert!(!result.is_error, "{:?}", result.result);
+    result
+}
+
+/// Run `attack` with `count`, with an `echo` call in flight beside it; the
+/// attack's result once both are done.
+async fn attack(attack: &str, count: u32) -> CallResult {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (_dir, host) = host(&["host_bomb", "echo"], CONFIG).await;
+    echo(&host).await;
+    let idle = rss_bytes();
+    let options = live();
+    let bomb = host.call(
+        "host_bomb",
+        json!({"attack": attack, "count": count}),
+        &options,
+    );
+    let beside = async {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        echo(&host).await
+    };
+    let (result, _) = tokio::join!(bomb, beside);
+    let result = result.expect("the attack is a call that ran");
+    let grew = rss_bytes().saturating_sub(idle);
+    assert!(
+        grew < RSS_BOUND_BYTES,
+        "{attack}: RSS grew {} MiB during the attack",
+        grew >> 20
+    );
+    echo(&host).await;
+    result
+}
+
+fn message(result: &CallResult) -> String {
+    match &result.result {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The attack failed with a message naming `cap` and a receipt naming `limit`.
+fn assert_refused(result: &CallResult, cap: &str, limit: &str) {
+    let text = message(result);
+    assert!(result.is_error, "not refused: {text}");
+    assert!(text.contains(cap), "{text}");
+    let hit = result.usage.limit.expect("the receipt names the limit");
+    assert_eq!(hit.name, limit, "{text}");
+    assert!(hit.value > 0);
+}
+
+#[tokio::test]
+async fn header_maps_are_bounded_by_handles_and_a_per_map_share() {
+    let result = attack("headers", 100_000).await;
+    assert_refused(&result, "handle cap hit", "handles");
+    assert!(message(&result).contains("(max_handles)"));
+}
+
+#[tokio::test]
+async fn one_header_map_may_hold_only_its_share() {
+    let result = attack("header_map", 100_000).await;
+    assert_refused(
+        &result,
+        "a header map grew past its 32 KiB share",
+        "host_memory",
+    );
+}
+
+#[tokio::test]
+async fn unsent_bodies_buffer_at_most_their_share() {
+    let result = attack("bodies", 100_000).await;
+    assert_refused(&result, "handle cap hit", "handles");
+}
+
+#[tokio::test]
+async fn a_batch_read_of_one_large_value_is_charged_per_key() {
+    let result = attack("kv_batch", 4000).await;
+    assert_refused(&result, "host memory cap hit", "host_memory");
+    assert!(message(&result).contains("(host_memory_mb)"));
+    assert!(
+        result.usage.peak_host_bytes <= 32 << 20,
+        "{:?}",
+        result.usage
+    );
+    assert_eq!(result.usage.kv_ops, 4001, "one set, then 4000 keys");
+    assert_eq!(result.usage.kv_bytes_written, 1 << 20);
+}
+
+#[tokio::test]
+async fn compare_and_swap_snapshots_are_charged_while_held() {
+    let result = attack("cas", 3000).await;
+    assert_refused(&result, "host memory cap hit", "host_memory");
+}
+
+#[tokio::test]
+async fn tiny_json_objects_under_the_byte_cap_are_refused_by_count() {
+    let result = attack("tiny_json", 120_000).await;
+    assert_refused(&result, "values and keys", "output");
+    assert!(result.usage.output_bytes < 1 << 20, "{:?}", result.usage);
+}
+
+#[tokio::test]
+async fn a_million_empty_blocks_are_refused() {
+    let result = attack("blocks", 1_000_000).await;
+    let text = message(&result);
+    assert!(result.is_error, "{text}");
+    let limit = result.usage.limit.expect("a limit").name;
+    assert!(
+        ["host_memory", "output"].contains(&limit),
+        "{limit}: {text}"
+    );
+}
+
+#[tokio::test]
+async fn every_result_carries_its_receipt() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let (_dir, host) = host(&["host_bomb", "echo"], CONFIG).await;
+    let result = echo(&host).await;
+    let usage = &result.usage;
+    assert_eq!(usage.attempts, 1);
+    assert!(usage.wall_us > 0);
+    assert!(usage.peak_memory_bytes > 0, "{usage:?}");
+    assert_eq!((usage.kv_ops, usage.http_requests), (0, 0));
+    assert_eq!(usage.output_bytes as usize, "still here".len() + 64);
+    assert!(usage.limit.is_none());
+    let envelope = serde_json::to_value(&result).unwrap();
+    assert_eq!(envelope["usage"]["attempts"], json!(1));
+    assert!(envelope["usage"]["peakHostBytes"].is_u64());
+
+    let small = host
+        .call(
+            "host_bomb",
+            json!({"attack": "kv_batch", "count": 3}),
+            &live(),
+        )
+        .await
+        .unwrap();
+    assert!(!small.is_error, "{:?}", small.result);
+    assert_eq!(small.usage.kv_ops, 4);
+    assert_eq!(small.usage.kv_bytes_read, 3 << 20);
+    assert!(small.usage.peak_host_bytes >= 3 << 20, "{:?}", small.usage);
+}
