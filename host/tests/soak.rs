@@ -97,8 +97,19 @@ impl Kind {
 #[derive(Default)]
 struct Tally {
     latencies: Vec<Duration>,
+    /// Each receipt's `[wallUs, peakMemoryBytes, peakHostBytes, outputBytes]`.
+    receipts: Vec<[u64; 4]>,
     increments: usize,
     wrong: Vec<String>,
+}
+
+/// The parts of a receipt the soak reports, in `Tally::receipts` order.
+const RECEIPT_PARTS: [&str; 4] = ["wallUs", "peakMemoryBytes", "peakHostBytes", "outputBytes"];
+
+/// A call that ran carries its receipt (`usage`); a refusal does not.
+fn receipt(body: &Value) -> Option<[u64; 4]> {
+    let usage = body.get("usage")?;
+    Some(RECEIPT_PARTS.map(|part| usage[part].as_u64().unwrap_or(u64::MAX)))
 }
 
 /// Run calls `range` over `CLIENTS` connections; each client takes the next
@@ -127,7 +138,10 @@ async fn run(url: &str, range: std::ops::Range<usize>) -> Tally {
                     Ok(response) => {
                         let status = response.status();
                         match response.json::<Value>().await {
-                            Ok(body) => kind.check(n, status, &body),
+                            Ok(body) => {
+                                tally.receipts.extend(receipt(&body));
+                                kind.check(n, status, &body)
+                            }
                             Err(e) => Err(format!("call {n} ({kind:?}): {status}, body: {e}")),
                         }
                     }
@@ -146,6 +160,7 @@ async fn run(url: &str, range: std::ops::Range<usize>) -> Tally {
     for client in futures::future::join_all(clients).await {
         let tally = client.expect("a client task");
         total.latencies.extend(tally.latencies);
+        total.receipts.extend(tally.receipts);
         total.increments += tally.increments;
         total.wrong.extend(tally.wrong);
     }
@@ -160,7 +175,10 @@ async fn footprint(served: &Served) -> (u64, usize) {
     (served.status_kib("VmRSS"), served.open_fds())
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
+fn percentile<T: Copy + Default>(sorted: &[T], p: f64) -> T {
+    if sorted.is_empty() {
+        return T::default();
+    }
     #[allow(
         clippy::cast_precision_loss,
         clippy::cast_possible_truncation,
@@ -223,6 +241,25 @@ async fn a_long_mixed_load_leaks_nothing_and_loses_nothing() {
         percentile(&latencies, 0.5),
         percentile(&latencies, 0.99),
         latencies.last().copied().unwrap_or_default(),
+    );
+    for (i, part) in RECEIPT_PARTS.iter().enumerate() {
+        let mut values: Vec<u64> = rest.receipts.iter().map(|r| r[i]).collect();
+        values.sort_unstable();
+        println!(
+            "soak usage {part}: p50 {}, p99 {}, max {} over {} receipts",
+            percentile(&values, 0.5),
+            percentile(&values, 0.99),
+            values.last().copied().unwrap_or_default(),
+            values.len()
+        );
+    }
+    assert!(
+        rest.receipts.iter().all(|r| !r.contains(&u64::MAX)),
+        "every receipt has every part"
+    );
+    assert!(
+        rest.receipts.len() * 2 > calls - warm_up,
+        "most calls ran and carried a receipt"
     );
     #[allow(clippy::cast_precision_loss)]
     let growth = (rss_end as f64 - rss_warm as f64) / rss_warm as f64;
