@@ -34,6 +34,16 @@ pub enum Overloaded {
         /// How long it waited.
         waited: Duration,
     },
+    /// As many calls as a server parks wait for an approval or a custom
+    /// tool's result already.
+    #[error(
+        "the host is overloaded: {max} calls already wait for an approval or a custom tool's \
+         result; answer some, or retry later"
+    )]
+    TooManyWaiting {
+        /// How many may wait.
+        max: usize,
+    },
 }
 
 /// A running call's slot; dropping it lets the next queued call in.

@@ -372,6 +372,7 @@ impl Host {
                 call_id: call.id.clone(),
                 tool_name: tool.name().to_string(),
                 input: input.clone(),
+                input_bytes: call.input_text.len(),
                 session_id: session.id().to_string(),
             })),
         );

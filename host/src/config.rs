@@ -82,6 +82,14 @@ pub const DEFAULT_SHUTDOWN_GRACE_SECS: u64 = 30;
 pub const MIN_TOKEN_CHARS: usize = 16;
 /// The default listen address.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:3000";
+/// Connections `serve` serves at once by default.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 1024;
+/// The largest `max_connections`.
+pub const MAX_CONNECTIONS: u32 = 65_536;
+/// How long a client may take to send a request's headers by default.
+pub const DEFAULT_HEADER_READ_TIMEOUT_MS: u64 = 10_000;
+/// How long a client may pause while sending a body by default.
+pub const DEFAULT_BODY_READ_TIMEOUT_MS: u64 = 30_000;
 
 /// `[server]`: settings of `toolhost serve`; flags override them.
 #[derive(Clone, Default, Deserialize)]
@@ -104,6 +112,12 @@ pub struct ServerSettings {
     pub allowed_origins: Option<Vec<String>>,
     /// How long calls still running at SIGTERM may take to finish.
     pub shutdown_grace_secs: Option<u64>,
+    /// Connections served at once; more wait in the listen backlog.
+    pub max_connections: Option<u32>,
+    /// How long a client may take to send a request's headers.
+    pub header_read_timeout_ms: Option<u64>,
+    /// How long a client may pause while sending a request's body.
+    pub body_read_timeout_ms: Option<u64>,
 }
 
 /// The token is a secret: `Debug` shows only whether it is set.
@@ -118,6 +132,9 @@ impl std::fmt::Debug for ServerSettings {
             .field("max_body_bytes", &self.max_body_bytes)
             .field("allowed_origins", &self.allowed_origins)
             .field("shutdown_grace_secs", &self.shutdown_grace_secs)
+            .field("max_connections", &self.max_connections)
+            .field("header_read_timeout_ms", &self.header_read_timeout_ms)
+            .field("body_read_timeout_ms", &self.body_read_timeout_ms)
             .finish()
     }
 }
@@ -140,6 +157,23 @@ impl ServerSettings {
                 secs <= 3600,
                 "`shutdown_grace_secs` = {secs} is out of range: expected 0 to 3600 (an hour)"
             );
+        }
+        if let Some(n) = self.max_connections {
+            anyhow::ensure!(
+                (1..=MAX_CONNECTIONS).contains(&n),
+                "`max_connections` = {n} is out of range: expected 1 to {MAX_CONNECTIONS}"
+            );
+        }
+        for (key, value) in [
+            ("header_read_timeout_ms", self.header_read_timeout_ms),
+            ("body_read_timeout_ms", self.body_read_timeout_ms),
+        ] {
+            if let Some(ms) = value {
+                anyhow::ensure!(
+                    (100..=MAX_TIMEOUT_MS).contains(&ms),
+                    "`{key}` = {ms} is out of range: expected 100 to {MAX_TIMEOUT_MS}"
+                );
+            }
         }
         if let Some(n) = self.max_body_bytes {
             anyhow::ensure!(

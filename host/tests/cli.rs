@@ -290,6 +290,37 @@ fn http_post(url: &str, path: &str, token: &str, body: &str) -> String {
         .unwrap_or_default()
 }
 
+/// `serve` raises its soft open-file limit to the hard one (connections,
+/// tools' files and the stores share it), from a soft limit of 256.
+#[test]
+fn serve_raises_its_open_file_limit() {
+    use std::os::unix::process::CommandExt as _;
+    let dir = host_dir(&["echo"], "");
+    let served = common::process::serve_with(dir.path(), &[], |command| {
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                let mut limit = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                    limit.rlim_cur = limit.rlim_max.min(256);
+                    libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+                }
+                Ok(())
+            });
+        }
+    });
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", served.pid())).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .expect("a Max open files line");
+    let numbers: Vec<&str> = line.split_whitespace().skip(3).take(2).collect();
+    assert_eq!(numbers[0], numbers[1], "soft = hard: {line}");
+}
+
 #[test]
 fn serve_answers_url_calls_and_stops_on_sigterm() {
     let token = "test-token-0123456789";

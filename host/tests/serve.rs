@@ -897,7 +897,85 @@ fn server_options() -> ServeOptions {
         session_retention: Duration::from_secs(60),
         max_body_bytes: 1 << 20,
         shutdown_grace: Duration::from_secs(5),
+        max_connections: 64,
+        header_read_timeout: Duration::from_secs(10),
+        body_read_timeout: Duration::from_secs(30),
     }
+}
+
+/// Slow clients (slowloris): connections that never finish their headers
+/// or pause mid-body are closed after the read timeouts, and while they
+/// hold every connection slot, a new client waits for one instead of
+/// being served or dropped at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_clients_are_cut_off_and_cannot_hold_the_server() {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let server = start_with(&["echo"], "", |o| {
+        o.max_connections = 4;
+        o.header_read_timeout = Duration::from_millis(300);
+        o.body_read_timeout = Duration::from_millis(300);
+    })
+    .await;
+    let addr = server.base.trim_start_matches("http://").to_string();
+    let healthz = || async {
+        server
+            .client
+            .get(format!("{}/healthz", server.base))
+            .timeout(Duration::from_secs(5))
+            .send()
+            .await
+            .map(|r| r.status())
+    };
+
+    // Four clients that start their headers and never finish them.
+    let mut slow = Vec::new();
+    for _ in 0..4 {
+        let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+            .await
+            .unwrap();
+        slow.push(stream);
+    }
+    let started = std::time::Instant::now();
+    assert_eq!(
+        healthz().await.unwrap(),
+        StatusCode::OK,
+        "served once a slot frees"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_millis(200),
+        "the fifth client waited for a slot: {:?}",
+        started.elapsed()
+    );
+    for mut stream in slow {
+        let mut rest = Vec::new();
+        let read =
+            tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut rest)).await;
+        assert!(
+            read.is_ok(),
+            "a client that never finished its headers was cut off"
+        );
+    }
+
+    // A body that stops halfway.
+    let mut stalled = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    stalled
+        .write_all(
+            b"POST /toolhost/v1/tools/echo HTTP/1.1\r\nHost: 127.0.0.1\r\n\
+              content-type: application/json\r\ncontent-length: 100\r\n\r\n{\"input\":",
+        )
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), stalled.read_to_end(&mut answer)).await;
+    assert!(read.is_ok(), "a stalled body ends its connection");
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.is_empty() || answer.starts_with("HTTP/1.1 4"),
+        "{answer}"
+    );
+    assert_eq!(healthz().await.unwrap(), StatusCode::OK);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

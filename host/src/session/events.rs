@@ -1,6 +1,7 @@
 //! A session's trace: typed events, a bounded replayable history, a live feed.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use chrono::{DateTime, Utc};
@@ -9,9 +10,20 @@ use serde_json::Value;
 use tokio::sync::broadcast;
 
 use crate::call::{CallResult, CallTrace};
+use crate::usage::Usage;
 
 /// How many events a session keeps for replay.
 pub const MAX_EVENTS: usize = 10_000;
+/// Bytes of payload one session's history keeps: past it, the oldest
+/// events' payloads are dropped (their ids, call ids, tools, outcomes and
+/// receipts stay), then the oldest events.
+pub const MAX_SESSION_HISTORY_BYTES: usize = 16 << 20;
+/// Bytes of payload every session's history in the process keeps together:
+/// past it, a session recording an event drops its own oldest payloads.
+pub const MAX_HISTORY_BYTES: usize = 256 << 20;
+/// What an event costs besides its payload's bytes, and what one whose
+/// payload was dropped costs.
+const EVENT_OVERHEAD_BYTES: usize = 256;
 
 /// The kind of a trace event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -62,6 +74,9 @@ pub struct Event {
     pub at: DateTime<Utc>,
     /// The event's payload.
     pub data: EventData,
+    /// What the history counts it as, in bytes.
+    #[serde(skip)]
+    bytes: usize,
 }
 
 impl Event {
@@ -83,6 +98,76 @@ pub enum EventData {
     Refused(Arc<CallRefused>),
     /// Any other payload.
     Json(Value),
+    /// What is left of a payload the history dropped to stay in its bytes.
+    Dropped(Arc<DroppedPayload>),
+}
+
+impl EventData {
+    /// What the history counts this payload as: its bytes, estimated
+    /// without serializing it where it is a call's result.
+    fn bytes(&self) -> usize {
+        EVENT_OVERHEAD_BYTES
+            + match self {
+                Self::Requested(requested) => requested.input_bytes,
+                Self::Result(result) => {
+                    let trace = &result.trace;
+                    let logs: usize = trace.logs.iter().map(|l| l.message.len() + 64).sum();
+                    // The output, and the envelope's `result` derived from it.
+                    2 * usize::try_from(result.usage.output_bytes).unwrap_or(usize::MAX)
+                        + trace.stdout.len()
+                        + trace.stderr.len()
+                        + logs
+                }
+                Self::Refused(refused) => refused.error.to_string().len(),
+                Self::Json(value) => value.to_string().len(),
+                Self::Dropped(_) => 0,
+            }
+    }
+
+    /// The ids and outcome this payload keeps when it is dropped; `None`
+    /// when there is nothing to drop.
+    fn dropped(&self) -> Option<Self> {
+        let dropped = match self {
+            Self::Requested(requested) => DroppedPayload {
+                call_id: Some(requested.call_id.clone()),
+                tool_name: Some(requested.tool_name.clone()),
+                ..DroppedPayload::default()
+            },
+            Self::Result(result) => DroppedPayload {
+                call_id: Some(result.call_id.clone()),
+                tool_name: Some(result.tool_name.clone()),
+                is_error: Some(result.is_error),
+                usage: Some(result.usage.clone()),
+                ..DroppedPayload::default()
+            },
+            Self::Json(value) => DroppedPayload {
+                call_id: value["callId"].as_str().map(str::to_string),
+                ..DroppedPayload::default()
+            },
+            Self::Refused(_) | Self::Dropped(_) => return None,
+        };
+        Some(Self::Dropped(Arc::new(dropped)))
+    }
+}
+
+/// An event whose payload the history dropped: what identifies it stays.
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DroppedPayload {
+    /// The call it was about.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+    /// The tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// For a result: whether the tool failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub is_error: Option<bool>,
+    /// For a result: its receipt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Always true.
+    pub payload_dropped: bool,
 }
 
 impl Serialize for EventData {
@@ -96,6 +181,11 @@ impl Serialize for EventData {
             .serialize(serializer),
             Self::Refused(refused) => refused.serialize(serializer),
             Self::Json(value) => value.serialize(serializer),
+            Self::Dropped(dropped) => DroppedPayload {
+                payload_dropped: true,
+                ..DroppedPayload::clone(dropped)
+            }
+            .serialize(serializer),
         }
     }
 }
@@ -117,6 +207,9 @@ pub struct CallRequested {
     pub tool_name: String,
     /// The validated input.
     pub input: Arc<Value>,
+    /// The input's size as JSON text, what the history counts it as.
+    #[serde(skip)]
+    pub input_bytes: usize,
     /// The session.
     pub session_id: String,
 }
@@ -142,26 +235,107 @@ const FEED_CAPACITY: usize = 1024;
 /// A session's bounded event history plus a live feed for subscribers.
 #[derive(Debug, Default)]
 pub struct EventLog {
-    history: Mutex<(u64, VecDeque<Event>)>,
+    history: Mutex<History>,
     /// Made on first subscription: most sessions (one per scratch call) never have one.
     feed: OnceLock<broadcast::Sender<Event>>,
+}
+
+/// The kept events and what they hold.
+#[derive(Debug)]
+struct History {
+    /// The last id given.
+    last: u64,
+    events: VecDeque<Event>,
+    /// The kept events' bytes, also counted in `every`.
+    bytes: usize,
+    /// How many of the oldest events have had their payload dropped.
+    dropped: usize,
+    /// The bytes of every history together ([`held_by_every_history`]).
+    every: &'static AtomicUsize,
+}
+
+impl Default for History {
+    fn default() -> Self {
+        Self {
+            last: 0,
+            events: VecDeque::new(),
+            bytes: 0,
+            dropped: 0,
+            every: held_by_every_history(),
+        }
+    }
+}
+
+/// Bytes every session's history holds, in the process.
+fn held_by_every_history() -> &'static AtomicUsize {
+    static HELD: AtomicUsize = AtomicUsize::new(0);
+    &HELD
+}
+
+impl History {
+    fn push(&mut self, event: Event) {
+        self.bytes += event.bytes;
+        self.every.fetch_add(event.bytes, Ordering::Relaxed);
+        self.events.push_back(event);
+        if self.events.len() > MAX_EVENTS {
+            self.pop_oldest();
+        }
+        self.shrink();
+    }
+
+    /// Drop the oldest payloads, then the oldest events, until this history
+    /// is within its bytes and every history together within theirs (as
+    /// far as this one can help).
+    fn shrink(&mut self) {
+        let over = |h: &Self| {
+            h.bytes > MAX_SESSION_HISTORY_BYTES
+                || h.every.load(Ordering::Relaxed) > MAX_HISTORY_BYTES
+        };
+        while over(self) && self.dropped < self.events.len() {
+            let event = &mut self.events[self.dropped];
+            self.dropped += 1;
+            if let Some(dropped) = event.data.dropped() {
+                let before = event.bytes;
+                event.data = dropped;
+                event.bytes = event.data.bytes();
+                self.bytes -= before - event.bytes;
+                self.every
+                    .fetch_sub(before - event.bytes, Ordering::Relaxed);
+            }
+        }
+        while self.bytes > MAX_SESSION_HISTORY_BYTES && !self.events.is_empty() {
+            self.pop_oldest();
+        }
+    }
+
+    fn pop_oldest(&mut self) {
+        if let Some(event) = self.events.pop_front() {
+            self.bytes -= event.bytes;
+            self.every.fetch_sub(event.bytes, Ordering::Relaxed);
+            self.dropped = self.dropped.saturating_sub(1);
+        }
+    }
+}
+
+impl Drop for History {
+    fn drop(&mut self) {
+        self.every.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
 }
 
 impl EventLog {
     /// Record an event and send it to subscribers.
     pub fn emit(&self, kind: EventKind, data: EventData) -> Event {
         let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
-        history.0 += 1;
+        history.last += 1;
         let event = Event {
-            id: history.0,
+            id: history.last,
             kind,
             at: Utc::now(),
+            bytes: data.bytes(),
             data,
         };
-        if history.1.len() == MAX_EVENTS {
-            history.1.pop_front();
-        }
-        history.1.push_back(event.clone());
+        history.push(event.clone());
         if let Some(feed) = self.feed.get()
             && feed.receiver_count() > 0
         {
@@ -174,7 +348,7 @@ impl EventLog {
     pub fn since(&self, after: Option<u64>) -> Vec<Event> {
         let history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
         history
-            .1
+            .events
             .iter()
             .filter(|e| after.is_none_or(|a| e.id > a))
             .cloned()
@@ -184,9 +358,9 @@ impl EventLog {
     /// The event with this id, if it is still kept.
     pub fn get(&self, id: u64) -> Option<Event> {
         let history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
-        let first = history.1.front()?.id;
+        let first = history.events.front()?.id;
         history
-            .1
+            .events
             .get(usize::try_from(id.checked_sub(first)?).ok()?)
             .cloned()
     }
@@ -194,11 +368,11 @@ impl EventLog {
     /// Drop kept events older than `cutoff`; returns how many went.
     pub fn prune_before(&self, cutoff: DateTime<Utc>) -> usize {
         let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
-        let before = history.1.len();
-        while history.1.front().is_some_and(|e| e.at < cutoff) {
-            history.1.pop_front();
+        let before = history.events.len();
+        while history.events.front().is_some_and(|e| e.at < cutoff) {
+            history.pop_oldest();
         }
-        before - history.1.len()
+        before - history.events.len()
     }
 
     /// A live feed of new events. Subscribe before reading [`Self::since`]
@@ -242,6 +416,106 @@ mod tests {
         assert!(log.since(None).is_empty());
         let next = log.emit(EventKind::ActionResult, EventData::Json(Value::Null));
         assert_eq!(next.id, 2, "ids keep counting after a prune");
+    }
+
+    fn result(call: usize, output_bytes: u64) -> EventData {
+        EventData::Result(Arc::new(CallResult {
+            ok: true,
+            tool_name: "big".into(),
+            call_id: format!("call_{call}"),
+            is_error: false,
+            result: Value::Null,
+            duration_ms: 0,
+            stubbed: false,
+            attempts: 1,
+            scratch_workspace: false,
+            output: crate::output::ToolOutput::default(),
+            usage: Usage {
+                output_bytes,
+                ..Usage::default()
+            },
+            trace: CallTrace::default(),
+        }))
+    }
+
+    #[test]
+    fn a_history_keeps_ids_and_outcomes_when_it_drops_payloads_past_its_bytes() {
+        let (log, _) = log_with_own_total();
+        for call in 0..40 {
+            log.emit(EventKind::ActionResult, result(call, 1 << 20));
+        }
+        let history = log.history.lock().unwrap();
+        assert!(
+            history.bytes <= MAX_SESSION_HISTORY_BYTES,
+            "{}",
+            history.bytes
+        );
+        assert_eq!(history.events.len(), 40, "every event is kept");
+        drop(history);
+        let events = log.since(None);
+        let first = events[0].to_json();
+        assert_eq!(first["data"]["payloadDropped"], true, "{first}");
+        assert_eq!(first["data"]["callId"], "call_0");
+        assert_eq!(first["data"]["usage"]["outputBytes"], 1 << 20);
+        let last = events[39].to_json();
+        assert!(last["data"].get("payloadDropped").is_none(), "{last}");
+        assert_eq!(last["data"]["callId"], "call_39");
+    }
+
+    /// A log counting every history's bytes in a counter of its own, so
+    /// tests running beside it do not move it.
+    fn log_with_own_total() -> (EventLog, &'static AtomicUsize) {
+        let every: &'static AtomicUsize = Box::leak(Box::new(AtomicUsize::new(0)));
+        (log_counting_in(every), every)
+    }
+
+    fn log_counting_in(every: &'static AtomicUsize) -> EventLog {
+        let log = EventLog::default();
+        log.history.lock().unwrap().every = every;
+        log
+    }
+
+    #[test]
+    fn events_with_nothing_to_drop_go_whole_past_the_bytes() {
+        let (log, _) = log_with_own_total();
+        let refused = || {
+            EventData::Refused(Arc::new(CallRefused {
+                ok: false,
+                call_id: "call".into(),
+                tool_name: "t".into(),
+                error: Value::String("x".repeat(MAX_SESSION_HISTORY_BYTES / 4)),
+            }))
+        };
+        for _ in 0..8 {
+            log.emit(EventKind::ActionResult, refused());
+        }
+        let history = log.history.lock().unwrap();
+        assert!(history.bytes <= MAX_SESSION_HISTORY_BYTES);
+        assert!(history.events.len() < 8);
+        assert_eq!(history.events.back().map(|e| e.id), Some(8));
+    }
+
+    #[test]
+    fn every_history_together_is_bounded_and_a_dropped_one_gives_its_bytes_back() {
+        let (first, every) = log_with_own_total();
+        first.emit(EventKind::ActionResult, result(0, 1 << 20));
+        assert!(every.load(Ordering::Relaxed) >= 2 << 20);
+        drop(first);
+        assert_eq!(every.load(Ordering::Relaxed), 0);
+
+        // Twenty sessions of 15 MiB each are past the 256 MiB of every
+        // history together: the later ones drop their own payloads.
+        let shared: Vec<EventLog> = (0..20).map(|_| log_counting_in(every)).collect();
+        for log in &shared {
+            for call in 0..15 {
+                log.emit(EventKind::ActionResult, result(call, 512 << 10));
+            }
+        }
+        assert!(
+            every.load(Ordering::Relaxed) <= MAX_HISTORY_BYTES + (2 << 20),
+            "{}",
+            every.load(Ordering::Relaxed)
+        );
     }
 
     #[test]

@@ -91,10 +91,22 @@ pub enum StoreError {
         /// The session holding it.
         session: String,
     },
+    /// The store holds as many sessions as it may.
+    #[error(
+        "the server keeps {max} sessions already, the most it keeps; end or reuse one \
+         (idle sessions expire after session_retention_secs)"
+    )]
+    Full {
+        /// How many it keeps.
+        max: usize,
+    },
     /// The session's directory or record could not be written.
     #[error("cannot store the session: {0:#}")]
     Io(#[from] anyhow::Error),
 }
+
+/// The most sessions one store keeps (idle ones expire on their own).
+pub const MAX_SESSIONS: usize = 10_000;
 
 /// A session's record on disk.
 #[derive(Serialize, Deserialize)]
@@ -119,6 +131,7 @@ struct Index {
 pub struct SessionStore {
     root: PathBuf,
     retention: Duration,
+    max_sessions: usize,
     index: RwLock<Index>,
 }
 
@@ -141,6 +154,7 @@ impl SessionStore {
         let store = Self {
             root,
             retention,
+            max_sessions: MAX_SESSIONS,
             index: RwLock::default(),
         };
         for entry in std::fs::read_dir(&store.root)? {
@@ -231,6 +245,11 @@ impl SessionStore {
         // Hold the write lock from the token check to the insert, so two
         // requests cannot both take one token.
         let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
+        if index.by_id.len() >= self.max_sessions {
+            return Err(StoreError::Full {
+                max: self.max_sessions,
+            });
+        }
         if let Some(token) = session.continuation_token()
             && let Some(existing) = index.by_token.get(&token)
         {
@@ -246,6 +265,12 @@ impl SessionStore {
         }
         index.by_id.insert(id, session.clone());
         Ok(session)
+    }
+
+    /// The same store keeping at most `max` sessions (at least one).
+    pub fn with_max_sessions(mut self, max: usize) -> Self {
+        self.max_sessions = max.max(1);
+        self
     }
 
     /// The session with this id.
@@ -457,6 +482,18 @@ mod tests {
         assert!(bound.session.as_of().is_some());
         let file = bound.session.workspace().unwrap().join("f");
         assert_eq!(std::fs::read_to_string(file).unwrap(), "kept");
+    }
+
+    #[test]
+    fn a_full_store_refuses_one_more_session() {
+        let root = tempfile::tempdir().unwrap();
+        let store = store(root.path()).with_max_sessions(2);
+        for _ in 0..2 {
+            store.create(NewSession::default()).unwrap();
+        }
+        let err = store.create(NewSession::default()).unwrap_err();
+        assert!(matches!(err, StoreError::Full { max: 2 }), "{err}");
+        assert!(err.to_string().contains("keeps 2 sessions already"));
     }
 
     #[test]

@@ -18,13 +18,19 @@ pub struct Served {
 
 /// Start `toolhost serve --dir DIR` with `env`, and wait for its `serving` line.
 pub fn serve(dir: &Path, env: &[(&str, &str)]) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+    serve_with(dir, env, |_| {})
+}
+
+/// [`serve`], with `tune` applied to the command first.
+pub fn serve_with(dir: &Path, env: &[(&str, &str)], tune: impl FnOnce(&mut Command)) -> Served {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+    command
         .args(["serve", "--listen", "127.0.0.1:0", "--dir"])
         .arg(dir)
         .envs(env.iter().copied())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run toolhost serve");
+        .stderr(Stdio::piped());
+    tune(&mut command);
+    let mut child = command.spawn().expect("run toolhost serve");
     let stderr = Arc::new(Mutex::new(String::new()));
     let mut lines = std::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
     let mut url = None;

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpStream;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// A boxed, sendable future, as the [`Resolver`] and [`Dialer`] return (the
 /// `futures` crate's, which the call pipeline's traits return too).
@@ -31,17 +32,37 @@ pub trait Dialer: Send + Sync {
     fn dial(&self, addr: SocketAddr) -> BoxFuture<'_, io::Result<TcpStream>>;
 }
 
-/// The system resolver (`getaddrinfo`, through [`tokio::net::lookup_host`]).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemResolver;
+/// The system's name servers and hosts file (`/etc/resolv.conf`,
+/// `/etc/hosts`), asked by hickory-resolver in-process. A lookup is a
+/// future, not a blocking `getaddrinfo` call: it ends when its request does,
+/// so a slow name server never holds a thread of tokio's blocking pool.
+/// The configuration is read at the first lookup.
+#[derive(Default)]
+pub struct SystemResolver {
+    resolver: std::sync::OnceLock<Result<hickory_resolver::TokioResolver, String>>,
+}
+
+impl SystemResolver {
+    fn resolver(&self) -> io::Result<&hickory_resolver::TokioResolver> {
+        self.resolver
+            .get_or_init(|| {
+                hickory_resolver::TokioResolver::builder_tokio()
+                    .and_then(hickory_resolver::ResolverBuilder::build)
+                    .map_err(|e| format!("cannot read the system's DNS configuration: {e}"))
+            })
+            .as_ref()
+            .map_err(|e| io::Error::other(e.clone()))
+    }
+}
 
 impl Resolver for SystemResolver {
     fn resolve<'a>(&'a self, host: &'a str) -> BoxFuture<'a, io::Result<Vec<IpAddr>>> {
         Box::pin(async move {
+            let answer = self.resolver()?.lookup_ip(host).await;
             let mut ips: Vec<IpAddr> = Vec::new();
-            for addr in tokio::net::lookup_host((host, 0)).await? {
-                if !ips.contains(&addr.ip()) {
-                    ips.push(addr.ip());
+            for ip in answer.map_err(io::Error::other)?.iter() {
+                if !ips.contains(&ip) {
+                    ips.push(ip);
                 }
             }
             Ok(ips)
@@ -73,6 +94,10 @@ pub const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_BETWEEN_BYTES_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default time one request may take in all, from lookup to last byte.
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+/// Outbound connections open at once for every tool together, by default.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
+/// DNS lookups in flight at once for every tool together, by default.
+pub const DEFAULT_MAX_LOOKUPS: usize = 32;
 
 /// Caps on a tool's outbound HTTP. The call's own deadline (`timeout_ms`)
 /// bounds everything as well. A tool may ask for shorter timeouts through
@@ -130,16 +155,52 @@ pub struct Network {
     resolver: Arc<dyn Resolver>,
     dialer: Arc<dyn Dialer>,
     limits: HttpLimits,
+    slots: Arc<Slots>,
+}
+
+/// What every tool's requests share, host-wide: connection and lookup slots.
+struct Slots {
+    connections: Arc<Semaphore>,
+    max_connections: usize,
+    lookups: Arc<Semaphore>,
+    max_lookups: usize,
+}
+
+impl Slots {
+    fn new(max_connections: usize, max_lookups: usize) -> Arc<Self> {
+        Arc::new(Self {
+            connections: Arc::new(Semaphore::new(max_connections)),
+            max_connections,
+            lookups: Arc::new(Semaphore::new(max_lookups)),
+            max_lookups,
+        })
+    }
+}
+
+/// A host-wide slot ran out while a request waited for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct NoSlot {
+    /// How many there are.
+    pub max: usize,
 }
 
 impl Network {
-    /// The system resolver, plain TCP and the default limits.
+    /// The system's name servers, plain TCP and the default limits.
     pub fn system() -> Self {
         Self {
-            resolver: Arc::new(SystemResolver),
+            resolver: Arc::new(SystemResolver::default()),
             dialer: Arc::new(SystemDialer),
             limits: HttpLimits::default(),
+            slots: Slots::new(DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_LOOKUPS),
         }
+    }
+
+    /// The same network, with at most `connections` outbound connections
+    /// and `lookups` DNS lookups at once for every tool together (a new
+    /// pool of slots, shared by this network's clones).
+    pub fn with_slots(mut self, connections: usize, lookups: usize) -> Self {
+        self.slots = Slots::new(connections.max(1), lookups.max(1));
+        self
     }
 
     /// The same network, resolving names with `resolver`.
@@ -171,6 +232,33 @@ impl Network {
 
     pub(super) fn dialer(&self) -> &Arc<dyn Dialer> {
         &self.dialer
+    }
+
+    /// A slot for one outbound connection, held while it is open; waits up
+    /// to `wait` for one to free.
+    pub(super) async fn connection_slot(
+        &self,
+        wait: Duration,
+    ) -> Result<OwnedSemaphorePermit, NoSlot> {
+        let slots = &self.slots;
+        acquire(&slots.connections, wait, slots.max_connections).await
+    }
+
+    /// A slot for one DNS lookup; waits up to `wait` for one to free.
+    pub(super) async fn lookup_slot(&self, wait: Duration) -> Result<OwnedSemaphorePermit, NoSlot> {
+        let slots = &self.slots;
+        acquire(&slots.lookups, wait, slots.max_lookups).await
+    }
+}
+
+async fn acquire(
+    semaphore: &Arc<Semaphore>,
+    wait: Duration,
+    max: usize,
+) -> Result<OwnedSemaphorePermit, NoSlot> {
+    match tokio::time::timeout(wait, Arc::clone(semaphore).acquire_owned()).await {
+        Ok(Ok(permit)) => Ok(permit),
+        _ => Err(NoSlot { max }),
     }
 }
 

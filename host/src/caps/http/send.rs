@@ -24,7 +24,7 @@ use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody};
 
 use super::AllowList;
 use super::addr::{SpecialRange, special_range};
-use super::net::{HttpLimits, Network};
+use super::net::{HttpLimits, Network, NoSlot};
 use crate::caps::log::TraceLog;
 
 /// At most this many of a name's checked addresses are tried.
@@ -99,6 +99,17 @@ impl Outbound {
     ) -> Result<(http::Response<WasiBody>, IoFuture), HttpError> {
         let candidates = self.lookup(timeouts.dns).await?;
         let allowed = self.screen(&candidates)?;
+        let slot = match self.network.connection_slot(timeouts.connect).await {
+            Ok(slot) => slot,
+            Err(NoSlot { max }) => {
+                self.note(format!(
+                    "all {max} of the host's outbound connections stayed in use for {} \
+                     (connect_timeout)",
+                    show(timeouts.connect)
+                ));
+                return Err(HttpError::ConnectionLimitReached);
+            }
+        };
         let (stream, addr) = self.connect(&allowed, timeouts.connect).await?;
 
         let handshake = async {
@@ -196,6 +207,8 @@ impl Outbound {
             .boxed_unsync()
         });
         let io = async move {
+            // The connection's slot is freed when the connection closes.
+            let _slot = slot;
             let Some(conn) = conn else {
                 return Ok(());
             };
@@ -213,6 +226,18 @@ impl Outbound {
             return Ok(vec![ip]);
         }
         let host = &self.host;
+        let started = tokio::time::Instant::now();
+        let _slot = match self.network.lookup_slot(timeout).await {
+            Ok(slot) => slot,
+            Err(NoSlot { max }) => {
+                self.note(format!(
+                    "all {max} of the host's DNS lookup slots stayed in use for {} (dns_timeout)",
+                    show(timeout)
+                ));
+                return Err(HttpError::DnsTimeout);
+            }
+        };
+        let timeout = timeout.saturating_sub(started.elapsed());
         match tokio::time::timeout(timeout, self.network.resolver().resolve(host)).await {
             Ok(Ok(ips)) if !ips.is_empty() => Ok(ips),
             Ok(Ok(_)) => {

@@ -833,3 +833,95 @@ async fn dns_failures_are_guest_errors() {
     assert!(lines[0].contains("no such host (scripted)"), "{lines:?}");
     assert!(lines[1].contains("no addresses"), "{lines:?}");
 }
+
+/// Never answers a lookup.
+struct HangingResolver;
+
+impl Resolver for HangingResolver {
+    fn resolve<'a>(&'a self, _host: &'a str) -> BoxFuture<'a, io::Result<Vec<IpAddr>>> {
+        Box::pin(std::future::pending())
+    }
+}
+
+#[tokio::test]
+async fn connections_and_lookups_wait_for_host_wide_slots() {
+    let silent = Server::start(|_| None).await;
+    let answering = Server::start(|_| ok(b"hi")).await;
+    let grants = [
+        format!("http://127.0.0.1:{}", silent.addr.port()),
+        format!("http://127.0.0.1:{}", answering.addr.port()),
+    ];
+    let grants: Vec<&str> = grants.iter().map(String::as_str).collect();
+    let limits = HttpLimits {
+        connect_timeout: Duration::from_millis(100),
+        dns_timeout: Duration::from_millis(100),
+        ..HttpLimits::default()
+    };
+    let shared = Network::system().with_limits(limits).with_slots(1, 1);
+
+    // One connection slot, held by a request the server never answers.
+    let (mut holder, _) = ctx(shared.clone(), &grants, true);
+    let url = format!("{}/", grants[0]);
+    let held = tokio::spawn(async move { send(&mut holder, request("GET", &url), None).await });
+    while silent.heads().is_empty() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let (mut waiting, trace) = ctx(shared.clone(), &grants, true);
+    let url = format!("{}/", grants[1]);
+    let refused = send(&mut waiting, request("GET", &url), None).await;
+    assert!(
+        matches!(refused, Err(HttpError::ConnectionLimitReached)),
+        "{refused:?}"
+    );
+    assert!(
+        lines(&trace)
+            .iter()
+            .any(|l| l.contains("all 1 of the host's outbound connections")),
+        "{:?}",
+        lines(&trace)
+    );
+    held.abort();
+    let _ = held.await;
+    let answered = send(&mut waiting, request("GET", &url), None).await;
+    assert!(
+        answered.is_ok(),
+        "the slot is free once the request ends: {answered:?}"
+    );
+
+    // One lookup slot, held by a lookup that never answers.
+    let dns = Network::system()
+        .with_limits(limits)
+        .with_slots(1, 1)
+        .with_resolver(Arc::new(HangingResolver));
+    let patient = HttpLimits {
+        dns_timeout: Duration::from_secs(5),
+        ..limits
+    };
+    let (mut holder, _) = ctx(dns.clone().with_limits(patient), &["*://*:*"], true);
+    let held =
+        tokio::spawn(
+            async move { send(&mut holder, request("GET", "http://hangs.test/"), None).await },
+        );
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let (mut waiting, trace) = ctx(dns, &["*://*:*"], true);
+    let refused = send(&mut waiting, request("GET", "http://other.test/"), None).await;
+    assert!(matches!(refused, Err(HttpError::DnsTimeout)), "{refused:?}");
+    assert!(
+        lines(&trace)
+            .iter()
+            .any(|l| l.contains("all 1 of the host's DNS lookup slots")),
+        "{:?}",
+        lines(&trace)
+    );
+    held.abort();
+}
+
+#[tokio::test]
+async fn the_system_resolver_reads_the_hosts_file() {
+    let ips = SystemResolver::default()
+        .resolve("localhost")
+        .await
+        .unwrap();
+    assert!(!ips.is_empty());
+    assert!(ips.iter().all(IpAddr::is_loopback), "{ips:?}");
+}

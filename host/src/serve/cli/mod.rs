@@ -203,7 +203,9 @@ pub async fn main() -> ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    if !matches!(cli.command, Command::Serve(_) | Command::Mcp(_)) {
+    if matches!(cli.command, Command::Serve(_) | Command::Mcp(_)) {
+        raise_open_file_limit();
+    } else {
         quiet_on_closed_stdout();
     }
     match cli.command {
@@ -232,6 +234,30 @@ fn quiet_on_closed_stdout() {
     // handler runs, and nothing in these commands relies on ignoring it.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// Raise the soft limit on open descriptors to the hard one, so the
+/// servers' connections, tools' files and sockets, the compile cache and
+/// the key-value store do not run out at the common soft default of 1024.
+fn raise_open_file_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write only the struct passed.
+    let raised = unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && {
+            let before = limit.rlim_cur;
+            limit.rlim_cur = limit.rlim_max;
+            before == limit.rlim_max || libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0
+        }
+    };
+    if !raised {
+        tracing::warn!(
+            "cannot raise the open-file limit (RLIMIT_NOFILE): {}",
+            std::io::Error::last_os_error()
+        );
     }
 }
 

@@ -37,6 +37,10 @@ pub enum Status {
 /// A finished call's outcome as the API reports it.
 pub type Outcome = Result<Arc<CallResult>, Arc<CallError>>;
 
+/// Calls that may wait for an approval or a custom tool's result at once,
+/// on one server; one more is refused at once instead of parking.
+pub const MAX_WAITING_CALLS: usize = 1024;
+
 /// One call that parked.
 struct Parked {
     tool_name: String,
@@ -85,14 +89,29 @@ pub struct Board {
 }
 
 impl Board {
+    /// Park a call, or `None` when [`MAX_WAITING_CALLS`] calls wait already.
     fn park(
         &self,
         call_id: &str,
         tool_name: &str,
         session_id: &str,
         status: Status,
-    ) -> Arc<Parked> {
+    ) -> Option<Arc<Parked>> {
         let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        if !calls.contains_key(call_id) {
+            let waiting = calls
+                .values()
+                .filter(|p| {
+                    matches!(
+                        p.status.borrow().0,
+                        Status::AwaitingApproval | Status::AwaitingCustomToolResult
+                    )
+                })
+                .count();
+            if waiting >= MAX_WAITING_CALLS {
+                return None;
+            }
+        }
         let entry = calls.entry(call_id.to_string()).or_insert_with(|| {
             Arc::new(Parked {
                 tool_name: tool_name.to_string(),
@@ -104,7 +123,7 @@ impl Board {
             })
         });
         entry.status.send_modify(|s| s.0 = status);
-        entry.clone()
+        Some(entry.clone())
     }
 
     fn get(&self, call_id: &str) -> Option<Arc<Parked>> {
@@ -163,6 +182,19 @@ impl Board {
             output,
             "a custom tool result",
         )
+    }
+
+    /// Forget the finished calls of sessions that are gone.
+    pub fn forget_sessions(&self, removed: &[String]) {
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        calls.retain(|_, parked| {
+            let finished = parked
+                .finished_at
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_some();
+            !(finished && removed.contains(&parked.session_id))
+        });
     }
 
     /// Forget calls finished longer ago than `keep`.
@@ -236,12 +268,19 @@ pub struct BoardApprover {
 impl Approver for BoardApprover {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
         Box::pin(async move {
-            let parked = self.board.park(
+            let Some(parked) = self.board.park(
                 &request.call_id,
                 &request.tool_name,
                 &request.session_id,
                 Status::AwaitingApproval,
-            );
+            ) else {
+                return ApprovalDecision::Unavailable {
+                    how: crate::admission::Overloaded::TooManyWaiting {
+                        max: MAX_WAITING_CALLS,
+                    }
+                    .to_string(),
+                };
+            };
             let (tx, rx) = oneshot::channel();
             *parked
                 .approval
@@ -309,12 +348,18 @@ impl CustomToolRunner for BoardCustomTools {
         request: &'a CustomToolUse,
     ) -> BoxFuture<'a, Result<ToolOutput, CallError>> {
         Box::pin(async move {
-            let parked = self.board.park(
+            let Some(parked) = self.board.park(
                 &request.call_id,
                 &request.tool_name,
                 &request.session_id,
                 Status::AwaitingCustomToolResult,
-            );
+            ) else {
+                return Err(CallError::Overloaded(
+                    crate::admission::Overloaded::TooManyWaiting {
+                        max: MAX_WAITING_CALLS,
+                    },
+                ));
+            };
             let (tx, rx) = oneshot::channel();
             *parked.answer.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
             session.events().emit(
@@ -350,5 +395,40 @@ impl CustomToolRunner for BoardCustomTools {
             parked.status.send_modify(|s| s.0 = Status::Running);
             Ok(output)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_board_refuses_one_more_waiting_call_and_forgets_gone_sessions() {
+        let board = Board::default();
+        for n in 0..MAX_WAITING_CALLS {
+            let session = if n == 0 { "gone" } else { "kept" };
+            let parked = board.park(&format!("call_{n}"), "t", session, Status::AwaitingApproval);
+            assert!(parked.is_some(), "call {n} parks");
+        }
+        assert!(
+            board
+                .park("call_more", "t", "kept", Status::AwaitingApproval)
+                .is_none()
+        );
+        assert!(
+            board.park("call_1", "t", "kept", Status::Running).is_some(),
+            "a call already parked moves on"
+        );
+        let outcome: Outcome = Err(Arc::new(CallError::Internal(anyhow::anyhow!("x"))));
+        board.finish("call_0", &outcome);
+        assert!(
+            board
+                .park("call_more", "t", "kept", Status::AwaitingApproval)
+                .is_some(),
+            "a finished call frees its place"
+        );
+        board.forget_sessions(&["gone".to_string()]);
+        assert!(board.get("call_0").is_none(), "finished with its session");
+        assert!(board.get("call_2").is_some());
     }
 }

@@ -124,6 +124,11 @@ impl From<StoreError> for ApiError {
                 Self::new(StatusCode::CONFLICT, "session_exists", error.to_string())
                     .with_details(json!({ "sessionId": session }))
             }
+            StoreError::Full { .. } => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too_many_sessions",
+                error.to_string(),
+            ),
             StoreError::Io(_) => Self::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "workspace_unavailable",

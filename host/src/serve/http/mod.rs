@@ -40,8 +40,9 @@ pub use board::{Board, Status};
 pub use error::ApiError;
 
 use crate::config::{
-    DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_CUSTOM_TOOL_TIMEOUT_MS, DEFAULT_LISTEN,
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_SESSION_RETENTION_SECS, DEFAULT_SHUTDOWN_GRACE_SECS,
+    DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_BODY_READ_TIMEOUT_MS, DEFAULT_CUSTOM_TOOL_TIMEOUT_MS,
+    DEFAULT_HEADER_READ_TIMEOUT_MS, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_SESSION_RETENTION_SECS, DEFAULT_SHUTDOWN_GRACE_SECS,
     MIN_TOKEN_CHARS,
 };
 use crate::host::Host;
@@ -71,6 +72,13 @@ pub struct ServeOptions {
     pub max_body_bytes: usize,
     /// How long calls running at shutdown may take to finish.
     pub shutdown_grace: Duration,
+    /// Connections served at once; more wait in the listen backlog.
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers (and, on a
+    /// kept-alive connection, to start the next request).
+    pub header_read_timeout: Duration,
+    /// How long a client may pause while sending a request's body.
+    pub body_read_timeout: Duration,
 }
 
 impl std::fmt::Debug for ServeOptions {
@@ -83,6 +91,9 @@ impl std::fmt::Debug for ServeOptions {
             .field("session_retention", &self.session_retention)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("shutdown_grace", &self.shutdown_grace)
+            .field("max_connections", &self.max_connections)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .field("body_read_timeout", &self.body_read_timeout)
             .finish()
     }
 }
@@ -118,6 +129,17 @@ impl ServeOptions {
                 server
                     .shutdown_grace_secs
                     .unwrap_or(DEFAULT_SHUTDOWN_GRACE_SECS),
+            ),
+            max_connections: server.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS) as usize,
+            header_read_timeout: Duration::from_millis(
+                server
+                    .header_read_timeout_ms
+                    .unwrap_or(DEFAULT_HEADER_READ_TIMEOUT_MS),
+            ),
+            body_read_timeout: Duration::from_millis(
+                server
+                    .body_read_timeout_ms
+                    .unwrap_or(DEFAULT_BODY_READ_TIMEOUT_MS),
             ),
         })
     }
@@ -183,6 +205,7 @@ impl App {
         let removed = self.sessions.sweep();
         if !removed.is_empty() {
             tracing::info!("removed {} idle sessions", removed.len());
+            self.board.forget_sessions(&removed);
         }
         self.board.sweep(self.options.session_retention);
     }
@@ -302,18 +325,31 @@ pub async fn run(
     };
     let cancel = app.shutdown.clone();
     let (host, grace) = (app.host.clone(), app.options.shutdown_grace);
-    let stopping = Arc::new(tokio::sync::Notify::new());
-    let served = axum::serve(listener, router(app)).with_graceful_shutdown({
-        let stopping = stopping.clone();
-        async move {
-            shutdown.await;
-            cancel.cancel();
-            stopping.notify_one();
+    let connections = Connections::new(&app.options);
+    let service = router(app);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            accepted = connections.accept(&listener) => {
+                let (stream, permit) = accepted;
+                let connection = connections.serve(stream, service.clone());
+                let watched = graceful.watch(connection);
+                tokio::spawn(async move {
+                    // A client that breaks the protocol or times out ends
+                    // only its own connection.
+                    let _ = watched.await;
+                    drop(permit);
+                });
+            }
         }
-    });
+    }
+    drop(listener);
+    cancel.cancel();
     let outcome = tokio::select! {
-        served = served.into_future() => served.context("the HTTP server failed"),
-        () = async { stopping.notified().await; tokio::time::sleep(grace).await } => {
+        () = graceful.shutdown() => Ok(()),
+        () = tokio::time::sleep(grace) => {
             tracing::warn!(
                 running = host.gate().running(),
                 queued = host.gate().waiting(),
@@ -325,6 +361,70 @@ pub async fn run(
     };
     sweeper.abort();
     outcome
+}
+
+/// How `serve` takes connections: at most `max_connections` at once (more
+/// wait in the kernel's listen backlog), each with a header and a body
+/// read timeout, so slow or idle clients cannot hold the server.
+struct Connections {
+    slots: Arc<tokio::sync::Semaphore>,
+    http: hyper::server::conn::http1::Builder,
+    body_read_timeout: Duration,
+}
+
+/// How long `accept` backs off after an error such as running out of
+/// descriptors, instead of spinning.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+impl Connections {
+    fn new(options: &ServeOptions) -> Self {
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(options.header_read_timeout);
+        Self {
+            slots: Arc::new(tokio::sync::Semaphore::new(options.max_connections)),
+            http,
+            body_read_timeout: options.body_read_timeout,
+        }
+    }
+
+    /// The next connection, once a slot is free for it.
+    async fn accept(
+        &self,
+        listener: &tokio::net::TcpListener,
+    ) -> (tokio::net::TcpStream, tokio::sync::OwnedSemaphorePermit) {
+        let Ok(permit) = self.slots.clone().acquire_owned().await else {
+            unreachable!("the connection semaphore is never closed")
+        };
+        loop {
+            match listener.accept().await {
+                Ok((stream, _)) => return (stream, permit),
+                Err(e) => {
+                    tracing::warn!("cannot accept a connection: {e}");
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                }
+            }
+        }
+    }
+
+    /// Serve one connection with `router`, every request body under the
+    /// body read timeout.
+    fn serve(
+        &self,
+        stream: tokio::net::TcpStream,
+        router: Router,
+    ) -> impl hyper_util::server::graceful::GracefulConnection + use<> {
+        let timeout = self.body_read_timeout;
+        let service =
+            hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                let request = request.map(|body| {
+                    axum::body::Body::new(tower_http::timeout::TimeoutBody::new(timeout, body))
+                });
+                tower::ServiceExt::oneshot(router.clone(), request)
+            });
+        self.http
+            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+    }
 }
 
 async fn require_token(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
