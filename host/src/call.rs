@@ -30,7 +30,7 @@ use crate::plain::{self, PlainFunction};
 use crate::registry::{Tool, effect_from_guest};
 use crate::session::{
     CallRefused, CallRequested, EventData, EventKind, Session, SessionMode, parse_instant,
-    principal_name,
+    principal_name, principal_only,
 };
 use crate::tiering::Code;
 use crate::tool::{Effect, EffectDecl};
@@ -527,7 +527,7 @@ impl Call<'_> {
                 session_id: self.session.id().to_string(),
             };
             match options.approver.decide(&request).await {
-                ApprovalDecision::Approved { by } => approved_by = Some(by),
+                ApprovalDecision::Approved { by } => approved_by = Some(principal_only(&by)),
                 ApprovalDecision::Denied { by, reason } => {
                     let who = principal_name(&by);
                     let message = match reason {

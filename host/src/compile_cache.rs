@@ -24,6 +24,31 @@ use crate::files::FileStamp;
 /// writing theirs now.
 const ABANDONED_WRITE_AGE: Duration = Duration::from_secs(3600);
 
+/// Whether `path` is a plain file this user owns and no one else may write:
+/// a compilation is native code, so one planted by anyone else is refused.
+fn owned(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::symlink_metadata(path).map_err(|e| e.to_string())?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if !meta.file_type().is_file() {
+        return Err("it is not a plain file".into());
+    }
+    if meta.uid() != me {
+        return Err(format!(
+            "it is owned by uid {}, not this user ({me})",
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "its mode {:o} lets other users write it",
+            meta.mode() & 0o777
+        ));
+    }
+    Ok(())
+}
+
 /// The folder of the file index, under the cache folder.
 const INDEX_DIR: &str = "files";
 
@@ -126,9 +151,14 @@ impl CompileCache {
         if !path.exists() {
             return None;
         }
+        if let Err(why) = owned(&path) {
+            tracing::warn!(path = %path.display(), "not loading a cache entry: {why}; compiling again");
+            return None;
+        }
         // SAFETY: the file is in our own cache folder, named by the content
-        // hash and this engine's compatibility hash, and written only by
-        // `files::write_atomically` from `Component::serialize`.
+        // hash and this engine's compatibility hash, written only by
+        // `files::write_atomically` from `Component::serialize`, and owned
+        // by this user with no one else able to write it (`owned`).
         match unsafe { Component::deserialize_file(engine, &path) } {
             Ok(component) => {
                 mark_used(&path);
@@ -323,6 +353,28 @@ mod tests {
         assert!(cache.holds(&sha(&a)), "used after b, so kept");
         assert!(!cache.holds(&sha(&b)), "the least recently used goes");
         assert!(cache.holds(&sha(&c)), "the one just written stays");
+    }
+
+    #[test]
+    fn entries_others_could_have_written_are_not_loaded() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::default();
+        let cache = CompileCache::open(dir.path(), &engine, u64::MAX).unwrap();
+        let bytes = component(1);
+        cache.load_or_compile(&engine, &bytes).unwrap();
+        let entry = cache.entry_path(&sha(&bytes));
+        assert!(cache.load(&engine, &sha(&bytes)).is_some());
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert!(
+            cache.load(&engine, &sha(&bytes)).is_none(),
+            "world-writable"
+        );
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let real = entry.with_extension("real");
+        std::fs::rename(&entry, &real).unwrap();
+        std::os::unix::fs::symlink(&real, &entry).unwrap();
+        assert!(cache.load(&engine, &sha(&bytes)).is_none(), "a symlink");
     }
 
     #[test]

@@ -26,6 +26,7 @@ use wasmtime::{
 
 use crate::compile_cache::CompileCache;
 use crate::files::FileStamp;
+use crate::lock::FileGate;
 use crate::state::{self, CallState};
 
 /// How often the epoch advances: the granularity of deadlines and of yields.
@@ -247,6 +248,7 @@ impl ToolEngine {
         path: &Path,
         stamp: Option<FileStamp>,
         tiering: Tiering,
+        gate: Option<FileGate>,
     ) -> anyhow::Result<Compiled> {
         let (engine, path) = (self.optimized.engine.clone(), path.to_path_buf());
         let baseline = match tiering {
@@ -255,30 +257,37 @@ impl ToolEngine {
         };
         let cache = self.cache.clone();
         tokio::task::spawn_blocking(move || {
+            let pass = |sha256: &str| match &gate {
+                Some(gate) => gate.check(sha256).map_err(anyhow::Error::msg),
+                None => Ok(()),
+            };
+            // A compilation the cache holds is the host's own work, loaded
+            // without running anything; the lock is checked before any of
+            // the tool's code is compiled or instantiated.
             if let Some(compiled) = stamp.and_then(|s| cache.load_file(&engine, &path, s)) {
+                pass(&compiled.sha256)?;
                 return Ok(compiled);
             }
             let bytes = std::fs::read(&path).context("cannot read")?;
             check_is_component(&bytes)?;
-            if let Some(baseline) = baseline {
-                let sha256 = hex::encode(Sha256::digest(&bytes));
-                if !cache.holds(&sha256) {
-                    match Component::new(&baseline, &bytes) {
-                        Ok(component) => {
-                            return Ok(Compiled {
-                                component,
-                                sha256,
-                                baseline_of: Some(Source {
-                                    bytes,
-                                    file: stamp.map(|stamp| (path, stamp)),
-                                }),
-                            });
-                        }
-                        Err(e) => tracing::info!(
-                            path = %path.display(),
-                            "Winch cannot compile it, so Cranelift does: {e:#}"
-                        ),
+            let sha256 = hex::encode(Sha256::digest(&bytes));
+            pass(&sha256)?;
+            if let Some(baseline) = baseline.filter(|_| !cache.holds(&sha256)) {
+                match Component::new(&baseline, &bytes) {
+                    Ok(component) => {
+                        return Ok(Compiled {
+                            component,
+                            sha256,
+                            baseline_of: Some(Source {
+                                bytes,
+                                file: stamp.map(|stamp| (path, stamp)),
+                            }),
+                        });
                     }
+                    Err(e) => tracing::info!(
+                        path = %path.display(),
+                        "Winch cannot compile it, so Cranelift does: {e:#}"
+                    ),
                 }
             }
             let compiled = cache.load_or_compile(&engine, &bytes)?;
@@ -350,17 +359,27 @@ impl Drop for OptimizingGuard {
     }
 }
 
+/// Core instances one component instance may have (the pool's per-component
+/// maximum, and every Store's limit on either engine).
+pub const MAX_CORE_INSTANCES_PER_COMPONENT: u32 = 64;
+/// Linear memories one component instance may have.
+pub const MAX_MEMORIES_PER_COMPONENT: u32 = 8;
+/// Tables one component instance may have.
+pub const MAX_TABLES_PER_COMPONENT: u32 = 16;
+
 fn engine_config(options: &EngineOptions) -> Config {
     let mut pool = PoolingAllocationConfig::default();
     let instances = options.max_instances.max(1);
+    // Totals fit `max_instances` instances of the widest component allowed,
+    // so one tool cannot take another's core instances, memories or tables.
     pool.total_component_instances(instances)
-        .total_core_instances(instances.saturating_mul(16))
-        .total_memories(instances.saturating_mul(8))
-        .total_tables(instances.saturating_mul(8))
+        .total_core_instances(instances.saturating_mul(MAX_CORE_INSTANCES_PER_COMPONENT))
+        .total_memories(instances.saturating_mul(MAX_MEMORIES_PER_COMPONENT))
+        .total_tables(instances.saturating_mul(MAX_TABLES_PER_COMPONENT))
         .total_stacks(instances)
-        .max_core_instances_per_component(64)
-        .max_memories_per_component(16)
-        .max_tables_per_component(16)
+        .max_core_instances_per_component(MAX_CORE_INSTANCES_PER_COMPONENT)
+        .max_memories_per_component(MAX_MEMORIES_PER_COMPONENT)
+        .max_tables_per_component(MAX_TABLES_PER_COMPONENT)
         .max_memory_size(options.max_memory_bytes)
         .table_keep_resident(64 << 10);
     // wasmtime 50's scan resets every written page, present or swapped out,

@@ -134,11 +134,20 @@ impl HostBuilder {
             cache_dir: self.cache_dir.unwrap_or_else(|| state_dir.join("cache")),
             cache_max_bytes: config.limits.compile_cache_bytes(),
         })?);
-        let mut registry =
-            Registry::load_tiered(&engine, &tools_dir, &config, None, self.tiering).await?;
+        // Read first: no file that differs from the lock is compiled or run.
+        let lock = read_lock(&self.dir, self.ignore_lock)?;
+        let mut registry = Registry::load_tiered(
+            &engine,
+            &tools_dir,
+            &config,
+            None,
+            self.tiering,
+            lock.as_ref(),
+        )
+        .await?;
         tiering::spawn(engine.clone(), registry.take_upgrades());
-        if let Some(lock) = read_lock(&self.dir, self.ignore_lock)? {
-            registry.enforce_lock(&lock);
+        if let Some(lock) = &lock {
+            registry.enforce_lock(lock);
         }
         let needs_kv = registry.all().any(|t| !t.policy().grants.kv.is_empty());
         let kv: Option<Arc<dyn KvBackend>> = if needs_kv {
@@ -228,8 +237,16 @@ impl Host {
         } else {
             self.config()
         };
-        let mut fresh =
-            Registry::load_reusing(&self.engine, &self.tools_dir, &config, Some(&previous)).await?;
+        let lock = read_lock(&self.dir, self.ignore_lock)?;
+        let mut fresh = Registry::load_tiered(
+            &self.engine,
+            &self.tools_dir,
+            &config,
+            Some(&previous),
+            Tiering::BaselineFirst,
+            lock.as_ref(),
+        )
+        .await?;
         // Optimized even if this reload fails below: the compile lands in
         // the cache, and a tool kept from it meanwhile runs baseline code.
         tiering::spawn(self.engine.clone(), fresh.take_upgrades());
@@ -238,7 +255,6 @@ impl Host {
             "a tool is now granted `kv`, but this host started without its key-value store: \
              restart it to open the store"
         );
-        let lock = read_lock(&self.dir, self.ignore_lock)?;
         if let Some(lock) = &lock {
             fresh.enforce_lock(lock);
         }

@@ -291,6 +291,23 @@ impl Lockfile {
         })
     }
 
+    /// What a file of this slug must hash to before it is compiled or run:
+    /// the components locked for the tool of that name, or for the
+    /// functions of a plain component of that name (`<slug>_<function>`).
+    pub fn file_gate(&self, slug: &str) -> FileGate {
+        let prefix = format!("{slug}_");
+        let locked = self
+            .tools
+            .iter()
+            .filter(|(name, _)| *name == slug || name.starts_with(&prefix))
+            .filter_map(|(_, tool)| tool.component.clone())
+            .collect();
+        FileGate {
+            slug: slug.to_string(),
+            locked,
+        }
+    }
+
     /// What changed from `self` (the lock on disk) to `next`, a line per tool.
     pub fn diff(&self, next: &Lockfile) -> Vec<String> {
         let mut lines = Vec::new();
@@ -315,6 +332,37 @@ impl Lockfile {
     }
 }
 
+/// The hashes a tool file may have under a lock, checked before the file is
+/// compiled or any of its code runs.
+#[derive(Debug, Clone)]
+pub struct FileGate {
+    slug: String,
+    locked: Vec<String>,
+}
+
+impl FileGate {
+    /// Whether a file hashing to `sha256` may be compiled and run; why not.
+    pub fn check(&self, sha256: &str) -> Result<(), String> {
+        let name = &self.slug;
+        let review = format!(
+            "it was neither compiled nor run; review it with `toolhost inspect {name}`, then \
+             run `toolhost lock`"
+        );
+        match self.locked.as_slice() {
+            [] => Err(format!(
+                "`{name}` is not in {LOCK_FILE} (added after `toolhost lock` ran); {review} to accept it"
+            )),
+            locked if locked.iter().any(|l| l == sha256) => Ok(()),
+            [first, ..] => Err(format!(
+                "`{name}` differs from {LOCK_FILE}: component sha256 {} -> {}; {review} to \
+                 accept the change",
+                short(Some(first)),
+                short(Some(sha256)),
+            )),
+        }
+    }
+}
+
 fn sha256(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
@@ -335,6 +383,33 @@ fn access_name(access: WorkspaceAccess) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_passes_the_gate_only_with_a_hash_locked_for_its_name_or_functions() {
+        let mut lock = Lockfile::default();
+        let plain = LockedTool {
+            component: Some("b".repeat(64)),
+            ..tool()
+        };
+        lock.tools.insert("echo".into(), tool());
+        lock.tools.insert("git_push".into(), plain);
+        assert!(lock.file_gate("echo").check(&"a".repeat(64)).is_ok());
+        assert!(
+            lock.file_gate("git").check(&"b".repeat(64)).is_ok(),
+            "a plain component's functions"
+        );
+        let changed = lock.file_gate("echo").check(&"c".repeat(64)).unwrap_err();
+        assert!(
+            changed.contains("component sha256 aaaaaaaaaaaa -> cccccccccccc"),
+            "{changed}"
+        );
+        let added = lock.file_gate("notes").check(&"a".repeat(64)).unwrap_err();
+        assert!(added.contains("not in tools.lock"), "{added}");
+        assert!(
+            lock.file_gate("ech").check(&"a".repeat(64)).is_err(),
+            "no prefix match"
+        );
+    }
 
     fn tool() -> LockedTool {
         LockedTool {

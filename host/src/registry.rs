@@ -19,7 +19,7 @@ use crate::config::{Config, CustomToolSpec, ToolPolicy};
 use crate::engine::{CodeTier, Compiled, Tiering, ToolEngine};
 use crate::files::FileStamp;
 use crate::instance::{Instance, Pre};
-use crate::lock::Lockfile;
+use crate::lock::{FileGate, Lockfile};
 use crate::plain::{self, PlainFunction};
 use crate::state::CallState;
 use crate::tiering::{Code, CodeCell, Upgrade};
@@ -256,7 +256,7 @@ impl Registry {
             Some(_) => Tiering::BaselineFirst,
             None => Tiering::Optimized,
         };
-        Self::load_tiered(engine, dir, config, previous, tiering).await
+        Self::load_tiered(engine, dir, config, previous, tiering, None).await
     }
 
     /// [`Registry::load_reusing`], compiling what the cache does not hold
@@ -267,6 +267,7 @@ impl Registry {
         config: &Config,
         previous: Option<&Registry>,
         tiering: Tiering,
+        lock: Option<&Lockfile>,
     ) -> anyhow::Result<Self> {
         let files = tool_files(dir)?;
         let toolset = config.declared_toolset();
@@ -302,7 +303,8 @@ impl Registry {
                 }
                 continue;
             }
-            match load_file_tools(engine, &path, &name, config, tiering).await {
+            let gate = lock.map(|lock| lock.file_gate(&name));
+            match load_file_tools(engine, &path, &name, config, tiering, gate).await {
                 Ok((tools, upgrade)) => {
                     for tool in tools {
                         registry.insert_from_file(Arc::new(tool));
@@ -618,7 +620,7 @@ pub async fn load_tool(
     name: &str,
     config: &Config,
 ) -> Result<Vec<Tool>, String> {
-    let (tools, _) = load_file_tools(engine, path, name, config, Tiering::Optimized).await?;
+    let (tools, _) = load_file_tools(engine, path, name, config, Tiering::Optimized, None).await?;
     Ok(tools)
 }
 
@@ -630,12 +632,13 @@ async fn load_file_tools(
     name: &str,
     config: &Config,
     tiering: Tiering,
+    gate: Option<FileGate>,
 ) -> Result<(Vec<Tool>, Option<Upgrade>), String> {
     tool::check_name(name).map_err(|e| e.to_string())?;
     // Stamped before reading: a write in between makes the next reload read it again.
     let stamp = FileStamp::of(path);
     let compiled = engine
-        .load_file(path, stamp, tiering)
+        .load_file(path, stamp, tiering, gate)
         .await
         .map_err(|e| format!("{e:#}"))?;
     let (mut tools, upgrade) = load_component(engine, compiled, name, config).await?;

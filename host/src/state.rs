@@ -13,6 +13,9 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use crate::caps::http::HttpCtx;
 use crate::caps::kv::{KvCtx, KvView};
 use crate::caps::log::TraceLog;
+use crate::engine::{
+    MAX_CORE_INSTANCES_PER_COMPONENT, MAX_MEMORIES_PER_COMPONENT, MAX_TABLES_PER_COMPONENT,
+};
 use crate::usage::{CallBounds, Meter};
 
 /// Everything one call's Store holds.
@@ -100,7 +103,9 @@ impl WasiHttpView for CallState {
 const MAX_TABLE_ELEMENTS: usize = 1_000_000;
 
 /// Memory and table caps for one Store, remembering whether the cap was hit.
-/// The memory cap is for all of an instance's linear memories together.
+/// The memory cap is for all of an instance's linear memories together; the
+/// counts of core instances, memories and tables are the instance pool's
+/// per-component maxima, so baseline (on-demand) code is held to them too.
 pub(crate) struct CallLimits {
     memory_bytes: usize,
     memory_in_use: usize,
@@ -146,6 +151,18 @@ impl ResourceLimiter for CallLimits {
         Ok(true)
     }
 
+    fn instances(&self) -> usize {
+        MAX_CORE_INSTANCES_PER_COMPONENT as usize
+    }
+
+    fn memories(&self) -> usize {
+        MAX_MEMORIES_PER_COMPONENT as usize
+    }
+
+    fn tables(&self) -> usize {
+        MAX_TABLES_PER_COMPONENT as usize
+    }
+
     fn table_growing(
         &mut self,
         _current: usize,
@@ -167,5 +184,16 @@ mod tests {
         assert!(limits.memory_growing(6, 8, None).unwrap());
         assert!(limits.memory_growing(0, 3, None).is_err(), "8 + 3 > 10");
         assert!(limits.memory_hit);
+    }
+
+    #[test]
+    fn store_counts_match_the_pools_per_component_maxima() {
+        let limits = CallLimits::new(10);
+        assert_eq!(
+            limits.instances(),
+            MAX_CORE_INSTANCES_PER_COMPONENT as usize
+        );
+        assert_eq!(limits.memories(), MAX_MEMORIES_PER_COMPONENT as usize);
+        assert_eq!(limits.tables(), MAX_TABLES_PER_COMPONENT as usize);
     }
 }

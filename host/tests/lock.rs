@@ -88,6 +88,36 @@ async fn a_changed_component_is_refused() {
     assert!(host.registry().get("counter").is_some(), "the others run");
 }
 
+/// The check comes first: a file that differs from the lock is neither
+/// compiled (no compilation of it lands in the cache) nor instantiated.
+#[tokio::test]
+async fn a_changed_component_is_refused_before_it_is_compiled() {
+    use sha2::Digest as _;
+    let dir = common::host_dir(&["echo"], "");
+    lock(dir.path()).await;
+    let file = dir.path().join("tools/echo.wasm");
+    rebuild_with_note(&file);
+    let sha = hex::encode(sha2::Sha256::digest(fs::read(&file).unwrap()));
+    let cache = tempfile::tempdir().unwrap();
+    let host = Host::builder(dir.path())
+        .cache_dir(cache.path())
+        .build()
+        .await
+        .unwrap();
+    let why = refusal(&host, "echo").expect("echo refused");
+    assert!(why.contains("neither compiled nor run"), "{why}");
+    assert!(
+        why.contains("differs from tools.lock: component sha256"),
+        "{why}"
+    );
+    let compiled: Vec<String> = fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with(&sha))
+        .collect();
+    assert!(compiled.is_empty(), "compiled anyway: {compiled:?}");
+}
+
 #[tokio::test]
 async fn changed_metadata_is_refused() {
     let dir = common::host_dir(&["echo"], "");

@@ -178,6 +178,13 @@ async fn always_ask_needs_an_approval() {
     assert_eq!(result.result["approvedBy"], json!({"user": "alice"}));
     assert_eq!(result.trace.approved_by, Some(json!({"user": "alice"})));
 
+    // The approver's auth beyond its principal reaches neither the tool nor the trace.
+    let with_token = json!({"user": "alice", "token": "s3cret"});
+    let approved = live().with_approver(Arc::new(PreApproved(with_token)));
+    let result = host.call("context", json!({}), &approved).await.unwrap();
+    assert_eq!(result.result["approvedBy"], json!({"user": "alice"}));
+    assert_eq!(result.trace.approved_by, Some(json!({"user": "alice"})));
+
     let denied = live().with_approver(Arc::new(Deny));
     let result = host.call("context", json!({}), &denied).await.unwrap();
     assert!(result.is_error);

@@ -236,6 +236,22 @@ pub fn principal_id(auth: &Value) -> Option<&str> {
         .find_map(|key| auth.get(key).and_then(Value::as_str))
 }
 
+/// What traces, events and tools are told of an approver: its string
+/// `type` and id-like fields only, never the rest of its auth (which may
+/// carry tokens).
+pub fn principal_only(auth: &Value) -> Value {
+    let kept = ["type", "user", "id", "email", "name", "principal"]
+        .iter()
+        .filter_map(|key| {
+            Some((
+                key.to_string(),
+                Value::String(auth.get(*key)?.as_str()?.to_string()),
+            ))
+        })
+        .collect();
+    Value::Object(kept)
+}
+
 /// How a principal is named in messages: its id-like field, never the whole
 /// auth (which may carry tokens).
 pub fn principal_name(auth: &Value) -> String {
@@ -264,6 +280,15 @@ pub fn parse_instant(text: &str) -> Result<DateTime<FixedOffset>, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_the_principal_of_an_auth_is_passed_on() {
+        let auth = serde_json::json!({"type": "slack", "user": "ada", "token": "s3cret", "id": 7});
+        assert_eq!(
+            super::principal_only(&auth),
+            serde_json::json!({"type": "slack", "user": "ada"})
+        );
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -409,6 +409,21 @@ fn describe(method: &http::Method, scheme: &str, host: &str, port: u16, uri: &ht
     format!("{method} {scheme}://{host}:{port}{}{query}", uri.path())
 }
 
+/// The request with any `user:password@` taken out of its `Host` header:
+/// wasmtime-wasi-http copies the guest's authority there whole, and a
+/// server (or anything logging on the way) must never receive it.
+fn without_userinfo(mut request: http::Request<WasiBody>) -> http::Request<WasiBody> {
+    let host = request.headers().get(http::header::HOST);
+    let stripped = host
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.rsplit_once('@'))
+        .and_then(|(_, host)| http::HeaderValue::from_str(host).ok());
+    if let Some(host) = stripped {
+        request.headers_mut().insert(http::header::HOST, host);
+    }
+    request
+}
+
 impl WasiHttpHooks for HttpCtx {
     fn send_request(
         &mut self,
@@ -424,7 +439,7 @@ impl WasiHttpHooks for HttpCtx {
             > + Send,
     > {
         match self.admit(&request) {
-            Ok(outbound) => Box::new(outbound.send(request, options)),
+            Ok(outbound) => Box::new(outbound.send(without_userinfo(request), options)),
             Err(refusal) => Box::new(async move { Err(refusal) }),
         }
     }

@@ -925,3 +925,25 @@ async fn the_system_resolver_reads_the_hosts_file() {
     assert!(!ips.is_empty());
     assert!(ips.iter().all(IpAddr::is_loopback), "{ips:?}");
 }
+
+#[tokio::test]
+async fn the_host_header_never_carries_userinfo() {
+    let server = Server::start(|_| ok(b"hi")).await;
+    let port = server.addr.port();
+    let grant = format!("http://127.0.0.1:{port}");
+    let (mut ctx, _) = ctx(Network::system(), &[&grant], true);
+    let mut sent = request("GET", &format!("http://ada:s3cret@127.0.0.1:{port}/"));
+    // What wasmtime-wasi-http puts there: the guest's authority, whole.
+    sent.headers_mut().insert(
+        http::header::HOST,
+        http::HeaderValue::from_str(&format!("ada:s3cret@127.0.0.1:{port}")).unwrap(),
+    );
+    send(&mut ctx, sent, None).await.unwrap();
+    let head = server.heads().concat();
+    assert!(!head.contains("s3cret"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains(&format!("host: 127.0.0.1:{port}")),
+        "{head}"
+    );
+}
