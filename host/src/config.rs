@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::caps::http::AllowList;
 use crate::toolset::Toolset;
 use crate::usage::HostBudget;
+pub use crate::usage::{DEFAULT_HOST_MEMORY_MB, DEFAULT_MAX_HANDLES};
 
 /// The file name looked for in a host directory.
 pub const CONFIG_FILE: &str = "toolhost.toml";
@@ -217,14 +218,8 @@ pub const MAX_COMPILE_CACHE_MB: u64 = 1 << 20;
 pub const DEFAULT_QUEUE_TIMEOUT_MS: u64 = 10_000;
 /// The most calls the host may be configured to run at once.
 pub const MAX_CONCURRENT_CALLS_CAP: u32 = 4096;
-/// Host memory one call may hold by default, in MiB: a thousand 32 KiB header
-/// maps, or 32 one-MiB key-value values.
-pub const DEFAULT_HOST_MEMORY_MB: u64 = 32;
 /// The largest `host_memory_mb`.
 pub const MAX_HOST_MEMORY_MB: u64 = 4096;
-/// Resource handles one call may hold at once by default. The example tools
-/// in Rust, Python and TypeScript hold well under a hundred.
-pub const DEFAULT_MAX_HANDLES: u32 = 1024;
 /// The smallest `max_handles`: a toolchain's start-up opens a few dozen.
 pub const MIN_MAX_HANDLES: u32 = 64;
 /// The largest `max_handles`.

@@ -26,8 +26,10 @@ use wasmtime::{
 
 use crate::compile_cache::CompileCache;
 use crate::files::FileStamp;
-use crate::lock::FileGate;
-use crate::state::{self, CallState};
+use crate::state::{
+    self, CallState, MAX_CORE_INSTANCES_PER_COMPONENT, MAX_MEMORIES_PER_COMPONENT,
+    MAX_TABLES_PER_COMPONENT,
+};
 
 /// How often the epoch advances: the granularity of deadlines and of yields.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
@@ -248,7 +250,7 @@ impl ToolEngine {
         path: &Path,
         stamp: Option<FileStamp>,
         tiering: Tiering,
-        gate: Option<FileGate>,
+        gate: Option<ContentGate>,
     ) -> anyhow::Result<Compiled> {
         let (engine, path) = (self.optimized.engine.clone(), path.to_path_buf());
         let baseline = match tiering {
@@ -258,7 +260,7 @@ impl ToolEngine {
         let cache = self.cache.clone();
         tokio::task::spawn_blocking(move || {
             let pass = |sha256: &str| match &gate {
-                Some(gate) => gate.check(sha256).map_err(anyhow::Error::msg),
+                Some(gate) => gate(sha256).map_err(anyhow::Error::msg),
                 None => Ok(()),
             };
             // A compilation the cache holds is the host's own work, loaded
@@ -359,13 +361,9 @@ impl Drop for OptimizingGuard {
     }
 }
 
-/// Core instances one component instance may have (the pool's per-component
-/// maximum, and every Store's limit on either engine).
-pub const MAX_CORE_INSTANCES_PER_COMPONENT: u32 = 64;
-/// Linear memories one component instance may have.
-pub const MAX_MEMORIES_PER_COMPONENT: u32 = 8;
-/// Tables one component instance may have.
-pub const MAX_TABLES_PER_COMPONENT: u32 = 16;
+/// Decides from a file's SHA-256 whether it may be compiled and run (the
+/// lock's check); why not.
+pub(crate) type ContentGate = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
 
 fn engine_config(options: &EngineOptions) -> Config {
     let mut pool = PoolingAllocationConfig::default();

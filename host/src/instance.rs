@@ -13,11 +13,11 @@ use crate::caps::kv::KvCtx;
 use crate::caps::log::TraceLog;
 use crate::caps::stdio::Capture;
 use crate::caps::workspace::WasiSetup;
-use crate::config::{DEFAULT_MAX_OUTPUT_BYTES, HostLimits};
+use crate::config::DEFAULT_MAX_OUTPUT_BYTES;
 use crate::engine::{MAX_WASM_STACK_BYTES, ToolEngine};
 use crate::plain::PlainFunction;
 use crate::state::CallState;
-use crate::usage::{CallBounds, Meter};
+use crate::usage::{CallBounds, HostBudget, Meter};
 
 /// How much of a tool's stdout/stderr is kept while loading it.
 const LOAD_CAPTURE_BYTES: usize = 4096;
@@ -201,7 +201,7 @@ impl Instance {
         memory_bytes: usize,
         budget: Duration,
     ) -> Result<Self, Failure> {
-        let host = HostLimits::default().host_budget();
+        let host = HostBudget::default();
         let bounds = CallBounds {
             memory_bytes,
             host,

@@ -16,10 +16,10 @@ use wasmtime::component::InstancePre;
 
 use crate::bindings::{ContractPre, types};
 use crate::config::{Config, CustomToolSpec, ToolPolicy};
-use crate::engine::{CodeTier, Compiled, Tiering, ToolEngine};
+use crate::engine::{CodeTier, Compiled, ContentGate, Tiering, ToolEngine};
 use crate::files::FileStamp;
 use crate::instance::{Instance, Pre};
-use crate::lock::{FileGate, Lockfile};
+use crate::lock::Lockfile;
 use crate::plain::{self, PlainFunction};
 use crate::state::CallState;
 use crate::tiering::{Code, CodeCell, Upgrade};
@@ -303,7 +303,10 @@ impl Registry {
                 }
                 continue;
             }
-            let gate = lock.map(|lock| lock.file_gate(&name));
+            let gate = lock.map(|lock| {
+                let gate = lock.file_gate(&name);
+                Box::new(move |sha256: &str| gate.check(sha256)) as ContentGate
+            });
             match load_file_tools(engine, &path, &name, config, tiering, gate).await {
                 Ok((tools, upgrade)) => {
                     for tool in tools {
@@ -632,7 +635,7 @@ async fn load_file_tools(
     name: &str,
     config: &Config,
     tiering: Tiering,
-    gate: Option<FileGate>,
+    gate: Option<ContentGate>,
 ) -> Result<(Vec<Tool>, Option<Upgrade>), String> {
     tool::check_name(name).map_err(|e| e.to_string())?;
     // Stamped before reading: a write in between makes the next reload read it again.

@@ -13,9 +13,6 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use crate::caps::http::HttpCtx;
 use crate::caps::kv::{KvCtx, KvView};
 use crate::caps::log::TraceLog;
-use crate::engine::{
-    MAX_CORE_INSTANCES_PER_COMPONENT, MAX_MEMORIES_PER_COMPONENT, MAX_TABLES_PER_COMPONENT,
-};
 use crate::usage::{CallBounds, Meter};
 
 /// Everything one call's Store holds.
@@ -98,6 +95,14 @@ impl WasiHttpView for CallState {
         }
     }
 }
+
+/// Core instances one component instance may have (the instance pool's
+/// per-component maximum, and every Store's limit on either engine).
+pub const MAX_CORE_INSTANCES_PER_COMPONENT: u32 = 64;
+/// Linear memories one component instance may have.
+pub const MAX_MEMORIES_PER_COMPONENT: u32 = 8;
+/// Tables one component instance may have.
+pub const MAX_TABLES_PER_COMPONENT: u32 = 16;
 
 /// The most table elements one instance may have.
 const MAX_TABLE_ELEMENTS: usize = 1_000_000;

@@ -15,6 +15,13 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+/// Host memory one call may hold by default, in MiB: a thousand 32 KiB header
+/// maps, or 32 one-MiB key-value values.
+pub const DEFAULT_HOST_MEMORY_MB: u64 = 32;
+/// Resource handles one call may hold at once by default. The example tools
+/// in Rust, Python and TypeScript hold well under a hundred.
+pub const DEFAULT_MAX_HANDLES: u32 = 1024;
+
 /// The host-side resources one call may hold, from `[limits]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostBudget {
@@ -22,6 +29,15 @@ pub struct HostBudget {
     pub bytes: usize,
     /// Resource handles the call may hold at once (`max_handles`).
     pub handles: u32,
+}
+
+impl Default for HostBudget {
+    fn default() -> Self {
+        Self {
+            bytes: (DEFAULT_HOST_MEMORY_MB << 20) as usize,
+            handles: DEFAULT_MAX_HANDLES,
+        }
+    }
 }
 
 impl HostBudget {

@@ -14,8 +14,7 @@ use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinitio
 use wasmtime::component::{HasData, Resource, ResourceTable};
 
 use crate::bindings::wasi::keyvalue::{atomics, batch, store};
-use crate::config::HostLimits;
-use crate::usage::{Charge, Meter};
+use crate::usage::{Charge, HostBudget, Meter};
 
 /// The largest value a tool may store, in bytes.
 pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
@@ -313,7 +312,7 @@ impl KvCtx {
             backend: Some(backend),
             buckets,
             read_only,
-            meter: Meter::new(HostLimits::default().host_budget()),
+            meter: Meter::new(HostBudget::default()),
         }
     }
 
@@ -323,7 +322,7 @@ impl KvCtx {
             backend: None,
             buckets: Vec::new(),
             read_only: true,
-            meter: Meter::new(HostLimits::default().host_budget()),
+            meter: Meter::new(HostBudget::default()),
         }
     }
 
@@ -760,7 +759,7 @@ mod tests {
     #[tokio::test]
     async fn the_operation_cap_spans_every_attempt_of_a_call() {
         let (_dir, kv) = backend();
-        let meter = Meter::new(HostLimits::default().host_budget());
+        let meter = Meter::new(HostBudget::default());
         let keys: Vec<String> = (0..6000).map(|i| format!("k{i}")).collect();
         let mut table = ResourceTable::new();
         for attempt in 1..=2 {
@@ -785,7 +784,7 @@ mod tests {
     async fn a_batch_read_is_charged_per_key_against_the_host_budget() {
         let (_dir, kv) = backend();
         kv.set("b", "big", &vec![7; MAX_VALUE_BYTES]).unwrap();
-        let meter = Meter::new(HostLimits::default().host_budget());
+        let meter = Meter::new(HostBudget::default());
         let mut ctx = KvCtx::new(kv, vec!["b".into()], true).with_meter(meter.clone());
         let mut table = ResourceTable::new();
         let mut view = KvView {
@@ -820,7 +819,7 @@ mod tests {
     async fn compare_and_swap_handles_hold_their_snapshot_against_the_budget() {
         let (_dir, kv) = backend();
         kv.set("b", "big", &vec![7; MAX_VALUE_BYTES]).unwrap();
-        let meter = Meter::new(HostLimits::default().host_budget());
+        let meter = Meter::new(HostBudget::default());
         let mut ctx = KvCtx::new(kv, vec!["b".into()], true).with_meter(meter.clone());
         let mut table = ResourceTable::new();
         let mut view = KvView {
