@@ -173,6 +173,15 @@ impl SessionStore {
     fn load(&self, dir: &Path) -> anyhow::Result<Session> {
         let text = std::fs::read_to_string(dir.join(RECORD_FILE))?;
         let record: Record = serde_json::from_str(&text)?;
+        // The sweeper removes `root/<id>`: an id that is not this folder's
+        // own name would point it at another folder.
+        let folder = dir.file_name().and_then(|name| name.to_str());
+        anyhow::ensure!(
+            folder == Some(record.id.as_str()),
+            "its record names the session {:?}, not its folder's name {:?}",
+            record.id,
+            folder.unwrap_or_default()
+        );
         let as_of = record
             .as_of
             .as_deref()
@@ -482,6 +491,29 @@ mod tests {
         assert!(bound.session.as_of().is_some());
         let file = bound.session.workspace().unwrap().join("f");
         assert_eq!(std::fs::read_to_string(file).unwrap(), "kept");
+    }
+
+    #[test]
+    fn a_record_naming_another_folder_is_skipped_and_never_swept() {
+        let root = tempfile::tempdir().unwrap();
+        let sessions = root.path().join("sessions");
+        let outside = root.path().join("precious");
+        std::fs::create_dir_all(&outside).unwrap();
+        let id = store(&sessions)
+            .create(NewSession::default())
+            .unwrap()
+            .id()
+            .to_string();
+        let record = sessions.join(&id).join(RECORD_FILE);
+        let text = std::fs::read_to_string(&record).unwrap();
+        std::fs::write(&record, text.replace(&id, "../precious")).unwrap();
+        let reopened = SessionStore::open(&sessions, Duration::ZERO).unwrap();
+        assert!(reopened.list().is_empty(), "the record is skipped");
+        reopened.sweep();
+        assert!(
+            outside.is_dir(),
+            "nothing outside the sessions folder is removed"
+        );
     }
 
     #[test]
