@@ -237,10 +237,10 @@ pub fn principal_id(auth: &Value) -> Option<&str> {
 }
 
 /// What traces, events and tools are told of an approver: its string
-/// `type` and id-like fields only, never the rest of its auth (which may
-/// carry tokens).
+/// `type`, `via` and id-like fields only, never the rest of its auth (which
+/// may carry tokens).
 pub fn principal_only(auth: &Value) -> Value {
-    let kept = ["type", "user", "id", "email", "name", "principal"]
+    let kept = ["type", "via", "user", "id", "email", "name", "principal"]
         .iter()
         .filter_map(|key| {
             Some((
@@ -287,6 +287,8 @@ mod tests {
             super::principal_only(&auth),
             serde_json::json!({"type": "slack", "user": "ada"})
         );
+        let mcp = serde_json::json!({"principal": "user of c", "via": "mcp-elicitation"});
+        assert_eq!(super::principal_only(&mcp), mcp);
     }
 
     use super::*;
