@@ -58,6 +58,11 @@ async fn attack(attack: &str, count: u32) -> CallResult {
     let (result, _) = tokio::join!(bomb, beside);
     let result = result.expect("the attack is a call that ran");
     let grew = rss_bytes().saturating_sub(idle);
+    println!(
+        "{attack} x{count}: RSS +{} MiB; {}",
+        grew >> 20,
+        serde_json::to_string(&result.usage).unwrap_or_default()
+    );
     assert!(
         grew < RSS_BOUND_BYTES,
         "{attack}: RSS grew {} MiB during the attack",
