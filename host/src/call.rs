@@ -25,7 +25,7 @@ use crate::config::{Permission, WorkspaceAccess};
 use crate::error::{CallError, InputError};
 use crate::host::Host;
 use crate::instance::{Caps, Failure, Instance};
-use crate::output::ToolOutput;
+use crate::output::{MAX_JSON_VALUES, ToolOutput};
 use crate::plain::{self, PlainFunction};
 use crate::registry::{Tool, effect_from_guest};
 use crate::session::{
@@ -799,6 +799,21 @@ impl Call<'_> {
             Ok(result) => result,
             Err(failure) => return Err(types::ToolError::Failed(self.describe(&failure))),
         };
+        if let Some(value) = &result {
+            let size = plain::convert::JsonSize::of(value);
+            let cap = self.tool.policy().limits.output_bytes;
+            if size.values > MAX_JSON_VALUES || size.bytes > cap {
+                self.meter.output(size.bytes);
+                self.meter.hit("output", cap as u64);
+                return Err(types::ToolError::Failed(format!(
+                    "output cap hit: `{}` returned {} JSON values in at least {} bytes; at most \
+                     {MAX_JSON_VALUES} values and {cap} bytes are allowed (max_output_bytes)",
+                    function.export_path(),
+                    size.values,
+                    size.bytes
+                )));
+            }
+        }
         let json = |value: &Value| types::ContentBlock::Json(value.to_string());
         Ok(match result.as_ref().map(plain::convert::to_json) {
             None => types::ToolOutput {

@@ -352,3 +352,27 @@ async fn a_function_named_like_another_file_is_refused_with_that_file() {
         );
     }
 }
+
+/// A plain component's result is measured before it is turned into JSON.
+#[tokio::test]
+async fn a_result_over_the_output_cap_is_refused_before_it_is_converted() {
+    let (_dir, host) = shapes("[tools.plain_shapes_upper]\nmax_output_bytes = 1024\n").await;
+    let result = host
+        .call(
+            "plain_shapes_upper",
+            json!({"s": "a".repeat(2000)}),
+            &common::live(),
+        )
+        .await
+        .unwrap();
+    assert!(result.is_error);
+    let text = result.result.to_string();
+    assert!(
+        text.contains("output cap hit: `test:shapes/text@0.1.0#upper` returned 1 JSON values in at least 2003 bytes"),
+        "{text}"
+    );
+    assert_eq!(
+        result.usage.limit.map(|l| (l.name, l.value)),
+        Some(("output", 1024))
+    );
+}

@@ -189,6 +189,75 @@ pub fn to_json(val: &Val) -> Value {
     }
 }
 
+/// What [`to_json`] would make of a value, counted before it is made: the
+/// JSON values (object keys included) and at least how many bytes of JSON
+/// text, so a result too big to convert is refused without converting it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JsonSize {
+    /// Values and object keys.
+    pub values: usize,
+    /// The fewest bytes of JSON text they take.
+    pub bytes: usize,
+}
+
+impl JsonSize {
+    /// The size of `val` as JSON.
+    pub fn of(val: &Val) -> Self {
+        let mut size = Self::default();
+        size.add(val);
+        size
+    }
+
+    fn count(&mut self, values: usize, bytes: usize) {
+        self.values = self.values.saturating_add(values);
+        self.bytes = self.bytes.saturating_add(bytes);
+    }
+
+    fn add(&mut self, val: &Val) {
+        // Each value also takes a separator or a bracket.
+        match val {
+            Val::String(text) => self.count(1, text.len() + 3),
+            Val::Char(_) => self.count(1, 4),
+            Val::Variant(name, None) | Val::Enum(name) => self.count(1, name.len() + 3),
+            Val::Flags(names) => self.count(
+                1 + names.len(),
+                2 + names.iter().map(|n| n.len() + 3).sum::<usize>(),
+            ),
+            Val::List(items) | Val::Tuple(items) | Val::FixedLengthList(items) => {
+                self.count(1, 2);
+                items.iter().for_each(|item| self.add(item));
+            }
+            Val::Record(fields) => {
+                self.count(1, 2);
+                for (name, value) in fields {
+                    self.count(1, name.len() + 3);
+                    self.add(value);
+                }
+            }
+            Val::Variant(name, Some(payload)) => {
+                self.count(2, name.len() + 5);
+                self.add(payload);
+            }
+            Val::Option(Some(value)) => self.add(value),
+            Val::Result(Ok(value) | Err(value)) => {
+                self.count(2, 7);
+                if let Some(value) = value {
+                    self.add(value);
+                }
+            }
+            Val::Map(entries) => {
+                self.count(1, 2);
+                for (key, value) in entries {
+                    self.count(1, 3);
+                    self.add(key);
+                    self.add(value);
+                }
+            }
+            _ => self.count(1, 2),
+        }
+    }
+}
+
 /// `"name"` or `{"name": payload}`: a variant case as JSON.
 fn case_of(json: &Value) -> (Option<&str>, Option<&Value>) {
     match json {
@@ -250,6 +319,27 @@ mod num_bounds {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn json_size_counts_what_to_json_makes_without_making_it() {
+        let val = Val::Record(vec![
+            ("name".into(), Val::String("ada".into())),
+            ("bytes".into(), Val::List(vec![Val::U8(1); 1000])),
+        ]);
+        let size = JsonSize::of(&val);
+        let json = to_json(&val);
+        assert_eq!(
+            size.values,
+            1 + 2 + 1 + 1 + 1000,
+            "the record, 2 keys, 2 values, 1000 items"
+        );
+        assert!(
+            size.bytes <= json.to_string().len() + 8,
+            "{size:?} vs {}",
+            json.to_string().len()
+        );
+        assert!(size.bytes >= 2000, "{size:?}");
+    }
+
     use super::*;
 
     #[test]
