@@ -90,7 +90,16 @@ impl CompileCache {
         engine: &Engine,
         bytes: &[u8],
     ) -> anyhow::Result<Compiled> {
-        let sha256 = hex::encode(Sha256::digest(bytes));
+        self.load_or_compile_hashed(engine, bytes, hex::encode(Sha256::digest(bytes)))
+    }
+
+    /// [`Self::load_or_compile`] for `bytes` whose SHA-256 the caller has.
+    pub(crate) fn load_or_compile_hashed(
+        &self,
+        engine: &Engine,
+        bytes: &[u8],
+        sha256: String,
+    ) -> anyhow::Result<Compiled> {
         if let Some(component) = self.load(engine, &sha256) {
             return Ok(Compiled::optimized(component, sha256));
         }

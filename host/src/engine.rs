@@ -292,7 +292,7 @@ impl ToolEngine {
                     ),
                 }
             }
-            let compiled = cache.load_or_compile(&engine, &bytes)?;
+            let compiled = cache.load_or_compile_hashed(&engine, &bytes, sha256)?;
             if let Some(stamp) = stamp {
                 cache.record(&path, stamp, &compiled.sha256);
             }
