@@ -318,9 +318,17 @@ impl HttpCtx {
         }
     }
 
-    /// A context that refuses every request.
+    /// A context that refuses every request. Every one shares one network:
+    /// it never reaches it, and a new one per instance would cost its slots
+    /// and resolver each time (metadata, `effect-for`, dry-run).
     pub fn deny_all(trace: TraceLog) -> Self {
-        Self::new(Network::system(), Arc::default(), true, trace)
+        static UNUSED: std::sync::OnceLock<Network> = std::sync::OnceLock::new();
+        Self::new(
+            UNUSED.get_or_init(Network::system).clone(),
+            Arc::default(),
+            true,
+            trace,
+        )
     }
 
     /// The same context counting against `budget` (shared with other
