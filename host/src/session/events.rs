@@ -131,18 +131,18 @@ impl EventData {
             Self::Requested(requested) => DroppedPayload {
                 call_id: Some(requested.call_id.clone()),
                 tool_name: Some(requested.tool_name.clone()),
-                ..DroppedPayload::default()
+                ..DroppedPayload::EMPTY
             },
             Self::Result(result) => DroppedPayload {
                 call_id: Some(result.call_id.clone()),
                 tool_name: Some(result.tool_name.clone()),
                 is_error: Some(result.is_error),
                 usage: Some(result.usage.clone()),
-                ..DroppedPayload::default()
+                ..DroppedPayload::EMPTY
             },
             Self::Json(value) => DroppedPayload {
                 call_id: value["callId"].as_str().map(str::to_string),
-                ..DroppedPayload::default()
+                ..DroppedPayload::EMPTY
             },
             Self::Refused(_) | Self::Dropped(_) => return None,
         };
@@ -151,7 +151,7 @@ impl EventData {
 }
 
 /// An event whose payload the history dropped: what identifies it stays.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DroppedPayload {
     /// The call it was about.
@@ -170,6 +170,17 @@ pub struct DroppedPayload {
     pub payload_dropped: bool,
 }
 
+impl DroppedPayload {
+    /// Nothing kept but the mark.
+    const EMPTY: Self = Self {
+        call_id: None,
+        tool_name: None,
+        is_error: None,
+        usage: None,
+        payload_dropped: true,
+    };
+}
+
 impl Serialize for EventData {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
@@ -181,11 +192,7 @@ impl Serialize for EventData {
             .serialize(serializer),
             Self::Refused(refused) => refused.serialize(serializer),
             Self::Json(value) => value.serialize(serializer),
-            Self::Dropped(dropped) => DroppedPayload {
-                payload_dropped: true,
-                ..DroppedPayload::clone(dropped)
-            }
-            .serialize(serializer),
+            Self::Dropped(dropped) => dropped.serialize(serializer),
         }
     }
 }
