@@ -844,16 +844,15 @@ fn escape_hidden(text: &str, escape: impl Fn(char) -> String) -> std::borrow::Co
     if !text.chars().any(crate::tool::is_hidden_control) {
         return std::borrow::Cow::Borrowed(text);
     }
-    text.chars()
-        .map(|c| {
-            if crate::tool::is_hidden_control(c) {
-                escape(c)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect::<String>()
-        .into()
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        if crate::tool::is_hidden_control(c) {
+            shown.push_str(&escape(c));
+        } else {
+            shown.push(c);
+        }
+    }
+    shown.into()
 }
 
 #[cfg(test)]
