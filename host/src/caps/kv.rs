@@ -780,12 +780,19 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_batch_read_is_charged_per_key_against_the_host_budget() {
-        let (_dir, kv) = backend();
+    /// A read-only context on a bucket `b` whose key `big` holds the
+    /// largest value, counting in the returned meter.
+    fn reading_one_big_value() -> (tempfile::TempDir, KvCtx, Arc<Meter>) {
+        let (dir, kv) = backend();
         kv.set("b", "big", &vec![7; MAX_VALUE_BYTES]).unwrap();
         let meter = Meter::new(HostBudget::default());
-        let mut ctx = KvCtx::new(kv, vec!["b".into()], true).with_meter(meter.clone());
+        let ctx = KvCtx::new(kv, vec!["b".into()], true).with_meter(meter.clone());
+        (dir, ctx, meter)
+    }
+
+    #[tokio::test]
+    async fn a_batch_read_is_charged_per_key_against_the_host_budget() {
+        let (_dir, mut ctx, meter) = reading_one_big_value();
         let mut table = ResourceTable::new();
         let mut view = KvView {
             ctx: &mut ctx,
@@ -817,10 +824,7 @@ mod tests {
 
     #[tokio::test]
     async fn compare_and_swap_handles_hold_their_snapshot_against_the_budget() {
-        let (_dir, kv) = backend();
-        kv.set("b", "big", &vec![7; MAX_VALUE_BYTES]).unwrap();
-        let meter = Meter::new(HostBudget::default());
-        let mut ctx = KvCtx::new(kv, vec!["b".into()], true).with_meter(meter.clone());
+        let (_dir, mut ctx, _) = reading_one_big_value();
         let mut table = ResourceTable::new();
         let mut view = KvView {
             ctx: &mut ctx,
