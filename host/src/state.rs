@@ -7,12 +7,14 @@ use std::time::Instant;
 
 use wasmtime::ResourceLimiter;
 use wasmtime::component::{Linker, ResourceTable};
+use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::caps::http::HttpCtx;
 use crate::caps::kv::{KvCtx, KvView};
 use crate::caps::log::TraceLog;
+use crate::caps::workspace::FilesView;
 use crate::usage::{CallBounds, Meter};
 
 /// Everything one call's Store holds.
@@ -65,9 +67,20 @@ impl CallState {
     }
 }
 
+/// The `wasi:filesystem/types` instance wasmtime-wasi links, whose
+/// listing and opening the workspace capability serves itself.
+const FILESYSTEM_TYPES: &str = "wasi:filesystem/types@0.2.12";
+
 /// Link every interface a tool may import. Ungranted ones refuse inside.
 pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     wasmtime_wasi::p2::add_to_linker_async(linker)?;
+    crate::caps::workspace::add_to_linker(linker, FILESYSTEM_TYPES, |s| FilesView {
+        files: WasiFilesystemCtxView {
+            ctx: s.wasi.filesystem(),
+            table: &mut s.table,
+        },
+        meter: &s.meter,
+    })?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
     crate::caps::log::add_to_linker(linker, |s| &mut s.trace)?;
     crate::caps::kv::add_to_linker(linker, |s| KvView {

@@ -97,6 +97,7 @@ pub struct Meter {
     kv_bytes_read: AtomicU64,
     kv_bytes_written: AtomicU64,
     output_bytes: AtomicUsize,
+    files_opened: AtomicU32,
     limit_hit: std::sync::OnceLock<LimitHit>,
 }
 
@@ -112,6 +113,7 @@ impl Meter {
             kv_bytes_read: AtomicU64::new(0),
             kv_bytes_written: AtomicU64::new(0),
             output_bytes: AtomicUsize::new(0),
+            files_opened: AtomicU32::new(0),
             limit_hit: std::sync::OnceLock::new(),
         })
     }
@@ -143,6 +145,11 @@ impl Meter {
             meter: Arc::clone(self),
             bytes,
         })
+    }
+
+    /// Count one more file or directory opened, or listing started.
+    pub fn file_opened(&self) {
+        self.files_opened.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Count one more key-value operation (a batch counts each key); the
@@ -193,6 +200,7 @@ impl Meter {
             kv_bytes_written: self.kv_bytes_written.load(Ordering::Relaxed),
             http_requests,
             output_bytes: self.output_bytes.load(Ordering::Relaxed) as u64,
+            files_opened: self.files_opened.load(Ordering::Relaxed),
             limit: self.limit_hit.get().copied(),
         }
     }
@@ -244,6 +252,8 @@ pub struct Usage {
     pub http_requests: u32,
     /// Bytes of the result, as the tool returned it.
     pub output_bytes: u64,
+    /// Files and directories opened in the workspace, listings included.
+    pub files_opened: u32,
     /// The limit that ended the call or refused part of it, if one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<LimitHit>,

@@ -160,7 +160,10 @@ async fn every_result_carries_its_receipt() {
     assert_eq!(usage.attempts, 1);
     assert!(usage.wall_us > 0);
     assert!(usage.peak_memory_bytes > 0, "{usage:?}");
-    assert_eq!((usage.kv_ops, usage.http_requests), (0, 0));
+    assert_eq!(
+        (usage.kv_ops, usage.http_requests, usage.files_opened),
+        (0, 0, 0)
+    );
     assert_eq!(usage.output_bytes as usize, "still here".len() + 64);
     assert!(usage.limit.is_none());
     let envelope = serde_json::to_value(&result).unwrap();
@@ -179,4 +182,94 @@ async fn every_result_carries_its_receipt() {
     assert_eq!(small.usage.kv_ops, 4);
     assert_eq!(small.usage.kv_bytes_read, 3 << 20);
     assert!(small.usage.peak_host_bytes >= 3 << 20, "{:?}", small.usage);
+}
+
+/// Files in the directory the listing test lists.
+const HUGE_DIRECTORY_FILES: u32 = 300_000;
+/// Calls listing it at once.
+const CONCURRENT_LISTINGS: usize = 8;
+/// How long an `echo` call may take while the listings run.
+const ECHO_BOUND: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// A directory of 300 000 files listed by 8 calls at once, each on its own
+/// task as the server runs them: the host never holds a listing, and
+/// another tool's calls keep answering on the two workers the listings
+/// share.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listing_a_huge_directory_streams_and_starves_nobody() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let config = "[tools.host_bomb]\nworkspace = \"read\"\ntimeout_ms = 60000\n";
+    let (_dir, host) = host(&["host_bomb", "echo"], config).await;
+    let host = std::sync::Arc::new(host);
+    // Memory-backed where there is one: 300 000 creates on this machine's
+    // ext4 take minutes of kernel time.
+    let shm = std::path::Path::new("/dev/shm");
+    let workspace = if shm.is_dir() {
+        tempfile::tempdir_in(shm)
+    } else {
+        tempfile::tempdir()
+    }
+    .expect("workspace");
+    for i in 0..HUGE_DIRECTORY_FILES {
+        std::fs::File::create(workspace.path().join(format!("f{i:06}"))).expect("file");
+    }
+    echo(&host).await;
+    let idle = rss_bytes();
+
+    // One session each: a session runs one write call at a time.
+    let listings: Vec<_> = (0..CONCURRENT_LISTINGS)
+        .map(|_| {
+            let options = common::session(toolhost::SessionSpec {
+                workspace: Some(workspace.path().to_path_buf()),
+                ..toolhost::SessionSpec::default()
+            });
+            let host = host.clone();
+            tokio::spawn(async move {
+                host.call("host_bomb", json!({"attack": "list", "count": 1}), &options)
+                    .await
+            })
+        })
+        .collect();
+    let mut slowest = std::time::Duration::ZERO;
+    let mut peak_rss = 0;
+    let mut probes = 0;
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    while !listings.iter().all(|listing| listing.is_finished()) {
+        let started = std::time::Instant::now();
+        let host = host.clone();
+        tokio::spawn(async move { echo(&host).await })
+            .await
+            .expect("echo ran");
+        slowest = slowest.max(started.elapsed());
+        peak_rss = peak_rss.max(rss_bytes());
+        probes += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let grew = peak_rss.saturating_sub(idle);
+    println!(
+        "{CONCURRENT_LISTINGS} listings of {HUGE_DIRECTORY_FILES} files: slowest of {probes} echo calls {slowest:?}, RSS +{} MiB",
+        grew >> 20
+    );
+    for listing in listings {
+        let result = listing.await.expect("no panic").expect("the listing ran");
+        assert_eq!(
+            message(&result),
+            format!("listed {HUGE_DIRECTORY_FILES} entries"),
+            "{:?}",
+            result.usage
+        );
+        assert!(result.usage.files_opened >= 1, "{:?}", result.usage);
+        assert!(
+            result.usage.peak_host_bytes < 1 << 20,
+            "a listing is never held whole: {:?}",
+            result.usage
+        );
+    }
+    assert!(
+        probes >= 3,
+        "the listings ended before echo could be measured"
+    );
+    assert!(slowest < ECHO_BOUND, "an echo call took {slowest:?}");
+    assert!(grew < RSS_BOUND_BYTES, "RSS grew {} MiB", grew >> 20);
+    echo(&host).await;
 }

@@ -94,6 +94,48 @@ async fn read_calls_and_read_grants_cannot_write_files() {
     assert!(!dir.path().join("x").exists());
 }
 
+/// Opening a FIFO for reading blocks until a writer comes, inside a syscall
+/// no deadline can end: the host refuses FIFOs and devices before opening
+/// them. Two workers, so the test's own timeout still runs if one blocks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifos_and_devices_in_the_workspace_are_refused_before_they_are_opened() {
+    let config = "[tools.escape]\nworkspace = \"write\"\ntimeout_ms = 2000\n";
+    let (dir, host) = host(&["escape"], config).await;
+    let host = std::sync::Arc::new(host);
+    let workspace = dir.path().join("ws");
+    std::fs::create_dir_all(&workspace).unwrap();
+    let fifo = workspace.join("pipe");
+    let path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: `path` is a NUL-terminated path the test owns.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0, "mkfifo");
+    std::os::unix::fs::symlink("pipe", workspace.join("pipe-link")).unwrap();
+
+    for (path, effect) in [
+        ("/workspace/pipe", "read"),
+        ("/workspace/pipe", "write"),
+        ("/workspace/pipe-link", "read"),
+    ] {
+        let call = tokio::spawn({
+            let (host, workspace) = (host.clone(), workspace.clone());
+            async move { escape(&host, &workspace, path, effect).await }
+        });
+        let report = tokio::time::timeout(Duration::from_secs(10), call)
+            .await
+            .unwrap_or_else(|_| panic!("opening {path} ({effect}) hung"))
+            .expect("no panic");
+        for op in ["read", "write"] {
+            assert_eq!(report[op]["ok"], json!(false), "{report}");
+            assert_eq!(
+                report[op]["kind"],
+                json!("Unsupported"),
+                "{op} of {path} ({effect}): {report}"
+            );
+        }
+    }
+    let report = escape(&host, &workspace, "/workspace/file.txt", "write").await;
+    assert_eq!(report["write"]["ok"], json!(true), "{report}");
+}
+
 #[tokio::test]
 async fn kv_is_limited_to_granted_buckets_and_write_effects() {
     let config = "[tools.kv_big]\nkv = [\"default\"]\n[tools.counter]\nkv = [\"other\"]\n";

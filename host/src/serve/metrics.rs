@@ -180,6 +180,7 @@ struct UsageHistograms {
     output: UsageFamily,
     kv_ops: UsageFamily,
     http_requests: UsageFamily,
+    files_opened: UsageFamily,
 }
 
 impl UsageHistograms {
@@ -226,6 +227,13 @@ impl UsageHistograms {
                 2.0,
                 10,
             ),
+            files_opened: family(
+                "call_files_opened",
+                "Files and directories a call opened in its workspace, by tool",
+                1.0,
+                4.0,
+                10,
+            ),
         }
     }
 
@@ -240,6 +248,7 @@ impl UsageHistograms {
             (&self.output, usage.output_bytes as f64),
             (&self.kv_ops, f64::from(usage.kv_ops)),
             (&self.http_requests, f64::from(usage.http_requests)),
+            (&self.files_opened, f64::from(usage.files_opened)),
         ];
         for (family, value) in parts {
             family.get_or_create(&labels).observe(value);

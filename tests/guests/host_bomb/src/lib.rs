@@ -11,7 +11,8 @@ use toolhost_sdk::prelude::*;
 #[derive(Deserialize, JsonSchema)]
 struct Input {
     /// `headers` (maps of six 4 KiB headers), `header_map` (one map of
-    /// `count` of them), `bodies`, `kv_batch`, `cas`, `tiny_json` or `blocks`.
+    /// `count` of them), `bodies`, `kv_batch`, `cas`, `tiny_json`, `blocks`
+    /// or `list` (the workspace listed `count` times).
     attack: String,
     /// How many of the attack's unit (header maps, keys, objects, blocks).
     count: u32,
@@ -36,6 +37,7 @@ impl Tool for HostBomb {
                 content: vec![Content::Text(String::new()); input.count as usize],
                 ..Output::default()
             }),
+            "list" => list(input.count),
             other => Err(ToolError::InvalidInput(format!("unknown attack `{other}`"))),
         }
     }
@@ -105,6 +107,20 @@ fn cas(count: u32) -> Result<Output, ToolError> {
         held.push(atomics::Cas::new(&bucket, "big").map_err(kv_error)?);
     }
     Ok(format!("held {} handles", held.len()).into())
+}
+
+/// The workspace's entries, counted `count` times over.
+fn list(count: u32) -> Result<Output, ToolError> {
+    let mut entries = 0u64;
+    for _ in 0..count {
+        let listing = std::fs::read_dir("/workspace")
+            .map_err(|e| ToolError::Failed(format!("cannot list /workspace: {e}")))?;
+        for entry in listing {
+            entry.map_err(|e| ToolError::Failed(format!("listing /workspace: {e}")))?;
+            entries += 1;
+        }
+    }
+    Ok(format!("listed {entries} entries").into())
 }
 
 /// `count` tiny JSON objects in one block.
