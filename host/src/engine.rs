@@ -28,7 +28,7 @@ use crate::compile_cache::CompileCache;
 use crate::files::FileStamp;
 use crate::state::{
     self, CallState, MAX_CORE_INSTANCES_PER_COMPONENT, MAX_MEMORIES_PER_COMPONENT,
-    MAX_TABLES_PER_COMPONENT,
+    MAX_TABLE_ELEMENTS, MAX_TABLES_PER_COMPONENT,
 };
 
 /// How often the epoch advances: the granularity of deadlines and of yields.
@@ -276,7 +276,7 @@ impl ToolEngine {
             pass(&sha256)?;
             if let Some(baseline) = baseline.filter(|_| !cache.holds(&sha256)) {
                 match Component::new(&baseline, &bytes) {
-                    Ok(component) => {
+                    Ok(component) if fits_the_pool(&component) => {
                         return Ok(Compiled {
                             component,
                             sha256,
@@ -286,6 +286,11 @@ impl ToolEngine {
                             }),
                         });
                     }
+                    Ok(_) => tracing::info!(
+                        path = %path.display(),
+                        "wider than the instance pool, so Cranelift compiles it and the pool \
+                         says why it cannot run"
+                    ),
                     Err(e) => tracing::info!(
                         path = %path.display(),
                         "Winch cannot compile it, so Cranelift does: {e:#}"
@@ -378,6 +383,11 @@ fn engine_config(options: &EngineOptions) -> Config {
         .max_core_instances_per_component(MAX_CORE_INSTANCES_PER_COMPONENT)
         .max_memories_per_component(MAX_MEMORIES_PER_COMPONENT)
         .max_tables_per_component(MAX_TABLES_PER_COMPONENT)
+        // Per module, only the component's maxima bound them: as in the
+        // Store's limiter, which baseline code runs under.
+        .max_memories_per_module(MAX_MEMORIES_PER_COMPONENT)
+        .max_tables_per_module(MAX_TABLES_PER_COMPONENT)
+        .table_elements(MAX_TABLE_ELEMENTS)
         .max_memory_size(options.max_memory_bytes)
         .table_keep_resident(64 << 10);
     // wasmtime 50's scan resets every written page, present or swapped out,
@@ -408,6 +418,23 @@ fn baseline_config() -> Config {
         .epoch_interruption(true)
         .max_wasm_stack(MAX_WASM_STACK_BYTES);
     config
+}
+
+/// Whether baseline code of `component` may stand in for its optimized
+/// code: its memories, tables and table sizes fit the instance pool's
+/// per-component maxima (the pool checks them only when Cranelift's code
+/// is made). One that does not is compiled with Cranelift at once, so the
+/// pool refuses it at load with why instead of it running on baseline code
+/// that could never be swapped out. Core instances are not counted here:
+/// the Store's limiter refuses too many when baseline code instantiates.
+fn fits_the_pool(component: &Component) -> bool {
+    component.resources_required().is_some_and(|needs| {
+        needs.num_memories <= MAX_MEMORIES_PER_COMPONENT
+            && needs.num_tables <= MAX_TABLES_PER_COMPONENT
+            && needs
+                .max_initial_table_size
+                .is_none_or(|elements| elements <= MAX_TABLE_ELEMENTS as u64)
+    })
 }
 
 /// Refuse files that are not components, with a message saying what they are.

@@ -117,8 +117,9 @@ pub const MAX_MEMORIES_PER_COMPONENT: u32 = 8;
 /// Tables one component instance may have.
 pub const MAX_TABLES_PER_COMPONENT: u32 = 16;
 
-/// The most table elements one instance may have.
-const MAX_TABLE_ELEMENTS: usize = 1_000_000;
+/// The most elements one table may have: the instance pool's slot size
+/// (wasmtime's default) and every Store's limit on either engine.
+pub const MAX_TABLE_ELEMENTS: usize = 20_000;
 
 /// Memory and table caps for one Store, remembering whether the cap was hit.
 /// The memory cap is for all of an instance's linear memories together; the

@@ -13,7 +13,7 @@ use toolhost::{CallResult, Host};
 /// How far above idle the process's RSS may go during one attack.
 const RSS_BOUND_BYTES: u64 = 512 << 20;
 
-const CONFIG: &str = "[tools.host_bomb]\nkv = [\"default\"]\nmemory_mb = 256\ntimeout_ms = 30000\n";
+const CONFIG: &str = "[tools.host_bomb]\nkv = [\"default\"]\nworkspace = \"write\"\nmemory_mb = 256\ntimeout_ms = 30000\n";
 
 /// The attacks share one process: run them one at a time so each one's
 /// RSS is its own.
@@ -110,6 +110,17 @@ async fn one_header_map_may_hold_only_its_share() {
 async fn unsent_bodies_buffer_at_most_their_share() {
     let result = attack("bodies", 100_000).await;
     assert_refused(&result, "handle cap hit", "handles");
+}
+
+#[tokio::test]
+async fn open_files_are_bounded_by_the_handle_cap() {
+    let result = attack("files", 100_000).await;
+    assert_refused(&result, "handle cap hit", "handles");
+    assert!(
+        (1000..=1024).contains(&result.usage.files_opened),
+        "{:?}",
+        result.usage
+    );
 }
 
 #[tokio::test]
@@ -272,4 +283,104 @@ async fn listing_a_huge_directory_streams_and_starves_nobody() {
     assert!(slowest < ECHO_BOUND, "an echo call took {slowest:?}");
     assert!(grew < RSS_BOUND_BYTES, "RSS grew {} MiB", grew >> 20);
     echo(&host).await;
+}
+
+/// A plain component exporting `run: func() -> u32`, instantiating `module`
+/// `copies` times.
+fn component_of(module: &str, copies: usize) -> Vec<u8> {
+    let instances: String = (0..copies)
+        .map(|i| format!("(core instance $i{i} (instantiate $m))\n"))
+        .collect();
+    let text = format!(
+        "(component
+           (core module $m {module} (func (export \"run\") (result i32) i32.const 7))
+           {instances}
+           (func (export \"run\") (result u32) (canon lift (core func $i0 \"run\"))))"
+    );
+    wat::parse_str(&text).expect("the component's text parses")
+}
+
+/// Components wider than the instance pool's per-component maxima (core
+/// instances, memories, tables, table elements) are refused at load with
+/// why, on either engine, and one that fits runs: no tool can take the
+/// pool's share of another.
+#[tokio::test]
+async fn components_wider_than_the_pools_maxima_are_refused_at_load() {
+    for tiering in [
+        toolhost::engine::Tiering::Optimized,
+        toolhost::engine::Tiering::BaselineFirst,
+    ] {
+        wide_components_are_refused(tiering).await;
+    }
+}
+
+async fn wide_components_are_refused(tiering: toolhost::engine::Tiering) {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = dir.path().join("tools");
+    std::fs::create_dir_all(&tools).expect("tools dir");
+    let components = [
+        ("fits", component_of("(memory 1) (table 1 funcref)", 8)),
+        (
+            "two_memories",
+            component_of(
+                "(memory 1) (memory 1) (table 1 funcref) (table 1 funcref)",
+                4,
+            ),
+        ),
+        ("instances", component_of("", 65)),
+        ("memories", component_of("(memory 1)", 9)),
+        ("tables", component_of("(table 1 funcref)", 17)),
+        ("elements", component_of("(table 20001 funcref)", 1)),
+    ];
+    for (slug, bytes) in &components {
+        std::fs::write(tools.join(format!("{slug}.wasm")), bytes).expect("write tool");
+    }
+    std::fs::write(dir.path().join("toolhost.toml"), "").expect("config");
+    let host = toolhost::Host::builder(dir.path())
+        .cache_dir(tempfile::tempdir().expect("cache").keep())
+        .tiering(tiering)
+        .build()
+        .await
+        .expect("host loads");
+    let registry = host.registry();
+    let failures = registry.failures();
+    println!("{tiering:?}: {} failures", failures.len());
+    // Baseline code is not measured for core instances before it runs
+    // (wasmtime has no count of them to ask): the Store refuses them.
+    if tiering == toolhost::engine::Tiering::BaselineFirst {
+        let wide = host
+            .call("instances_run", json!({}), &live())
+            .await
+            .expect("the call ran");
+        println!("instances on baseline code: {}", message(&wide));
+        assert!(wide.is_error, "{:?}", wide.result);
+        assert!(
+            message(&wide).contains("instance count"),
+            "{}",
+            message(&wide)
+        );
+    }
+    let refused_at_load = [
+        ("instances", "65 core module instances"),
+        ("memories", "memories"),
+        ("tables", "tables"),
+        ("elements", "table"),
+    ];
+    for (slug, why) in refused_at_load
+        .into_iter()
+        .filter(|(slug, _)| *slug != "instances" || tiering == toolhost::engine::Tiering::Optimized)
+    {
+        let failure = failures
+            .iter()
+            .find(|f| f.file.ends_with(format!("{slug}.wasm")))
+            .unwrap_or_else(|| panic!("{slug}.wasm loaded: {failures:?}"));
+        println!("{slug}: {}", failure.reason);
+        assert!(failure.reason.contains(why), "{slug}: {}", failure.reason);
+    }
+    for fits in ["fits_run", "two_memories_run"] {
+        let result = host.call(fits, json!({}), &live()).await.expect("runs");
+        assert!(!result.is_error, "{fits}: {:?}", result.result);
+        assert_eq!(result.result["result"], json!(7), "{fits}");
+    }
 }

@@ -12,7 +12,8 @@ use toolhost_sdk::prelude::*;
 struct Input {
     /// `headers` (maps of six 4 KiB headers), `header_map` (one map of
     /// `count` of them), `bodies`, `kv_batch`, `cas`, `tiny_json`, `blocks`
-    /// or `list` (the workspace listed `count` times).
+    /// `list` (the workspace listed `count` times) or `files` (one file
+    /// opened `count` times, every descriptor held).
     attack: String,
     /// How many of the attack's unit (header maps, keys, objects, blocks).
     count: u32,
@@ -38,6 +39,7 @@ impl Tool for HostBomb {
                 ..Output::default()
             }),
             "list" => list(input.count),
+            "files" => files(input.count),
             other => Err(ToolError::InvalidInput(format!("unknown attack `{other}`"))),
         }
     }
@@ -121,6 +123,20 @@ fn list(count: u32) -> Result<Output, ToolError> {
         }
     }
     Ok(format!("listed {entries} entries").into())
+}
+
+/// One workspace file opened `count` times, every descriptor held.
+fn files(count: u32) -> Result<Output, ToolError> {
+    let path = "/workspace/held";
+    std::fs::write(path, b"x")
+        .map_err(|e| ToolError::Failed(format!("cannot write {path}: {e}")))?;
+    let mut held = Vec::new();
+    for i in 0..count {
+        let file = std::fs::File::open(path)
+            .map_err(|e| ToolError::Failed(format!("open {i} of {path} refused: {e}")))?;
+        held.push(file);
+    }
+    Ok(format!("held {} files", held.len()).into())
 }
 
 /// `count` tiny JSON objects in one block.
