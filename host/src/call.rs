@@ -987,7 +987,7 @@ impl Call<'_> {
             output,
             usage: self
                 .meter
-                .usage(wall, done.attempts, self.http_budget.attempted()),
+                .usage(wall, done.attempts, self.http_budget.tally()),
             trace: CallTrace {
                 effect: done.effect,
                 approved_by: done.approved_by,

@@ -346,6 +346,7 @@ impl ToolEngine {
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(|mut ctx| {
             let state = ctx.data_mut();
+            state.meter.tick();
             if Instant::now() >= state.deadline {
                 state.timed_out = true;
                 Ok(UpdateDeadline::Interrupt)

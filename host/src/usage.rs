@@ -98,6 +98,7 @@ pub struct Meter {
     kv_bytes_written: AtomicU64,
     output_bytes: AtomicUsize,
     files_opened: AtomicU32,
+    epoch_ticks: AtomicU64,
     limit_hit: std::sync::OnceLock<LimitHit>,
 }
 
@@ -114,6 +115,7 @@ impl Meter {
             kv_bytes_written: AtomicU64::new(0),
             output_bytes: AtomicUsize::new(0),
             files_opened: AtomicU32::new(0),
+            epoch_ticks: AtomicU64::new(0),
             limit_hit: std::sync::OnceLock::new(),
         })
     }
@@ -145,6 +147,11 @@ impl Meter {
             meter: Arc::clone(self),
             bytes,
         })
+    }
+
+    /// Count one epoch tick the guest's code ran through.
+    pub fn tick(&self) {
+        self.epoch_ticks.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Count one more file or directory opened, or listing started.
@@ -189,7 +196,7 @@ impl Meter {
     }
 
     /// The receipt so far, with the parts only the pipeline knows.
-    pub fn usage(&self, wall: Duration, attempts: u32, http_requests: u32) -> Usage {
+    pub fn usage(&self, wall: Duration, attempts: u32, http: HttpTally) -> Usage {
         Usage {
             wall_us: u64::try_from(wall.as_micros()).unwrap_or(u64::MAX),
             attempts,
@@ -198,12 +205,26 @@ impl Meter {
             kv_ops: self.kv_ops.load(Ordering::Relaxed),
             kv_bytes_read: self.kv_bytes_read.load(Ordering::Relaxed),
             kv_bytes_written: self.kv_bytes_written.load(Ordering::Relaxed),
-            http_requests,
+            http_requests: http.requests,
+            http_bytes_sent: http.bytes_sent,
+            http_bytes_received: http.bytes_received,
+            epoch_ticks: self.epoch_ticks.load(Ordering::Relaxed),
             output_bytes: self.output_bytes.load(Ordering::Relaxed) as u64,
             files_opened: self.files_opened.load(Ordering::Relaxed),
             limit: self.limit_hit.get().copied(),
         }
     }
+}
+
+/// A call's outbound HTTP, as its request budget counted it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HttpTally {
+    /// Requests attempted, refused ones included.
+    pub requests: u32,
+    /// Request body bytes sent.
+    pub bytes_sent: u64,
+    /// Response body bytes received.
+    pub bytes_received: u64,
 }
 
 /// Host memory taken from a call's budget, given back when dropped.
@@ -250,6 +271,13 @@ pub struct Usage {
     pub kv_bytes_written: u64,
     /// Outbound HTTP requests attempted, refused ones included.
     pub http_requests: u32,
+    /// Request body bytes sent.
+    pub http_bytes_sent: u64,
+    /// Response body bytes received.
+    pub http_bytes_received: u64,
+    /// Epoch ticks (`EPOCH_TICK`, 5 ms) the guest's code ran through: its
+    /// CPU time, to the tick.
+    pub epoch_ticks: u64,
     /// Bytes of the result, as the tool returned it.
     pub output_bytes: u64,
     /// Files and directories opened in the workspace, listings included.
@@ -279,7 +307,7 @@ mod tests {
         );
         drop(first);
         let _second = meter.charge(100, "c").unwrap();
-        let usage = meter.usage(Duration::ZERO, 1, 0);
+        let usage = meter.usage(Duration::ZERO, 1, HttpTally::default());
         assert_eq!(usage.peak_host_bytes, 100);
         assert_eq!(usage.limit.map(|l| l.name), Some("host_memory"));
     }

@@ -222,6 +222,16 @@ async fn a_literal_grant_reaches_the_local_server() {
     assert_eq!(result.result["status"], json!(200));
     assert_eq!(result.result["body"], json!("hello from loopback"));
     assert_eq!(result.result["contentType"], json!("text/plain"));
+    let usage = &result.usage;
+    assert_eq!(
+        (usage.http_requests, usage.http_bytes_sent),
+        (1, 0),
+        "{usage:?}"
+    );
+    assert_eq!(
+        usage.http_bytes_received as usize,
+        "hello from loopback".len()
+    );
     assert_eq!(fx.dialer.dialed(), [fx.server.addr]);
     assert!(fx.resolver.lookups.lock().unwrap().is_empty());
     let heads = fx.server.heads();

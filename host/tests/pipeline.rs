@@ -399,6 +399,13 @@ async fn traps_and_limits_are_tool_errors_and_the_host_goes_on() {
     );
     let spin = host.call("spin", json!({}), &live()).await.unwrap();
     assert!(spin.result.as_str().unwrap().contains("1000ms"));
+    // A second of spinning is ~200 ticks of 5 ms; a loaded machine runs
+    // the guest for fewer of them.
+    assert!(
+        (20..=220).contains(&spin.usage.epoch_ticks),
+        "{:?}",
+        spin.usage
+    );
     let hog = host.call("hog", json!({}), &live()).await.unwrap();
     assert!(hog.result.as_str().unwrap().contains("32 MiB"));
 }

@@ -817,7 +817,11 @@ mod tests {
             matches!(&err, store::Error::Other(m) if m.contains("host memory cap hit")),
             "{err:?}"
         );
-        let usage = meter.usage(std::time::Duration::ZERO, 1, 0);
+        let usage = meter.usage(
+            std::time::Duration::ZERO,
+            1,
+            crate::usage::HttpTally::default(),
+        );
         assert!(usage.peak_host_bytes <= 32 << 20, "{usage:?}");
         assert_eq!(usage.limit.map(|l| l.name), Some("host_memory"));
     }

@@ -180,6 +180,9 @@ struct UsageHistograms {
     output: UsageFamily,
     kv_ops: UsageFamily,
     http_requests: UsageFamily,
+    http_bytes_sent: UsageFamily,
+    http_bytes_received: UsageFamily,
+    epoch_ticks: UsageFamily,
     files_opened: UsageFamily,
 }
 
@@ -227,6 +230,27 @@ impl UsageHistograms {
                 2.0,
                 10,
             ),
+            http_bytes_sent: family(
+                "call_http_bytes_sent",
+                "Request body bytes a call sent, by tool",
+                256.0,
+                4.0,
+                10,
+            ),
+            http_bytes_received: family(
+                "call_http_bytes_received",
+                "Response body bytes a call received, by tool",
+                256.0,
+                4.0,
+                10,
+            ),
+            epoch_ticks: family(
+                "call_epoch_ticks",
+                "5 ms epoch ticks a call's guest code ran through (its CPU time), by tool",
+                1.0,
+                4.0,
+                8,
+            ),
             files_opened: family(
                 "call_files_opened",
                 "Files and directories a call opened in its workspace, by tool",
@@ -248,6 +272,9 @@ impl UsageHistograms {
             (&self.output, usage.output_bytes as f64),
             (&self.kv_ops, f64::from(usage.kv_ops)),
             (&self.http_requests, f64::from(usage.http_requests)),
+            (&self.http_bytes_sent, usage.http_bytes_sent as f64),
+            (&self.http_bytes_received, usage.http_bytes_received as f64),
+            (&self.epoch_ticks, usage.epoch_ticks as f64),
             (&self.files_opened, f64::from(usage.files_opened)),
         ];
         for (family, value) in parts {

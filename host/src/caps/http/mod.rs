@@ -26,7 +26,7 @@ mod tests;
 
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
@@ -37,6 +37,7 @@ pub use net::{
 };
 
 use super::log::TraceLog;
+use crate::usage::HttpTally;
 use send::Outbound;
 
 /// The TLS client configuration tools' requests use (web PKI roots, ring),
@@ -239,12 +240,20 @@ fn split_host_port(s: &str) -> Option<(&str, Option<&str>)> {
     }
 }
 
-/// A count of the requests a call has attempted, against its cap. Cloning
-/// shares the count, so one budget can span several instances of a call.
+/// A count of the requests a call has attempted, against its cap, and of
+/// the body bytes they sent and received. Cloning shares the counts, so one
+/// budget can span several instances of a call.
 #[derive(Debug, Clone)]
 pub struct RequestBudget {
-    attempted: Arc<AtomicU32>,
+    counts: Arc<Counts>,
     max: u32,
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    attempted: AtomicU32,
+    sent: AtomicU64,
+    received: AtomicU64,
 }
 
 /// Whether one more request fits the budget.
@@ -261,14 +270,33 @@ impl RequestBudget {
     /// A budget of `max` requests.
     pub fn new(max: u32) -> Self {
         Self {
-            attempted: Arc::new(AtomicU32::new(0)),
+            counts: Arc::default(),
             max,
         }
     }
 
     /// How many requests were attempted, refused ones included.
     pub fn attempted(&self) -> u32 {
-        self.attempted.load(Ordering::Relaxed)
+        self.counts.attempted.load(Ordering::Relaxed)
+    }
+
+    /// The requests and their body bytes, for the receipt.
+    pub fn tally(&self) -> HttpTally {
+        HttpTally {
+            requests: self.attempted(),
+            bytes_sent: self.counts.sent.load(Ordering::Relaxed),
+            bytes_received: self.counts.received.load(Ordering::Relaxed),
+        }
+    }
+
+    fn count_sent(&self, bytes: usize) {
+        self.counts.sent.fetch_add(bytes as u64, Ordering::Relaxed);
+    }
+
+    fn count_received(&self, bytes: usize) {
+        self.counts
+            .received
+            .fetch_add(bytes as u64, Ordering::Relaxed);
     }
 
     /// The cap.
@@ -278,6 +306,7 @@ impl RequestBudget {
 
     fn admit(&self) -> Admission {
         let before = self
+            .counts
             .attempted
             .try_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
                 Some(n.saturating_add(1))
@@ -400,6 +429,7 @@ impl HttpCtx {
         }
         Ok(Outbound {
             network: self.network.clone(),
+            budget: self.budget.clone(),
             allow: Arc::clone(&self.allow),
             trace: self.trace.clone(),
             target: target.into(),

@@ -22,9 +22,9 @@ use tokio::time::{Instant, Sleep};
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody};
 
-use super::AllowList;
 use super::addr::{SpecialRange, special_range};
 use super::net::{HttpLimits, Network, NoSlot};
+use super::{AllowList, RequestBudget};
 use crate::caps::log::TraceLog;
 
 /// At most this many of a name's checked addresses are tried.
@@ -60,6 +60,8 @@ impl Timeouts {
 /// A request that passed the allow-list, method and request-cap checks.
 pub(super) struct Outbound {
     pub network: Network,
+    /// The call's request budget, which counts body bytes each way.
+    pub budget: RequestBudget,
     pub allow: Arc<AllowList>,
     pub trace: TraceLog,
     /// The request as trace lines show it (no userinfo, no query, no headers).
@@ -139,6 +141,16 @@ impl Outbound {
 
         // The head carries only the path: scheme and authority are for proxies.
         *request.uri_mut() = origin_form(request.uri())?;
+        let budget = self.budget.clone();
+        let request = request.map(|body| {
+            body.map_frame(move |frame| {
+                if let Some(data) = frame.data_ref() {
+                    budget.count_sent(data.len());
+                }
+                frame
+            })
+            .boxed_unsync()
+        });
 
         // Drive the connection while waiting for the response head.
         let mut conn = Some(conn);
@@ -193,10 +205,12 @@ impl Outbound {
 
         let (trace, target) = (self.trace.clone(), Arc::clone(&self.target));
         let between_bytes = timeouts.between_bytes;
+        let budget = self.budget.clone();
         let response = response.map(|incoming| {
             CappedBody {
                 incoming: Some(incoming),
                 received: 0,
+                budget,
                 cap,
                 between_bytes,
                 idle: Box::pin(tokio::time::sleep(between_bytes)),
@@ -468,6 +482,8 @@ struct CappedBody {
     /// `None` once the body ended or failed.
     incoming: Option<Incoming>,
     received: u64,
+    /// Where the call's received bytes are counted.
+    budget: RequestBudget,
     cap: u64,
     between_bytes: Duration,
     idle: Pin<Box<Sleep>>,
@@ -498,6 +514,7 @@ impl Body for CappedBody {
         match Pin::new(incoming).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(data) = frame.data_ref() {
+                    this.budget.count_received(data.len());
                     let len = u64::try_from(data.len()).unwrap_or(u64::MAX);
                     this.received = this.received.saturating_add(len);
                     if this.received > this.cap {

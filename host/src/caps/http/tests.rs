@@ -115,7 +115,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Empty, Full};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -563,6 +563,25 @@ async fn read_effect_calls_send_only_get_and_head() {
     let heads = server.heads();
     assert_eq!(heads.len(), 2, "{heads:?}");
     assert!(heads[1].starts_with("POST / "), "{heads:?}");
+}
+
+#[tokio::test]
+async fn body_bytes_are_counted_each_way_for_the_receipt() {
+    let server = Server::start(|_| ok(b"hello")).await;
+    let grant = format!("http://127.0.0.1:{}", server.addr.port());
+    let (mut write, _) = ctx(Network::system(), &[&grant], false);
+    let mut post = request("POST", &format!("{grant}/"));
+    *post.body_mut() = Full::new(Bytes::from_static(b"twelve bytes"))
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    let response = send(&mut write, post, None).await.unwrap();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(&body[..], b"hello");
+    let tally = write.budget().tally();
+    assert_eq!(
+        (tally.requests, tally.bytes_sent, tally.bytes_received),
+        (1, 12, 5)
+    );
 }
 
 #[tokio::test]
