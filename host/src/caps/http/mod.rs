@@ -440,11 +440,16 @@ impl HttpCtx {
     }
 }
 
-/// A request as trace lines show it: method, origin and path. Never user
-/// info, the query (it often carries keys) or header values.
+/// A request as trace lines show it: method and origin. Never user info,
+/// the path or the query (either can carry a key: `/v1/<token>/…`, a
+/// signed URL) or header values; `/…` says the URL went on.
 fn describe(method: &http::Method, scheme: &str, host: &str, port: u16, uri: &http::Uri) -> String {
-    let query = if uri.query().is_some() { "?…" } else { "" };
-    format!("{method} {scheme}://{host}:{port}{}{query}", uri.path())
+    let rest = if uri.path().len() > 1 || uri.query().is_some() {
+        "/…"
+    } else {
+        "/"
+    };
+    format!("{method} {scheme}://{host}:{port}{rest}")
 }
 
 /// The request with any `user:password@` taken out of its `Host` header:

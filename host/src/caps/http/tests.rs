@@ -628,9 +628,10 @@ async fn trace_lines_hold_no_credentials_or_query() {
         assert!(!line.contains("cHJveHk"), "{line}");
     }
     assert!(
-        lines[0].contains(&format!("GET http://127.0.0.1:{port}/p?…")),
+        lines[0].contains(&format!("GET http://127.0.0.1:{port}/…")),
         "{lines:?}"
     );
+    assert!(lines.iter().all(|line| !line.contains("/p")), "{lines:?}");
 }
 
 /// The server name a TLS ClientHello asks for (SNI), if any.
