@@ -91,6 +91,8 @@ pub const MAX_CONNECTIONS: u32 = 65_536;
 pub const DEFAULT_HEADER_READ_TIMEOUT_MS: u64 = 10_000;
 /// How long a client may pause while sending a body by default.
 pub const DEFAULT_BODY_READ_TIMEOUT_MS: u64 = 30_000;
+/// The largest `max_sessions` and `max_waiting_calls`.
+pub const MAX_SERVER_COUNT: usize = 1_000_000;
 
 /// `[server]`: settings of `toolhost serve`; flags override them.
 #[derive(Clone, Default, Deserialize)]
@@ -119,6 +121,10 @@ pub struct ServerSettings {
     pub header_read_timeout_ms: Option<u64>,
     /// How long a client may pause while sending a request's body.
     pub body_read_timeout_ms: Option<u64>,
+    /// Sessions the server keeps at once.
+    pub max_sessions: Option<usize>,
+    /// Calls that may wait for an approval or a custom tool's result at once.
+    pub max_waiting_calls: Option<usize>,
 }
 
 /// The token is a secret: `Debug` shows only whether it is set.
@@ -136,6 +142,8 @@ impl std::fmt::Debug for ServerSettings {
             .field("max_connections", &self.max_connections)
             .field("header_read_timeout_ms", &self.header_read_timeout_ms)
             .field("body_read_timeout_ms", &self.body_read_timeout_ms)
+            .field("max_sessions", &self.max_sessions)
+            .field("max_waiting_calls", &self.max_waiting_calls)
             .finish()
     }
 }
@@ -173,6 +181,17 @@ impl ServerSettings {
                 anyhow::ensure!(
                     (100..=MAX_TIMEOUT_MS).contains(&ms),
                     "`{key}` = {ms} is out of range: expected 100 to {MAX_TIMEOUT_MS}"
+                );
+            }
+        }
+        for (key, value) in [
+            ("max_sessions", self.max_sessions),
+            ("max_waiting_calls", self.max_waiting_calls),
+        ] {
+            if let Some(n) = value {
+                anyhow::ensure!(
+                    (1..=MAX_SERVER_COUNT).contains(&n),
+                    "`{key}` = {n} is out of range: expected 1 to {MAX_SERVER_COUNT}"
                 );
             }
         }
@@ -744,5 +763,16 @@ mod tests {
         assert!(parse("[defaults]\ntimeout_ms = 0\n").is_err());
         assert!(parse("[defaults]\npermission = \"sometimes\"\n").is_err());
         assert!(parse("name = \"Has Spaces\"\n").is_err());
+        for key in ["max_sessions", "max_waiting_calls"] {
+            let err = parse(&format!("[server]\n{key} = 0\n")).unwrap_err();
+            assert!(format!("{err:#}").contains(key), "{err:#}");
+            let ok = parse(&format!("[server]\n{key} = 5\n")).unwrap();
+            let server = &ok.server;
+            assert_eq!(
+                server.max_sessions.or(server.max_waiting_calls),
+                Some(5),
+                "{key}"
+            );
+        }
     }
 }

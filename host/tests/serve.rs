@@ -894,6 +894,16 @@ async fn a_loopback_server_refuses_other_host_names() {
     assert_eq!(body["error"]["code"], "host_not_allowed", "{body}");
 }
 
+/// `[server] max_sessions` from the config reaches the server's store.
+#[tokio::test]
+async fn the_session_cap_comes_from_the_config() {
+    let server = start(&["echo"], "[server]\nmax_sessions = 1\n").await;
+    server.session(json!({})).await;
+    let (status, body) = server.post("/sessions", json!({})).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"]["code"], json!("too_many_sessions"), "{body}");
+}
+
 fn server_options() -> ServeOptions {
     ServeOptions {
         listen: "127.0.0.1:0".parse().unwrap(),
@@ -906,6 +916,8 @@ fn server_options() -> ServeOptions {
         max_connections: 64,
         header_read_timeout: Duration::from_secs(10),
         body_read_timeout: Duration::from_secs(30),
+        max_sessions: 10_000,
+        max_waiting_calls: 1024,
     }
 }
 

@@ -78,6 +78,8 @@ pub(super) const DICTIONARY: &[&[&[u8]]] = &[&[
     b"custom_tool_timeout_ms",
     b"session_retention_secs",
     b"max_body_bytes",
+    b"max_sessions",
+    b"max_waiting_calls",
     b"allowed_origins",
     b"type",
     b"\"agent_toolset\"",

@@ -16,7 +16,7 @@ use serde_json::Value;
 use tokio::sync::MutexGuard;
 
 pub use events::{CallRefused, CallRequested, Event, EventData, EventKind, EventLog, MAX_EVENTS};
-pub use store::{BindError, Bound, NewSession, SessionStore, StoreError};
+pub use store::{BindError, Bound, MAX_SESSIONS, NewSession, SessionStore, StoreError};
 
 use crate::error::CallError;
 

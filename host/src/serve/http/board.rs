@@ -38,7 +38,8 @@ pub enum Status {
 pub type Outcome = Result<Arc<CallResult>, Arc<CallError>>;
 
 /// Calls that may wait for an approval or a custom tool's result at once,
-/// on one server; one more is refused at once instead of parking.
+/// on one server, by default (`[server] max_waiting_calls`); one more is
+/// refused at once instead of parking.
 pub const MAX_WAITING_CALLS: usize = 1024;
 
 /// One call that parked.
@@ -83,13 +84,27 @@ pub enum AnswerError {
 }
 
 /// The parked calls of one server.
-#[derive(Default)]
 pub struct Board {
     calls: Mutex<HashMap<String, Arc<Parked>>>,
+    max_waiting: usize,
+}
+
+impl Default for Board {
+    fn default() -> Self {
+        Self::with_max_waiting(MAX_WAITING_CALLS)
+    }
 }
 
 impl Board {
-    /// Park a call, or `None` when [`MAX_WAITING_CALLS`] calls wait already.
+    /// A board on which at most `max` calls wait at once.
+    pub fn with_max_waiting(max: usize) -> Self {
+        Self {
+            calls: Mutex::default(),
+            max_waiting: max,
+        }
+    }
+
+    /// Park a call, or `None` when `max_waiting` calls wait already.
     fn park(
         &self,
         call_id: &str,
@@ -108,7 +123,7 @@ impl Board {
                     )
                 })
                 .count();
-            if waiting >= MAX_WAITING_CALLS {
+            if waiting >= self.max_waiting {
                 return None;
             }
         }
@@ -276,7 +291,7 @@ impl Approver for BoardApprover {
             ) else {
                 return ApprovalDecision::Unavailable {
                     how: crate::admission::Overloaded::TooManyWaiting {
-                        max: MAX_WAITING_CALLS,
+                        max: self.board.max_waiting,
                     }
                     .to_string(),
                 };
@@ -356,7 +371,7 @@ impl CustomToolRunner for BoardCustomTools {
             ) else {
                 return Err(CallError::Overloaded(
                     crate::admission::Overloaded::TooManyWaiting {
-                        max: MAX_WAITING_CALLS,
+                        max: self.board.max_waiting,
                     },
                 ));
             };
@@ -401,6 +416,23 @@ impl CustomToolRunner for BoardCustomTools {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_waiting_cap_is_the_boards_own() {
+        let board = Board::with_max_waiting(2);
+        for n in 0..2 {
+            assert!(
+                board
+                    .park(&format!("call_{n}"), "t", "s", Status::AwaitingApproval)
+                    .is_some()
+            );
+        }
+        assert!(
+            board
+                .park("call_2", "t", "s", Status::AwaitingCustomToolResult)
+                .is_none()
+        );
+    }
 
     #[test]
     fn a_full_board_refuses_one_more_waiting_call_and_forgets_gone_sessions() {

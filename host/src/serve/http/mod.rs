@@ -36,7 +36,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::json;
 
-pub use board::{Board, Status};
+pub use board::{Board, MAX_WAITING_CALLS, Status};
 pub use error::ApiError;
 
 use crate::config::{
@@ -48,7 +48,7 @@ use crate::config::{
 use crate::host::Host;
 use crate::serve::mcp::{McpOptions, ToolServer};
 use crate::serve::metrics::Metrics;
-use crate::session::SessionStore;
+use crate::session::{MAX_SESSIONS, SessionStore};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use tokio_util::sync::CancellationToken;
 
@@ -79,6 +79,10 @@ pub struct ServeOptions {
     pub header_read_timeout: Duration,
     /// How long a client may pause while sending a request's body.
     pub body_read_timeout: Duration,
+    /// Sessions kept at once.
+    pub max_sessions: usize,
+    /// Calls that may wait for an approval or a custom tool's result at once.
+    pub max_waiting_calls: usize,
 }
 
 impl std::fmt::Debug for ServeOptions {
@@ -94,6 +98,8 @@ impl std::fmt::Debug for ServeOptions {
             .field("max_connections", &self.max_connections)
             .field("header_read_timeout", &self.header_read_timeout)
             .field("body_read_timeout", &self.body_read_timeout)
+            .field("max_sessions", &self.max_sessions)
+            .field("max_waiting_calls", &self.max_waiting_calls)
             .finish()
     }
 }
@@ -141,6 +147,8 @@ impl ServeOptions {
                     .body_read_timeout_ms
                     .unwrap_or(DEFAULT_BODY_READ_TIMEOUT_MS),
             ),
+            max_sessions: server.max_sessions.unwrap_or(MAX_SESSIONS),
+            max_waiting_calls: server.max_waiting_calls.unwrap_or(MAX_WAITING_CALLS),
         })
     }
 }
@@ -167,10 +175,10 @@ pub struct App {
 impl App {
     /// The shared state for `host`, with sessions kept under its state directory.
     pub fn new(host: Arc<Host>, options: ServeOptions) -> anyhow::Result<Arc<Self>> {
-        let sessions = Arc::new(SessionStore::open(
-            host.sessions_dir(),
-            options.session_retention,
-        )?);
+        let sessions = Arc::new(
+            SessionStore::open(host.sessions_dir(), options.session_retention)?
+                .with_max_sessions(options.max_sessions),
+        );
         let slug = host
             .config()
             .name
@@ -179,7 +187,7 @@ impl App {
         Ok(Arc::new(Self {
             host,
             sessions,
-            board: Arc::default(),
+            board: Arc::new(Board::with_max_waiting(options.max_waiting_calls)),
             metrics: Arc::default(),
             slug,
             options,
