@@ -93,6 +93,8 @@ pub const DEFAULT_HEADER_READ_TIMEOUT_MS: u64 = 10_000;
 pub const DEFAULT_BODY_READ_TIMEOUT_MS: u64 = 30_000;
 /// The largest `max_sessions` and `max_waiting_calls`.
 pub const MAX_SERVER_COUNT: usize = 1_000_000;
+/// The largest `session_history_mb` and `history_mb`.
+pub const MAX_HISTORY_MB: usize = 65_536;
 
 /// `[server]`: settings of `toolhost serve`; flags override them.
 #[derive(Clone, Default, Deserialize)]
@@ -125,6 +127,10 @@ pub struct ServerSettings {
     pub max_sessions: Option<usize>,
     /// Calls that may wait for an approval or a custom tool's result at once.
     pub max_waiting_calls: Option<usize>,
+    /// Event payloads one session's history keeps, in MiB.
+    pub session_history_mb: Option<usize>,
+    /// Event payloads every session's history keeps together, in MiB.
+    pub history_mb: Option<usize>,
 }
 
 /// The token is a secret: `Debug` shows only whether it is set.
@@ -144,6 +150,8 @@ impl std::fmt::Debug for ServerSettings {
             .field("body_read_timeout_ms", &self.body_read_timeout_ms)
             .field("max_sessions", &self.max_sessions)
             .field("max_waiting_calls", &self.max_waiting_calls)
+            .field("session_history_mb", &self.session_history_mb)
+            .field("history_mb", &self.history_mb)
             .finish()
     }
 }
@@ -192,6 +200,17 @@ impl ServerSettings {
                 anyhow::ensure!(
                     (1..=MAX_SERVER_COUNT).contains(&n),
                     "`{key}` = {n} is out of range: expected 1 to {MAX_SERVER_COUNT}"
+                );
+            }
+        }
+        for (key, value) in [
+            ("session_history_mb", self.session_history_mb),
+            ("history_mb", self.history_mb),
+        ] {
+            if let Some(mb) = value {
+                anyhow::ensure!(
+                    (1..=MAX_HISTORY_MB).contains(&mb),
+                    "`{key}` = {mb} is out of range: expected 1 to {MAX_HISTORY_MB}"
                 );
             }
         }
@@ -763,6 +782,10 @@ mod tests {
         assert!(parse("[defaults]\ntimeout_ms = 0\n").is_err());
         assert!(parse("[defaults]\npermission = \"sometimes\"\n").is_err());
         assert!(parse("name = \"Has Spaces\"\n").is_err());
+        for key in ["session_history_mb", "history_mb"] {
+            let err = parse(&format!("[server]\n{key} = 0\n")).unwrap_err();
+            assert!(format!("{err:#}").contains(key), "{err:#}");
+        }
         for key in ["max_sessions", "max_waiting_calls"] {
             let err = parse(&format!("[server]\n{key} = 0\n")).unwrap_err();
             assert!(format!("{err:#}").contains(key), "{err:#}");

@@ -904,6 +904,25 @@ async fn the_session_cap_comes_from_the_config() {
     assert_eq!(body["error"]["code"], json!("too_many_sessions"), "{body}");
 }
 
+/// `[server] session_history_mb` from the config holds a session's history:
+/// past it, replay gives the oldest events without their payloads.
+#[tokio::test]
+async fn the_history_cap_comes_from_the_config() {
+    let server = start(&["echo"], "[server]\nsession_history_mb = 1\n").await;
+    let session = server.session(json!({})).await;
+    let id = session["id"].as_str().unwrap();
+    let text = "h".repeat(300_000);
+    for _ in 0..4 {
+        let (status, body) = server
+            .call("echo", json!({"input": {"text": text}, "sessionId": id}))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let mut events = server.events(id, None).await;
+    let first = events.next().await;
+    assert_eq!(first["data"]["payloadDropped"], true, "{first}");
+}
+
 fn server_options() -> ServeOptions {
     ServeOptions {
         listen: "127.0.0.1:0".parse().unwrap(),
@@ -918,6 +937,8 @@ fn server_options() -> ServeOptions {
         body_read_timeout: Duration::from_secs(30),
         max_sessions: 10_000,
         max_waiting_calls: 1024,
+        session_history_bytes: 16 << 20,
+        history_bytes: 256 << 20,
     }
 }
 

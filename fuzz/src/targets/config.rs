@@ -80,6 +80,8 @@ pub(super) const DICTIONARY: &[&[&[u8]]] = &[&[
     b"max_body_bytes",
     b"max_sessions",
     b"max_waiting_calls",
+    b"session_history_mb",
+    b"history_mb",
     b"allowed_origins",
     b"type",
     b"\"agent_toolset\"",

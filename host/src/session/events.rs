@@ -14,13 +14,55 @@ use crate::usage::Usage;
 
 /// How many events a session keeps for replay.
 pub const MAX_EVENTS: usize = 10_000;
-/// Bytes of payload one session's history keeps: past it, the oldest
-/// events' payloads are dropped (their ids, call ids, tools, outcomes and
-/// receipts stay), then the oldest events.
+/// Bytes of payload one session's history keeps by default
+/// (`[server] session_history_mb`): past it, the oldest events' payloads
+/// are dropped (their ids, call ids, tools, outcomes and receipts stay),
+/// then the oldest events.
 pub const MAX_SESSION_HISTORY_BYTES: usize = 16 << 20;
-/// Bytes of payload every session's history in the process keeps together:
-/// past it, a session recording an event drops its own oldest payloads.
+/// Bytes of payload every session's history keeps together by default
+/// (`[server] history_mb`): past it, a session recording an event drops its
+/// own oldest payloads.
 pub const MAX_HISTORY_BYTES: usize = 256 << 20;
+
+/// What sessions' histories may hold: each, and all that share it together.
+/// Clones share the count of what all of them hold.
+#[derive(Debug, Clone)]
+pub struct HistoryBudget {
+    session_bytes: usize,
+    every_bytes: usize,
+    held: Arc<AtomicUsize>,
+}
+
+impl HistoryBudget {
+    /// A budget of `session_bytes` per history and `every_bytes` for all the
+    /// histories given clones of it, counted apart from any other budget.
+    pub fn new(session_bytes: usize, every_bytes: usize) -> Self {
+        Self {
+            session_bytes,
+            every_bytes,
+            held: Arc::default(),
+        }
+    }
+
+    /// The bytes every history sharing this budget holds now.
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
+    }
+}
+
+/// The defaults, shared by every session made without a budget of its own
+/// (the CLI's and the library's), so the process holds at most
+/// [`MAX_HISTORY_BYTES`] for them together.
+impl Default for HistoryBudget {
+    fn default() -> Self {
+        static HELD: std::sync::LazyLock<Arc<AtomicUsize>> = std::sync::LazyLock::new(Arc::default);
+        Self {
+            session_bytes: MAX_SESSION_HISTORY_BYTES,
+            every_bytes: MAX_HISTORY_BYTES,
+            held: Arc::clone(&HELD),
+        }
+    }
+}
 /// What an event costs besides its payload's bytes, and what one whose
 /// payload was dropped costs.
 const EVENT_OVERHEAD_BYTES: usize = 256;
@@ -257,32 +299,32 @@ struct History {
     bytes: usize,
     /// How many of the oldest events have had their payload dropped.
     dropped: usize,
-    /// The bytes of every history together ([`held_by_every_history`]).
-    every: &'static AtomicUsize,
+    /// The bytes this history and those sharing its budget may hold.
+    budget: HistoryBudget,
 }
 
-impl Default for History {
-    fn default() -> Self {
+impl History {
+    fn new(budget: HistoryBudget) -> Self {
         Self {
             last: 0,
             events: VecDeque::new(),
             bytes: 0,
             dropped: 0,
-            every: held_by_every_history(),
+            budget,
         }
     }
 }
 
-/// Bytes every session's history holds, in the process.
-fn held_by_every_history() -> &'static AtomicUsize {
-    static HELD: AtomicUsize = AtomicUsize::new(0);
-    &HELD
+impl Default for History {
+    fn default() -> Self {
+        Self::new(HistoryBudget::default())
+    }
 }
 
 impl History {
     fn push(&mut self, event: Event) {
         self.bytes += event.bytes;
-        self.every.fetch_add(event.bytes, Ordering::Relaxed);
+        self.budget.held.fetch_add(event.bytes, Ordering::Relaxed);
         self.events.push_back(event);
         if self.events.len() > MAX_EVENTS {
             self.pop_oldest();
@@ -294,10 +336,8 @@ impl History {
     /// is within its bytes and every history together within theirs (as
     /// far as this one can help).
     fn shrink(&mut self) {
-        let over = |h: &Self| {
-            h.bytes > MAX_SESSION_HISTORY_BYTES
-                || h.every.load(Ordering::Relaxed) > MAX_HISTORY_BYTES
-        };
+        let over =
+            |h: &Self| h.bytes > h.budget.session_bytes || h.budget.held() > h.budget.every_bytes;
         while over(self) && self.dropped < self.events.len() {
             let event = &mut self.events[self.dropped];
             self.dropped += 1;
@@ -306,11 +346,12 @@ impl History {
                 event.data = dropped;
                 event.bytes = event.data.bytes();
                 self.bytes -= before - event.bytes;
-                self.every
+                self.budget
+                    .held
                     .fetch_sub(before - event.bytes, Ordering::Relaxed);
             }
         }
-        while self.bytes > MAX_SESSION_HISTORY_BYTES && !self.events.is_empty() {
+        while self.bytes > self.budget.session_bytes && !self.events.is_empty() {
             self.pop_oldest();
         }
     }
@@ -318,7 +359,7 @@ impl History {
     fn pop_oldest(&mut self) {
         if let Some(event) = self.events.pop_front() {
             self.bytes -= event.bytes;
-            self.every.fetch_sub(event.bytes, Ordering::Relaxed);
+            self.budget.held.fetch_sub(event.bytes, Ordering::Relaxed);
             self.dropped = self.dropped.saturating_sub(1);
         }
     }
@@ -326,11 +367,19 @@ impl History {
 
 impl Drop for History {
     fn drop(&mut self) {
-        self.every.fetch_sub(self.bytes, Ordering::Relaxed);
+        self.budget.held.fetch_sub(self.bytes, Ordering::Relaxed);
     }
 }
 
 impl EventLog {
+    /// An empty log whose history holds what `budget` allows.
+    pub fn with_budget(budget: HistoryBudget) -> Self {
+        Self {
+            history: Mutex::new(History::new(budget)),
+            feed: OnceLock::new(),
+        }
+    }
+
     /// Record an event and send it to subscribers.
     pub fn emit(&self, kind: EventKind, data: EventData) -> Event {
         let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
@@ -469,17 +518,11 @@ mod tests {
         assert_eq!(last["data"]["callId"], "call_39");
     }
 
-    /// A log counting every history's bytes in a counter of its own, so
-    /// tests running beside it do not move it.
-    fn log_with_own_total() -> (EventLog, &'static AtomicUsize) {
-        let every: &'static AtomicUsize = Box::leak(Box::new(AtomicUsize::new(0)));
-        (log_counting_in(every), every)
-    }
-
-    fn log_counting_in(every: &'static AtomicUsize) -> EventLog {
-        let log = EventLog::default();
-        log.history.lock().unwrap().every = every;
-        log
+    /// A log with the default caps counted apart from the process's, so
+    /// tests running beside it do not move its total.
+    fn log_with_own_total() -> (EventLog, HistoryBudget) {
+        let budget = HistoryBudget::new(MAX_SESSION_HISTORY_BYTES, MAX_HISTORY_BYTES);
+        (EventLog::with_budget(budget.clone()), budget)
     }
 
     #[test]
@@ -504,25 +547,44 @@ mod tests {
 
     #[test]
     fn every_history_together_is_bounded_and_a_dropped_one_gives_its_bytes_back() {
-        let (first, every) = log_with_own_total();
+        let (first, budget) = log_with_own_total();
         first.emit(EventKind::ActionResult, result(0, 1 << 20));
-        assert!(every.load(Ordering::Relaxed) >= 2 << 20);
+        assert!(budget.held() >= 2 << 20);
         drop(first);
-        assert_eq!(every.load(Ordering::Relaxed), 0);
+        assert_eq!(budget.held(), 0);
 
         // Twenty sessions of 15 MiB each are past the 256 MiB of every
         // history together: the later ones drop their own payloads.
-        let shared: Vec<EventLog> = (0..20).map(|_| log_counting_in(every)).collect();
+        let shared: Vec<EventLog> = (0..20)
+            .map(|_| EventLog::with_budget(budget.clone()))
+            .collect();
         for log in &shared {
             for call in 0..15 {
                 log.emit(EventKind::ActionResult, result(call, 512 << 10));
             }
         }
         assert!(
-            every.load(Ordering::Relaxed) <= MAX_HISTORY_BYTES + (2 << 20),
+            budget.held() <= MAX_HISTORY_BYTES + (2 << 20),
             "{}",
-            every.load(Ordering::Relaxed)
+            budget.held()
         );
+    }
+
+    #[test]
+    fn a_budget_of_its_own_holds_its_histories_to_its_bytes() {
+        let budget = HistoryBudget::new(4 << 20, 6 << 20);
+        let logs: Vec<EventLog> = (0..3)
+            .map(|_| EventLog::with_budget(budget.clone()))
+            .collect();
+        for log in &logs {
+            for call in 0..8 {
+                log.emit(EventKind::ActionResult, result(call, 512 << 10));
+            }
+            assert!(log.history.lock().unwrap().bytes <= 4 << 20);
+        }
+        assert!(budget.held() <= (6 << 20) + (2 << 20), "{}", budget.held());
+        drop(logs);
+        assert_eq!(budget.held(), 0);
     }
 
     #[test]

@@ -15,7 +15,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::MutexGuard;
 
-pub use events::{CallRefused, CallRequested, Event, EventData, EventKind, EventLog, MAX_EVENTS};
+pub use events::{
+    CallRefused, CallRequested, Event, EventData, EventKind, EventLog, HistoryBudget, MAX_EVENTS,
+    MAX_HISTORY_BYTES, MAX_SESSION_HISTORY_BYTES,
+};
 pub use store::{BindError, Bound, MAX_SESSIONS, NewSession, SessionStore, StoreError};
 
 use crate::error::CallError;
@@ -89,7 +92,12 @@ impl Session {
             }
             None => Workspace::Scratch(OnceLock::new()),
         };
-        Ok(Self::with_workspace(spec, workspace, Utc::now()))
+        Ok(Self::with_workspace(
+            spec,
+            workspace,
+            Utc::now(),
+            HistoryBudget::default(),
+        ))
     }
 
     /// A live session with a scratch workspace (made only if a tool uses it).
@@ -97,7 +105,12 @@ impl Session {
         Self::open(SessionSpec::default())
     }
 
-    fn with_workspace(spec: SessionSpec, workspace: Workspace, created_at: DateTime<Utc>) -> Self {
+    fn with_workspace(
+        spec: SessionSpec,
+        workspace: Workspace,
+        created_at: DateTime<Utc>,
+        history: HistoryBudget,
+    ) -> Self {
         Self {
             id: spec
                 .id
@@ -111,7 +124,7 @@ impl Session {
             last_active: AtomicI64::new(Utc::now().timestamp_millis()),
             workspace,
             write_slot: tokio::sync::Mutex::new(()),
-            events: EventLog::default(),
+            events: EventLog::with_budget(history),
         }
     }
 

@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Session, SessionMode, SessionSpec, Workspace, parse_instant};
+use super::{HistoryBudget, Session, SessionMode, SessionSpec, Workspace, parse_instant};
 
 /// The file a session's record is kept in, inside its directory.
 const RECORD_FILE: &str = "session.json";
@@ -132,6 +132,8 @@ pub struct SessionStore {
     root: PathBuf,
     retention: Duration,
     max_sessions: usize,
+    /// What its sessions' histories may hold, each and together.
+    history: HistoryBudget,
     index: RwLock<Index>,
 }
 
@@ -148,6 +150,15 @@ impl SessionStore {
     /// Open the store kept under `root`, loading the sessions recorded there.
     /// A record that cannot be read is reported and left in place.
     pub fn open(root: impl Into<PathBuf>, retention: Duration) -> anyhow::Result<Self> {
+        Self::open_with_history(root, retention, HistoryBudget::default())
+    }
+
+    /// [`SessionStore::open`], its sessions' histories held to `history`.
+    pub fn open_with_history(
+        root: impl Into<PathBuf>,
+        retention: Duration,
+        history: HistoryBudget,
+    ) -> anyhow::Result<Self> {
         let root = root.into();
         std::fs::create_dir_all(&root)
             .with_context(|| format!("cannot create the sessions folder {}", root.display()))?;
@@ -155,6 +166,7 @@ impl SessionStore {
             root,
             retention,
             max_sessions: MAX_SESSIONS,
+            history,
             index: RwLock::default(),
         };
         for entry in std::fs::read_dir(&store.root)? {
@@ -201,6 +213,7 @@ impl SessionStore {
             spec,
             Workspace::Fixed(dir.join(WORKSPACE_DIR)),
             record.created_at,
+            self.history.clone(),
         ))
     }
 
@@ -249,8 +262,12 @@ impl SessionStore {
             auth: new.auth,
             workspace: None,
         };
-        let session =
-            Session::with_workspace(spec, Workspace::Fixed(dir.join(WORKSPACE_DIR)), Utc::now());
+        let session = Session::with_workspace(
+            spec,
+            Workspace::Fixed(dir.join(WORKSPACE_DIR)),
+            Utc::now(),
+            self.history.clone(),
+        );
         // Hold the write lock from the token check to the insert, so two
         // requests cannot both take one token.
         let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
@@ -274,6 +291,18 @@ impl SessionStore {
         }
         index.by_id.insert(id, session.clone());
         Ok(session)
+    }
+
+    fn scratch_session(&self, spec: SessionSpec) -> Bound {
+        Bound {
+            session: Arc::new(Session::with_workspace(
+                spec,
+                Workspace::Scratch(std::sync::OnceLock::new()),
+                Utc::now(),
+                self.history.clone(),
+            )),
+            scratch: true,
+        }
     }
 
     /// The same store keeping at most `max` sessions (at least one).
@@ -341,7 +370,7 @@ impl SessionStore {
                 match found {
                     Some(session) => session,
                     None => {
-                        return Ok(scratch_session(SessionSpec {
+                        return Ok(self.scratch_session(SessionSpec {
                             id: Some(token.to_string()),
                             channel: Some(channel.to_string()),
                             key: Some(key.to_string()),
@@ -352,7 +381,7 @@ impl SessionStore {
                 }
             }
             (None, None) => {
-                return Ok(scratch_session(SessionSpec {
+                return Ok(self.scratch_session(SessionSpec {
                     auth: caller.cloned(),
                     ..scratch
                 }));
@@ -406,17 +435,6 @@ impl SessionStore {
                 session.id().to_string()
             })
             .collect()
-    }
-}
-
-fn scratch_session(spec: SessionSpec) -> Bound {
-    Bound {
-        session: Arc::new(Session::with_workspace(
-            spec,
-            Workspace::Scratch(std::sync::OnceLock::new()),
-            Utc::now(),
-        )),
-        scratch: true,
     }
 }
 

@@ -593,11 +593,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
     let host = Arc::new(load_to_serve(&args.dir.dir).await?);
     warn_failures(&host);
-    let options = http::ServeOptions::from_config(&host)?;
-    let sessions = Arc::new(
-        SessionStore::open(host.sessions_dir(), options.session_retention)?
-            .with_max_sessions(options.max_sessions),
-    );
+    let sessions =
+        Arc::new(http::ServeOptions::from_config(&host)?.session_store(host.sessions_dir())?);
     if let Some(id) = &args.session {
         sessions
             .bind(Some(id), None, Some(&cli_principal()))

@@ -48,7 +48,9 @@ use crate::config::{
 use crate::host::Host;
 use crate::serve::mcp::{McpOptions, ToolServer};
 use crate::serve::metrics::Metrics;
-use crate::session::{MAX_SESSIONS, SessionStore};
+use crate::session::{
+    HistoryBudget, MAX_HISTORY_BYTES, MAX_SESSION_HISTORY_BYTES, MAX_SESSIONS, SessionStore,
+};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 use tokio_util::sync::CancellationToken;
 
@@ -83,6 +85,10 @@ pub struct ServeOptions {
     pub max_sessions: usize,
     /// Calls that may wait for an approval or a custom tool's result at once.
     pub max_waiting_calls: usize,
+    /// Event payload bytes one session's history keeps.
+    pub session_history_bytes: usize,
+    /// Event payload bytes every session's history keeps together.
+    pub history_bytes: usize,
 }
 
 impl std::fmt::Debug for ServeOptions {
@@ -100,6 +106,8 @@ impl std::fmt::Debug for ServeOptions {
             .field("body_read_timeout", &self.body_read_timeout)
             .field("max_sessions", &self.max_sessions)
             .field("max_waiting_calls", &self.max_waiting_calls)
+            .field("session_history_bytes", &self.session_history_bytes)
+            .field("history_bytes", &self.history_bytes)
             .finish()
     }
 }
@@ -149,7 +157,20 @@ impl ServeOptions {
             ),
             max_sessions: server.max_sessions.unwrap_or(MAX_SESSIONS),
             max_waiting_calls: server.max_waiting_calls.unwrap_or(MAX_WAITING_CALLS),
+            session_history_bytes: server
+                .session_history_mb
+                .map_or(MAX_SESSION_HISTORY_BYTES, |mb| mb << 20),
+            history_bytes: server.history_mb.map_or(MAX_HISTORY_BYTES, |mb| mb << 20),
         })
+    }
+
+    /// The session store these options describe, kept under `root`.
+    pub fn session_store(&self, root: std::path::PathBuf) -> anyhow::Result<SessionStore> {
+        let history = HistoryBudget::new(self.session_history_bytes, self.history_bytes);
+        Ok(
+            SessionStore::open_with_history(root, self.session_retention, history)?
+                .with_max_sessions(self.max_sessions),
+        )
     }
 }
 
@@ -175,10 +196,7 @@ pub struct App {
 impl App {
     /// The shared state for `host`, with sessions kept under its state directory.
     pub fn new(host: Arc<Host>, options: ServeOptions) -> anyhow::Result<Arc<Self>> {
-        let sessions = Arc::new(
-            SessionStore::open(host.sessions_dir(), options.session_retention)?
-                .with_max_sessions(options.max_sessions),
-        );
+        let sessions = Arc::new(options.session_store(host.sessions_dir())?);
         let slug = host
             .config()
             .name
