@@ -3,7 +3,7 @@
 //! uses: byte edits (from `mutatis`'s `Vec<u8>` mutator), bit flips, range
 //! erase, copy and duplicate, splices with another seed, dictionary tokens
 //! and interesting integers; and, for targets whose inputs hold JSON, edits
-//! of the JSON tree ([`json`]).
+//! of the JSON tree (the `json` module).
 //!
 //! With no coverage feedback the corpus does not grow: breadth comes from
 //! the seeds and the stacking. Everything is drawn from one seeded RNG, so

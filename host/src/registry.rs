@@ -245,7 +245,7 @@ impl Registry {
     /// not changed and whose policy the config leaves as it was: a reload
     /// re-checks only what changed. A changed or new component is compiled
     /// with the baseline compiler first when there is a `previous`; its
-    /// optimized compile is then one of [`Registry::take_upgrades`].
+    /// optimized compile is then one of the registry's upgrades (`take_upgrades`).
     pub async fn load_reusing(
         engine: &ToolEngine,
         dir: &Path,

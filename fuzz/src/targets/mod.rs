@@ -42,7 +42,7 @@ pub struct Target {
     /// on a two-core machine running two targets at once.
     pub min_execs_per_sec: f64,
     /// Tokens the mutator splices in: the input format's keywords, in
-    /// lists (the JSON targets share [`JSON_TOKENS`]).
+    /// lists (the JSON targets share `JSON_TOKENS`).
     pub dictionary: &'static [&'static [&'static [u8]]],
     /// Whether the input holds JSON worth mutating as JSON.
     pub json: bool,

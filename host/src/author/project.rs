@@ -82,7 +82,7 @@ impl Project {
 }
 
 /// The projects at `path`: `path` itself when it is one, else every project
-/// in the folders below it (down to [`MAX_DEPTH`], not inside a project, and
+/// in the folders below it (down to `MAX_DEPTH`: 3 levels, not inside a project, and
 /// skipping dependency, build and hidden folders), by name.
 pub fn find_projects(path: &Path) -> Result<Vec<Project>, AuthorError> {
     if let Some(project) = Project::open(path)? {
