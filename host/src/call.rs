@@ -2,7 +2,7 @@
 //!
 //! resolve → validate input → `asOf` time bounds → effect → approval →
 //! dry-run stub → session write slot → run in a fresh sandbox → retries →
-//! envelope → trace events. See DESIGN.md section 4.
+//! envelope → trace events (docs/ARCHITECTURE.md places it among the parts).
 
 use futures::future::BoxFuture;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
 //! The call pipeline through the library API, with real components built
-//! from source: every step of DESIGN.md section 4 and each bad input.
+//! from source: every step of the pipeline (`host/src/call.rs`) and each bad
+//! input.
 
 mod common;
 
