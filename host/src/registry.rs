@@ -15,6 +15,7 @@ use serde_json::Value;
 use wasmtime::component::InstancePre;
 
 use crate::bindings::{ContractPre, types};
+use crate::config::toolset::{COMPONENT_TOOLS, is_toolset_name};
 use crate::config::{Config, CustomToolSpec, ToolPolicy};
 use crate::engine::{CodeTier, Compiled, ContentGate, Tiering, ToolEngine};
 use crate::files::FileStamp;
@@ -24,7 +25,7 @@ use crate::plain::{self, PlainFunction};
 use crate::state::CallState;
 use crate::tiering::{Code, CodeCell, Upgrade};
 use crate::tool::{self, Effect, EffectDecl, MAX_TOOLS, ToolMetadata};
-use crate::toolset::{self, COMPONENT_TOOLS};
+use crate::toolset;
 
 /// How long a tool's `metadata` may take at load.
 const METADATA_DEADLINE: Duration = Duration::from_secs(10);
@@ -403,7 +404,7 @@ impl Registry {
                         .failures
                         .iter()
                         .any(|f| f.tool.as_deref() == Some(name))
-                    || (toolset.is_some() && toolset::is_toolset_name(name));
+                    || (toolset.is_some() && is_toolset_name(name));
                 !declared
             })
             .map(String::as_str)

@@ -4,6 +4,8 @@
 //! tool gets is its `[tools.<name>]` entry over `[defaults]` over the built-in
 //! defaults, which deny every capability.
 
+pub mod toolset;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -11,8 +13,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
+use self::toolset::Toolset;
 use crate::caps::http::AllowList;
-use crate::toolset::Toolset;
 use crate::usage::HostBudget;
 pub use crate::usage::{DEFAULT_HOST_MEMORY_MB, DEFAULT_MAX_HANDLES};
 
@@ -50,7 +52,7 @@ pub struct Config {
     #[serde(default)]
     pub limits: HostLimits,
     /// The built-in toolset, when declared (`[toolset]` or `[[toolset]]`).
-    #[serde(default, deserialize_with = "crate::toolset::one_or_many")]
+    #[serde(default, deserialize_with = "crate::config::toolset::one_or_many")]
     pub toolset: Vec<Toolset>,
 }
 

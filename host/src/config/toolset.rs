@@ -1,0 +1,565 @@
+//! `[toolset]`: the built-in toolset (file and web tools shipped inside the
+//! binary as components, `crate::toolset`) as `toolhost.toml` declares it
+//! with `[toolset]` (or `[[toolset]]`) and configures it by
+//! `default_config` + `configs`, and the table of its tools' names.
+//!
+//! ```toml
+//! [toolset]
+//! type = "agent_toolset"            # or the dated "agent_toolset_20260401"
+//! default_config = { enabled = true, permission_policy = "always_allow" }
+//! configs = [{ name = "write", permission_policy = "always_ask" }]
+//! http = ["https://docs.rs"]         # what web_fetch may fetch
+//! ```
+//!
+//! The two `configs` forms do not accept the same names: the array form only
+//! the built-in names of [`ARRAY_FORM_NAMES`] (anything else is an error);
+//! the table form anything, so `list` and `delete` can be named only there,
+//! and keys that are no toolset tool are kept but ignored, with a warning.
+
+use std::collections::BTreeMap;
+
+use anyhow::Context as _;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Permission, ToolSettings, WorkspaceAccess};
+use crate::caps::http::AllowList;
+
+/// The canonical toolset type, the one stored.
+pub const TOOLSET_TYPE: &str = "agent_toolset";
+/// The dated form of the type, accepted and echoed back in listings.
+pub const TOOLSET_TYPE_DATED: &str = "agent_toolset_20260401";
+
+/// The toolset tools that run as components, with the workspace access
+/// each is granted unless `[tools.<name>]` says otherwise.
+pub const COMPONENT_TOOLS: &[(&str, WorkspaceAccess)] = &[
+    ("read", WorkspaceAccess::Read),
+    ("write", WorkspaceAccess::Write),
+    ("edit", WorkspaceAccess::Write),
+    ("list", WorkspaceAccess::Read),
+    ("delete", WorkspaceAccess::Write),
+    ("glob", WorkspaceAccess::Read),
+    ("grep", WorkspaceAccess::Read),
+    ("web_fetch", WorkspaceAccess::None),
+];
+
+/// The toolset tools with no sandboxed equivalent, and why: listed as
+/// unavailable and refused when called.
+pub const UNAVAILABLE_TOOLS: &[(&str, &str)] = &[
+    (
+        "bash",
+        "toolhost runs tools as WebAssembly components with no shell or processes, so the \
+         toolset's `bash` has no sandboxed equivalent; use read, write, edit, list, delete, \
+         glob and grep on the workspace instead",
+    ),
+    (
+        "web_search",
+        "toolhost has no search engine to query, so the toolset's `web_search` has no \
+         sandboxed equivalent; use web_fetch on a URL from the HTTP allow-list instead",
+    ),
+];
+
+/// The names the array form of `configs` accepts (the registry's built-in
+/// names; `list` and `delete` are not among them).
+pub const ARRAY_FORM_NAMES: &[&str] = &[
+    "bash",
+    "edit",
+    "read",
+    "write",
+    "glob",
+    "grep",
+    "web_fetch",
+    "web_search",
+];
+
+/// Whether `name` is a toolset tool (a component or an unavailable one).
+pub fn is_toolset_name(name: &str) -> bool {
+    COMPONENT_TOOLS.iter().any(|(tool, _)| *tool == name)
+        || UNAVAILABLE_TOOLS.iter().any(|(tool, _)| *tool == name)
+}
+
+/// One declared toolset, as stored (canonical type, configs as written).
+#[derive(Debug, Clone, Default)]
+pub struct Toolset {
+    /// The baseline for every tool in the set.
+    pub default_config: ToolConfig,
+    /// Per-tool overrides, in the form they were written.
+    pub configs: Configs,
+    /// Origins `web_fetch` may fetch from (the toolset's HTTP allow-list).
+    pub http: Vec<String>,
+}
+
+/// `enabled` and `permission_policy` of the toolset or of one tool; unset
+/// fields inherit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ToolConfig {
+    /// Whether the tool is handed to the agent at all.
+    pub enabled: Option<bool>,
+    /// Whether its calls wait for an approval.
+    pub permission_policy: Option<Permission>,
+}
+
+/// `configs`, in one of its two forms.
+#[derive(Debug, Clone)]
+pub enum Configs {
+    /// `configs = [{ name = "write", … }]`: names checked against
+    /// [`ARRAY_FORM_NAMES`].
+    Array(Vec<(String, ToolConfig)>),
+    /// `configs.list = { … }`: any key; those that name no toolset tool are
+    /// kept (as written) but ignored.
+    Table {
+        /// Entries for toolset tools.
+        tools: BTreeMap<String, ToolConfig>,
+        /// Entries for names that are no toolset tool.
+        ignored: BTreeMap<String, Value>,
+    },
+}
+
+impl Default for Configs {
+    fn default() -> Self {
+        Self::Array(Vec::new())
+    }
+}
+
+/// A tool's resolved toolset configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resolved {
+    /// Whether it is listed and callable.
+    pub enabled: bool,
+    /// Whether calls need approval.
+    pub permission: Permission,
+}
+
+impl Toolset {
+    /// The configuration of the tool `name`: its `configs` entry over
+    /// `default_config` over enabled + always_allow.
+    pub fn resolve(&self, name: &str) -> Resolved {
+        let own = match &self.configs {
+            Configs::Array(entries) => entries
+                .iter()
+                .find(|(tool, _)| tool == name)
+                .map(|(_, config)| *config),
+            Configs::Table { tools, .. } => tools.get(name).copied(),
+        }
+        .unwrap_or_default();
+        Resolved {
+            enabled: own.enabled.or(self.default_config.enabled).unwrap_or(true),
+            permission: own
+                .permission_policy
+                .or(self.default_config.permission_policy)
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The settings a toolset tool gets from the toolset: its resolved
+    /// `enabled` and permission, and its implied grants (workspace access
+    /// by what it does, HTTP only for `web_fetch`, nothing else). A
+    /// `[tools.<name>]` entry overrides them; `None` if `name` is no
+    /// toolset component.
+    pub fn settings_for(&self, name: &str) -> Option<ToolSettings> {
+        let (_, workspace) = COMPONENT_TOOLS.iter().find(|(tool, _)| *tool == name)?;
+        let resolved = self.resolve(name);
+        let http = if name == "web_fetch" {
+            self.http.clone()
+        } else {
+            Vec::new()
+        };
+        Some(ToolSettings {
+            enabled: Some(resolved.enabled),
+            permission: Some(resolved.permission),
+            workspace: Some(*workspace),
+            kv: Some(Vec::new()),
+            http: Some(http),
+            env: Some(BTreeMap::new()),
+            ..ToolSettings::default()
+        })
+    }
+
+    /// The unavailable tools (`bash`, `web_search`) this toolset enables,
+    /// with why they cannot run.
+    pub fn unavailable(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
+        UNAVAILABLE_TOOLS
+            .iter()
+            .copied()
+            .filter(|(name, _)| self.resolve(name).enabled)
+    }
+
+    /// The table-form keys that name no toolset tool (kept, ignored).
+    pub fn ignored_keys(&self) -> Vec<&str> {
+        match &self.configs {
+            Configs::Table { ignored, .. } => ignored.keys().map(String::as_str).collect(),
+            Configs::Array(_) => Vec::new(),
+        }
+    }
+
+    /// The toolset as listings echo it: the dated type, `default_config`
+    /// with its defaults filled in, `configs` in the form it was written.
+    pub fn to_json(&self) -> Value {
+        let configs = match &self.configs {
+            Configs::Array(entries) => Value::Array(
+                entries
+                    .iter()
+                    .map(|(name, config)| {
+                        let mut entry = config.to_json();
+                        entry.insert("name".into(), json!(name));
+                        Value::Object(entry)
+                    })
+                    .collect(),
+            ),
+            Configs::Table { tools, ignored } => Value::Object(
+                tools
+                    .iter()
+                    .map(|(name, config)| (name.clone(), Value::Object(config.to_json())))
+                    .chain(ignored.iter().map(|(k, v)| (k.clone(), v.clone())))
+                    .collect(),
+            ),
+        };
+        let defaults = ToolConfig {
+            enabled: Some(self.default_config.enabled.unwrap_or(true)),
+            permission_policy: Some(self.default_config.permission_policy.unwrap_or_default()),
+        };
+        json!({
+            "type": TOOLSET_TYPE_DATED,
+            "default_config": defaults.to_json(),
+            "configs": configs,
+            "http": self.http,
+        })
+    }
+
+    /// Check the HTTP allow-list.
+    pub(crate) fn validate(&self) -> anyhow::Result<()> {
+        AllowList::parse(&self.http).context("invalid `http` entry")?;
+        Ok(())
+    }
+}
+
+impl ToolConfig {
+    fn to_json(self) -> serde_json::Map<String, Value> {
+        let mut map = serde_json::Map::new();
+        if let Some(enabled) = self.enabled {
+            map.insert("enabled".into(), json!(enabled));
+        }
+        if let Some(policy) = self.permission_policy {
+            map.insert("permission_policy".into(), json!({ "type": policy }));
+        }
+        map
+    }
+}
+
+/// Deserialize `toolset` from a `[toolset]` table or a `[[toolset]]` array.
+pub(crate) fn one_or_many<'de, D>(deserializer: D) -> Result<Vec<Toolset>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::de::Error as _;
+    let value = toml::Value::deserialize(deserializer)?;
+    let entries = match value {
+        toml::Value::Array(entries) => entries,
+        table @ toml::Value::Table(_) => vec![table],
+        other => {
+            return Err(D::Error::custom(format!(
+                "`toolset` must be a table ([toolset]) or an array of tables ([[toolset]]), \
+                 not a {}",
+                other.type_str()
+            )));
+        }
+    };
+    if entries.len() > 1 {
+        return Err(D::Error::custom(format!(
+            "{} toolsets are declared; declare `agent_toolset` once",
+            entries.len()
+        )));
+    }
+    entries
+        .into_iter()
+        .map(|entry| parse_toolset(entry).map_err(|e| D::Error::custom(format!("{e:#}"))))
+        .collect()
+}
+
+/// A toolset entry as written, before its names are checked.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawToolset {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    default_config: Option<toml::Value>,
+    #[serde(default)]
+    configs: Option<toml::Value>,
+    #[serde(default)]
+    http: Vec<String>,
+}
+
+/// One `enabled` + `permission_policy` entry as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawToolConfig {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    enabled: Option<bool>,
+    #[serde(default)]
+    permission_policy: Option<toml::Value>,
+}
+
+fn parse_toolset(value: toml::Value) -> anyhow::Result<Toolset> {
+    let raw = RawToolset::deserialize(value).context("in [toolset]")?;
+    anyhow::ensure!(
+        raw.kind == TOOLSET_TYPE || raw.kind == TOOLSET_TYPE_DATED,
+        "in [toolset]: `type` = {:?} is not a toolset toolhost runs: expected \
+         {TOOLSET_TYPE:?} (or its dated form {TOOLSET_TYPE_DATED:?}); tools from MCP servers \
+         are not supported",
+        raw.kind
+    );
+    let default_config = match raw.default_config {
+        Some(value) => {
+            let config = parse_tool_config(value).context("in [toolset] default_config")?;
+            anyhow::ensure!(
+                config.0.is_none(),
+                "in [toolset] default_config: `name` belongs in a `configs` entry"
+            );
+            config.1
+        }
+        None => ToolConfig::default(),
+    };
+    let configs = match raw.configs {
+        None => Configs::default(),
+        Some(toml::Value::Array(entries)) => parse_array_form(entries)?,
+        Some(toml::Value::Table(table)) => parse_table_form(table)?,
+        Some(other) => anyhow::bail!(
+            "in [toolset]: `configs` must be an array of entries with a `name` or a table \
+             keyed by tool name, not a {}",
+            other.type_str()
+        ),
+    };
+    Ok(Toolset {
+        default_config,
+        configs,
+        http: raw.http,
+    })
+}
+
+fn parse_array_form(entries: Vec<toml::Value>) -> anyhow::Result<Configs> {
+    let mut parsed: Vec<(String, ToolConfig)> = Vec::new();
+    for (index, entry) in entries.into_iter().enumerate() {
+        let at = format!("in [toolset] configs[{index}]");
+        let (name, config) = parse_tool_config(entry).context(at.clone())?;
+        let name =
+            name.with_context(|| format!("{at}: every entry of the array form needs a `name`"))?;
+        anyhow::ensure!(
+            ARRAY_FORM_NAMES.contains(&name.as_str()),
+            "{at}: `name` = {name:?} is not accepted in the array form; accepted names: {}. \
+             `list` and `delete` can be configured only in the table form, e.g. \
+             `configs.{name} = {{ enabled = true }}`",
+            ARRAY_FORM_NAMES.join(", ")
+        );
+        anyhow::ensure!(
+            !parsed.iter().any(|(seen, _)| *seen == name),
+            "{at}: `{name}` is configured twice"
+        );
+        parsed.push((name, config));
+    }
+    Ok(Configs::Array(parsed))
+}
+
+fn parse_table_form(table: toml::Table) -> anyhow::Result<Configs> {
+    let mut tools = BTreeMap::new();
+    let mut ignored = BTreeMap::new();
+    for (name, value) in table {
+        if is_toolset_name(&name) {
+            let (inner, config) =
+                parse_tool_config(value).with_context(|| format!("in [toolset] configs.{name}"))?;
+            anyhow::ensure!(
+                inner.is_none(),
+                "in [toolset] configs.{name}: the table form takes the name from the key; \
+                 remove `name`"
+            );
+            tools.insert(name, config);
+        } else {
+            let value = serde_json::to_value(value)
+                .with_context(|| format!("in [toolset] configs.{name}"))?;
+            ignored.insert(name, value);
+        }
+    }
+    Ok(Configs::Table { tools, ignored })
+}
+
+fn parse_tool_config(value: toml::Value) -> anyhow::Result<(Option<String>, ToolConfig)> {
+    let raw = RawToolConfig::deserialize(value)?;
+    let permission_policy = raw.permission_policy.map(parse_policy).transpose()?;
+    Ok((
+        raw.name,
+        ToolConfig {
+            enabled: raw.enabled,
+            permission_policy,
+        },
+    ))
+}
+
+/// `"always_ask"` or `{ type = "always_ask" }` (the registry's shape).
+fn parse_policy(value: toml::Value) -> anyhow::Result<Permission> {
+    let name = match &value {
+        toml::Value::String(name) => Some(name.as_str()),
+        toml::Value::Table(table) if table.len() == 1 => {
+            table.get("type").and_then(toml::Value::as_str)
+        }
+        _ => None,
+    };
+    match name {
+        Some("always_allow") => Ok(Permission::AlwaysAllow),
+        Some("always_ask") => Ok(Permission::AlwaysAsk),
+        _ => anyhow::bail!(
+            "`permission_policy` = {value} is not a policy: expected \"always_allow\" or \
+             \"always_ask\" (or {{ type = \"always_ask\" }})"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> anyhow::Result<crate::config::Config> {
+        crate::config::Config::parse(text, std::path::Path::new("toolhost.toml"))
+    }
+
+    fn toolset(text: &str) -> Toolset {
+        parse(text).unwrap().toolset.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn both_types_are_stored_canonically_and_echoed_dated() {
+        for kind in [TOOLSET_TYPE, TOOLSET_TYPE_DATED] {
+            let set = toolset(&format!("[toolset]\ntype = {kind:?}\n"));
+            assert_eq!(
+                set.to_json(),
+                json!({
+                    "type": "agent_toolset_20260401",
+                    "default_config": {
+                        "enabled": true,
+                        "permission_policy": { "type": "always_allow" }
+                    },
+                    "configs": [],
+                    "http": [],
+                })
+            );
+        }
+        let array = toolset("[[toolset]]\ntype = \"agent_toolset\"\n");
+        assert!(array.resolve("grep").enabled);
+    }
+
+    #[test]
+    fn other_types_and_second_toolsets_are_refused() {
+        let err = parse("[toolset]\ntype = \"mcp_toolset\"\n").unwrap_err();
+        assert!(
+            format!("{err:#}").contains("expected \"agent_toolset\""),
+            "{err:#}"
+        );
+        let err =
+            parse("[[toolset]]\ntype = \"agent_toolset\"\n[[toolset]]\ntype = \"agent_toolset\"\n")
+                .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("declare `agent_toolset` once"),
+            "{err:#}"
+        );
+        let err = parse("[toolset]\ntype = \"agent_toolset\"\ncolour = 1\n").unwrap_err();
+        assert!(format!("{err:#}").contains("colour"), "{err:#}");
+    }
+
+    #[test]
+    fn array_form_accepts_only_builtin_names() {
+        let set = toolset(
+            "[toolset]\ntype = \"agent_toolset\"\n\
+             configs = [{ name = \"write\", permission_policy = { type = \"always_ask\" } }]\n",
+        );
+        assert_eq!(set.resolve("write").permission, Permission::AlwaysAsk);
+        assert_eq!(set.resolve("read").permission, Permission::AlwaysAllow);
+        for name in ["list", "delete", "frobnicate"] {
+            let err = parse(&format!(
+                "[toolset]\ntype = \"agent_toolset\"\nconfigs = [{{ name = {name:?} }}]\n"
+            ))
+            .unwrap_err();
+            let text = format!("{err:#}");
+            assert!(text.contains("configs[0]") && text.contains(name), "{text}");
+            assert!(
+                text.contains("bash, edit, read, write, glob, grep, web_fetch, web_search"),
+                "{text}"
+            );
+        }
+        let err = parse("[toolset]\ntype = \"agent_toolset\"\nconfigs = [{ enabled = false }]\n")
+            .unwrap_err();
+        assert!(format!("{err:#}").contains("needs a `name`"));
+    }
+
+    #[test]
+    fn table_form_names_list_and_delete_and_keeps_unknown_keys() {
+        let set = toolset(
+            "[toolset]\ntype = \"agent_toolset\"\n\
+             default_config = { enabled = false }\n\
+             [toolset.configs]\nlist = { enabled = true }\ndelete = { enabled = true, permission_policy = \"always_ask\" }\n\
+             frobnicate = { anything = 1 }\n",
+        );
+        assert!(set.resolve("list").enabled);
+        assert_eq!(set.resolve("delete").permission, Permission::AlwaysAsk);
+        assert!(!set.resolve("read").enabled, "inherits default_config");
+        assert_eq!(set.ignored_keys(), ["frobnicate"]);
+        assert_eq!(
+            set.to_json()["configs"]["frobnicate"],
+            json!({ "anything": 1 })
+        );
+        assert_eq!(set.to_json()["default_config"]["enabled"], json!(false));
+    }
+
+    #[test]
+    fn enabled_resolves_entry_over_default_over_true() {
+        let set = toolset(
+            "[toolset]\ntype = \"agent_toolset\"\n\
+             default_config = { enabled = false, permission_policy = \"always_ask\" }\n\
+             configs = [{ name = \"read\", enabled = true }, { name = \"bash\" }]\n",
+        );
+        assert_eq!(
+            set.resolve("read"),
+            Resolved {
+                enabled: true,
+                permission: Permission::AlwaysAsk
+            }
+        );
+        assert!(!set.resolve("grep").enabled);
+        assert!(
+            !set.resolve("bash").enabled,
+            "an entry without enabled inherits"
+        );
+        assert_eq!(set.unavailable().count(), 0);
+        assert_eq!(
+            toolset("[toolset]\ntype = \"agent_toolset\"\n")
+                .unavailable()
+                .count(),
+            2
+        );
+    }
+
+    #[test]
+    fn bad_policies_name_the_choices() {
+        let err = parse(
+            "[toolset]\ntype = \"agent_toolset\"\ndefault_config = { permission_policy = \"sometimes\" }\n",
+        )
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("expected \"always_allow\" or \"always_ask\""));
+    }
+
+    #[test]
+    fn implied_grants_follow_the_tool() {
+        let set = toolset("[toolset]\ntype = \"agent_toolset\"\nhttp = [\"https://docs.rs\"]\n");
+        let read = set.settings_for("read").unwrap();
+        assert_eq!(read.workspace, Some(WorkspaceAccess::Read));
+        assert_eq!(read.http, Some(vec![]));
+        assert_eq!(
+            set.settings_for("edit").unwrap().workspace,
+            Some(WorkspaceAccess::Write)
+        );
+        let fetch = set.settings_for("web_fetch").unwrap();
+        assert_eq!(fetch.workspace, Some(WorkspaceAccess::None));
+        assert_eq!(fetch.http, Some(vec!["https://docs.rs".to_string()]));
+        assert!(set.settings_for("bash").is_none());
+    }
+}
