@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use crate::engine::Compiled;
+use crate::code::Compiled;
 use crate::files::FileStamp;
 
 /// How old a temporary file in the cache must be to count as abandoned: a

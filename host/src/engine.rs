@@ -24,6 +24,7 @@ use wasmtime::{
     UpdateDeadline,
 };
 
+use crate::code::{Compiled, Source};
 use crate::compile_cache::CompileCache;
 use crate::files::FileStamp;
 use crate::state::{
@@ -62,27 +63,6 @@ pub struct EngineOptions {
     pub cache_max_bytes: u64,
 }
 
-/// A compiled component and the SHA-256 of its bytes.
-pub struct Compiled {
-    /// The compiled component.
-    pub component: Component,
-    /// Hex SHA-256 of the `.wasm` bytes.
-    pub sha256: String,
-    /// For baseline code: what its optimized compile needs.
-    pub(crate) baseline_of: Option<Source>,
-}
-
-impl Compiled {
-    /// Cranelift code for the content `sha256`.
-    pub(crate) fn optimized(component: Component, sha256: String) -> Self {
-        Self {
-            component,
-            sha256,
-            baseline_of: None,
-        }
-    }
-}
-
 /// Which compiler a load may use for a component it has no cached
 /// compilation of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,13 +80,6 @@ pub enum CodeTier {
     Baseline,
     /// Cranelift.
     Optimized,
-}
-
-/// The bytes of a component loaded as baseline code, and the file they
-/// came from, for its optimized compile.
-pub(crate) struct Source {
-    bytes: Vec<u8>,
-    file: Option<(PathBuf, FileStamp)>,
 }
 
 /// An engine and the linker of every capability for its components.

@@ -34,6 +34,7 @@ pub mod author;
 pub mod bindings;
 pub mod call;
 pub mod caps;
+mod code;
 mod compile_cache;
 pub mod config;
 pub mod engine;

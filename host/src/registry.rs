@@ -15,9 +15,10 @@ use serde_json::Value;
 use wasmtime::component::InstancePre;
 
 use crate::bindings::{ContractPre, types};
+use crate::code::Compiled;
 use crate::config::toolset::{COMPONENT_TOOLS, is_toolset_name};
 use crate::config::{Config, CustomToolSpec, ToolPolicy};
-use crate::engine::{CodeTier, Compiled, ContentGate, Tiering, ToolEngine};
+use crate::engine::{CodeTier, ContentGate, Tiering, ToolEngine};
 use crate::files::FileStamp;
 use crate::instance::{Instance, Pre};
 use crate::lock::Lockfile;

@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 
 use crate::bindings::ContractPre;
-use crate::engine::{CodeTier, Source, ToolEngine};
+use crate::code::Source;
+use crate::engine::{CodeTier, ToolEngine};
 use crate::instance::{Instance, Pre};
 use crate::plain;
 use crate::registry::PlainCall;
