@@ -7,6 +7,7 @@
 pub mod toolset;
 
 use std::collections::BTreeMap;
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -177,51 +178,30 @@ impl ServerSettings {
                 "`shutdown_grace_secs` = {secs} is out of range: expected 0 to 3600 (an hour)"
             );
         }
-        if let Some(n) = self.max_connections {
-            anyhow::ensure!(
-                (1..=MAX_CONNECTIONS).contains(&n),
-                "`max_connections` = {n} is out of range: expected 1 to {MAX_CONNECTIONS}"
-            );
-        }
-        for (key, value) in [
-            ("header_read_timeout_ms", self.header_read_timeout_ms),
-            ("body_read_timeout_ms", self.body_read_timeout_ms),
-        ] {
-            if let Some(ms) = value {
-                anyhow::ensure!(
-                    (100..=MAX_TIMEOUT_MS).contains(&ms),
-                    "`{key}` = {ms} is out of range: expected 100 to {MAX_TIMEOUT_MS}"
-                );
-            }
-        }
-        for (key, value) in [
-            ("max_sessions", self.max_sessions),
-            ("max_waiting_calls", self.max_waiting_calls),
-        ] {
-            if let Some(n) = value {
-                anyhow::ensure!(
-                    (1..=MAX_SERVER_COUNT).contains(&n),
-                    "`{key}` = {n} is out of range: expected 1 to {MAX_SERVER_COUNT}"
-                );
-            }
-        }
-        for (key, value) in [
-            ("session_history_mb", self.session_history_mb),
-            ("history_mb", self.history_mb),
-        ] {
-            if let Some(mb) = value {
-                anyhow::ensure!(
-                    (1..=MAX_HISTORY_MB).contains(&mb),
-                    "`{key}` = {mb} is out of range: expected 1 to {MAX_HISTORY_MB}"
-                );
-            }
-        }
-        if let Some(n) = self.max_body_bytes {
-            anyhow::ensure!(
-                (1024..=MAX_SIZE_CAP).contains(&n),
-                "`max_body_bytes` = {n} is out of range: expected 1024 to {MAX_SIZE_CAP}"
-            );
-        }
+        check_range("max_connections", self.max_connections, 1..=MAX_CONNECTIONS)?;
+        check_range(
+            "header_read_timeout_ms",
+            self.header_read_timeout_ms,
+            100..=MAX_TIMEOUT_MS,
+        )?;
+        check_range(
+            "body_read_timeout_ms",
+            self.body_read_timeout_ms,
+            100..=MAX_TIMEOUT_MS,
+        )?;
+        check_range("max_sessions", self.max_sessions, 1..=MAX_SERVER_COUNT)?;
+        check_range(
+            "max_waiting_calls",
+            self.max_waiting_calls,
+            1..=MAX_SERVER_COUNT,
+        )?;
+        check_range(
+            "session_history_mb",
+            self.session_history_mb,
+            1..=MAX_HISTORY_MB,
+        )?;
+        check_range("history_mb", self.history_mb, 1..=MAX_HISTORY_MB)?;
+        check_range("max_body_bytes", self.max_body_bytes, 1024..=MAX_SIZE_CAP)?;
         if let Some(listen) = &self.listen {
             listen.parse::<std::net::SocketAddr>().map_err(|_| {
                 anyhow::anyhow!(
@@ -243,6 +223,22 @@ impl ServerSettings {
         }
         Ok(())
     }
+}
+
+/// Refuse `value`, the setting `key`, outside `range`, naming all three.
+fn check_range<T>(key: &str, value: Option<T>, range: RangeInclusive<T>) -> anyhow::Result<()>
+where
+    T: PartialOrd + std::fmt::Display,
+{
+    if let Some(value) = value {
+        anyhow::ensure!(
+            range.contains(&value),
+            "`{key}` = {value} is out of range: expected {} to {}",
+            range.start(),
+            range.end()
+        );
+    }
+    Ok(())
 }
 
 /// How many calls may run tool code at once by default.
@@ -319,18 +315,16 @@ impl HostLimits {
     }
 
     fn validate(&self) -> anyhow::Result<()> {
-        if let Some(mb) = self.host_memory_mb {
-            anyhow::ensure!(
-                (1..=MAX_HOST_MEMORY_MB).contains(&mb),
-                "`host_memory_mb` = {mb} is out of range: expected 1 to {MAX_HOST_MEMORY_MB}"
-            );
-        }
-        if let Some(n) = self.max_handles {
-            anyhow::ensure!(
-                (MIN_MAX_HANDLES..=MAX_MAX_HANDLES).contains(&n),
-                "`max_handles` = {n} is out of range: expected {MIN_MAX_HANDLES} to {MAX_MAX_HANDLES}"
-            );
-        }
+        check_range(
+            "host_memory_mb",
+            self.host_memory_mb,
+            1..=MAX_HOST_MEMORY_MB,
+        )?;
+        check_range(
+            "max_handles",
+            self.max_handles,
+            MIN_MAX_HANDLES..=MAX_MAX_HANDLES,
+        )?;
         let share = self.host_budget().per_handle_bytes();
         anyhow::ensure!(
             share >= MIN_BYTES_PER_HANDLE,
@@ -345,24 +339,17 @@ impl HostLimits {
                  (1 TiB)"
             );
         }
-        if let Some(n) = self.max_concurrent_calls {
-            anyhow::ensure!(
-                (1..=MAX_CONCURRENT_CALLS_CAP).contains(&n),
-                "`max_concurrent_calls` = {n} is out of range: expected 1 to {MAX_CONCURRENT_CALLS_CAP}"
-            );
-        }
-        if let Some(n) = self.max_queued_calls {
-            anyhow::ensure!(
-                n <= 65_536,
-                "`max_queued_calls` = {n} is out of range: expected 0 to 65536"
-            );
-        }
-        if let Some(ms) = self.queue_timeout_ms {
-            anyhow::ensure!(
-                ms <= MAX_TIMEOUT_MS,
-                "`queue_timeout_ms` = {ms} is out of range: expected 0 to {MAX_TIMEOUT_MS}"
-            );
-        }
+        check_range(
+            "max_concurrent_calls",
+            self.max_concurrent_calls,
+            1..=MAX_CONCURRENT_CALLS_CAP,
+        )?;
+        check_range("max_queued_calls", self.max_queued_calls, 0..=65_536)?;
+        check_range(
+            "queue_timeout_ms",
+            self.queue_timeout_ms,
+            0..=MAX_TIMEOUT_MS,
+        )?;
         Ok(())
     }
 }
@@ -650,44 +637,22 @@ fn first<T>(layers: &[&ToolSettings], get: impl Fn(&ToolSettings) -> Option<T>) 
 
 impl ToolSettings {
     fn validate(&self) -> anyhow::Result<()> {
-        if let Some(ms) = self.timeout_ms {
-            anyhow::ensure!(
-                (1..=MAX_TIMEOUT_MS).contains(&ms),
-                "`timeout_ms` = {ms} is out of range: expected 1 to {MAX_TIMEOUT_MS}"
-            );
-        }
-        if let Some(mb) = self.memory_mb {
-            anyhow::ensure!(
-                (1..=MAX_MEMORY_MB).contains(&mb),
-                "`memory_mb` = {mb} is out of range: expected 1 to {MAX_MEMORY_MB}"
-            );
-        }
+        check_range("timeout_ms", self.timeout_ms, 1..=MAX_TIMEOUT_MS)?;
+        check_range("memory_mb", self.memory_mb, 1..=MAX_MEMORY_MB)?;
         let sizes = [
             ("max_input_bytes", self.max_input_bytes, 1),
             ("max_output_bytes", self.max_output_bytes, 1),
             ("max_stdio_bytes", self.max_stdio_bytes, 0),
         ];
         for (key, value, min) in sizes {
-            if let Some(value) = value {
-                anyhow::ensure!(
-                    (min..=MAX_SIZE_CAP).contains(&value),
-                    "`{key}` = {value} is out of range: expected {min} to {MAX_SIZE_CAP}"
-                );
-            }
+            check_range(key, value, min..=MAX_SIZE_CAP)?;
         }
-        if let Some(n) = self.max_http_requests {
-            anyhow::ensure!(
-                n <= 100_000,
-                "`max_http_requests` = {n} is out of range: expected 0 to 100000"
-            );
-        }
-        if let Some(n) = self.max_http_response_bytes {
-            anyhow::ensure!(
-                (1..=1 << 30).contains(&n),
-                "`max_http_response_bytes` = {n} is out of range: expected 1 to {}",
-                1u64 << 30
-            );
-        }
+        check_range("max_http_requests", self.max_http_requests, 0..=100_000)?;
+        check_range(
+            "max_http_response_bytes",
+            self.max_http_response_bytes,
+            1..=1 << 30,
+        )?;
         for bucket in self.kv.iter().flatten() {
             anyhow::ensure!(
                 !bucket.is_empty() && bucket.len() <= 128,
