@@ -1,12 +1,26 @@
-//! A tool's code: a compiled component, and for baseline code what its
-//! optimized compile needs. The engine makes it, the compile cache stores
-//! and returns it, the registry and the tiering hold it.
+//! A tool's code: a compiled component, for baseline code what its
+//! optimized compile needs, and what a call instantiates, held in a cell
+//! the tiering swaps optimized code into. The engine makes it, the compile
+//! cache stores and returns it, the registry and the tiering hold it.
 
 use std::path::PathBuf;
+use std::sync::{Arc, PoisonError, RwLock};
 
-use wasmtime::component::Component;
+use wasmtime::component::{Component, InstancePre};
 
+use crate::bindings::ContractPre;
 use crate::files::FileStamp;
+use crate::plain::PlainFunction;
+use crate::state::CallState;
+
+/// Which compiler made the code a tool runs now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeTier {
+    /// Winch: a tool loaded baseline-first, until its Cranelift compile is in.
+    Baseline,
+    /// Cranelift.
+    Optimized,
+}
 
 /// A compiled component and the SHA-256 of its bytes.
 pub struct Compiled {
@@ -36,4 +50,71 @@ pub(crate) struct Source {
     pub(crate) bytes: Vec<u8>,
     /// The file and its stamp, for the compile cache's index.
     pub(crate) file: Option<(PathBuf, FileStamp)>,
+}
+
+/// What to instantiate: a contract tool, or a plain component.
+pub(crate) enum Pre<'a> {
+    /// A component that implements the toolhost contract.
+    Contract(&'a ContractPre<CallState>),
+    /// A plain component: its exported functions are the tools.
+    Plain(&'a InstancePre<CallState>),
+}
+
+/// What a call instantiates.
+#[derive(Clone)]
+pub(crate) enum Code {
+    /// A component that implements the contract, its imports resolved.
+    Contract(ContractPre<CallState>),
+    /// A function of a plain component.
+    Plain(Arc<PlainCall>),
+    /// Nothing: a custom tool, answered by the client.
+    None,
+}
+
+impl Code {
+    /// What to instantiate, or `None` for a custom tool.
+    pub(crate) fn pre(&self) -> Option<Pre<'_>> {
+        match self {
+            Self::Contract(pre) => Some(Pre::Contract(pre)),
+            Self::Plain(call) => Some(Pre::Plain(&call.pre)),
+            Self::None => None,
+        }
+    }
+}
+
+/// A tool's code, replaced in place when its optimized compile is done.
+#[derive(Clone)]
+pub(crate) struct CodeCell(Arc<RwLock<(Code, CodeTier)>>);
+
+impl CodeCell {
+    /// A cell holding `code` of `tier`.
+    pub(crate) fn new(code: Code, tier: CodeTier) -> Self {
+        Self(Arc::new(RwLock::new((code, tier))))
+    }
+
+    /// The code as it is now.
+    pub(crate) fn get(&self) -> Code {
+        self.0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+            .clone()
+    }
+
+    /// Which compiler made it.
+    pub(crate) fn tier(&self) -> CodeTier {
+        self.0.read().unwrap_or_else(PoisonError::into_inner).1
+    }
+
+    pub(crate) fn set_optimized(&self, code: Code) {
+        *self.0.write().unwrap_or_else(PoisonError::into_inner) = (code, CodeTier::Optimized);
+    }
+}
+
+/// A plain component's function, ready to instantiate and call.
+pub(crate) struct PlainCall {
+    /// The component, its imports resolved.
+    pub pre: InstancePre<CallState>,
+    /// The function.
+    pub function: PlainFunction,
 }

@@ -24,6 +24,7 @@ use wasmtime::{
     UpdateDeadline,
 };
 
+pub use crate::code::CodeTier;
 use crate::code::{Compiled, Source};
 use crate::compile_cache::CompileCache;
 use crate::files::FileStamp;
@@ -71,15 +72,6 @@ pub enum Tiering {
     Optimized,
     /// Winch, then Cranelift in the background (reloads, a server's start).
     BaselineFirst,
-}
-
-/// Which compiler made the code a tool runs now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CodeTier {
-    /// Winch: a tool loaded baseline-first, until its Cranelift compile is in.
-    Baseline,
-    /// Cranelift.
-    Optimized,
 }
 
 /// An engine and the linker of every capability for its components.
@@ -343,6 +335,13 @@ impl Drop for OptimizingGuard {
 /// Decides from a file's SHA-256 whether it may be compiled and run (the
 /// lock's check); why not.
 pub(crate) type ContentGate = Box<dyn Fn(&str) -> Result<(), String> + Send + Sync>;
+
+/// What pins each file's content before it is compiled or run
+/// (`tools.lock`): the gate for a file of a given slug.
+pub(crate) trait Pins: Sync {
+    /// The gate a file named `slug` must pass.
+    fn gate(&self, slug: &str) -> ContentGate;
+}
 
 fn engine_config(options: &EngineOptions) -> Config {
     let mut pool = PoolingAllocationConfig::default();

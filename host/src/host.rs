@@ -9,7 +9,7 @@ use crate::admission::CallGate;
 use crate::caps::http::Network;
 use crate::caps::kv::{KvBackend, RedbBackend};
 use crate::config::Config;
-use crate::engine::{EngineOptions, Tiering, ToolEngine};
+use crate::engine::{EngineOptions, Pins, Tiering, ToolEngine};
 use crate::lock::Lockfile;
 use crate::registry::Registry;
 use crate::tiering;
@@ -142,12 +142,12 @@ impl HostBuilder {
             &config,
             None,
             self.tiering,
-            lock.as_ref(),
+            lock.as_ref().map(|lock| lock as &dyn Pins),
         )
         .await?;
         tiering::spawn(engine.clone(), registry.take_upgrades());
         if let Some(lock) = &lock {
-            registry.enforce_lock(lock);
+            lock.enforce(&mut registry);
         }
         let needs_kv = registry.all().any(|t| !t.policy().grants.kv.is_empty());
         let kv: Option<Arc<dyn KvBackend>> = if needs_kv {
@@ -244,7 +244,7 @@ impl Host {
             &config,
             Some(&previous),
             Tiering::BaselineFirst,
-            lock.as_ref(),
+            lock.as_ref().map(|lock| lock as &dyn Pins),
         )
         .await?;
         // Optimized even if this reload fails below: the compile lands in
@@ -256,9 +256,11 @@ impl Host {
              restart it to open the store"
         );
         if let Some(lock) = &lock {
-            fresh.enforce_lock(lock);
+            lock.enforce(&mut fresh);
         }
-        fresh.keep_last_good(&previous, lock.as_ref());
+        fresh.keep_last_good(&previous, |tool| {
+            lock.as_ref().is_none_or(|lock| lock.accepts(tool))
+        });
         let fresh = Arc::new(fresh);
         let fingerprint = |r: &Registry| -> Vec<(String, String, bool)> {
             r.all()

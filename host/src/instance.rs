@@ -3,52 +3,25 @@
 
 use std::time::{Duration, Instant};
 
-use wasmtime::component::{InstancePre, Val};
+use wasmtime::component::Val;
 use wasmtime::{Store, Trap};
-use wasmtime_wasi::WasiCtx;
 
-use crate::bindings::{Contract, ContractPre, guest, types};
-use crate::caps::http::HttpCtx;
-use crate::caps::kv::KvCtx;
+use crate::bindings::{Contract, guest, types};
+use crate::caps::Caps;
 use crate::caps::log::TraceLog;
 use crate::caps::stdio::Capture;
-use crate::caps::workspace::WasiSetup;
+use crate::code::Pre;
 use crate::config::DEFAULT_MAX_OUTPUT_BYTES;
 use crate::engine::{MAX_WASM_STACK_BYTES, ToolEngine};
 use crate::plain::PlainFunction;
 use crate::state::CallState;
-use crate::usage::{CallBounds, HostBudget, Meter};
+use crate::usage::{CallBounds, HostBudget, Limit, Meter};
 
 /// How much of a tool's stdout/stderr is kept while loading it.
 const LOAD_CAPTURE_BYTES: usize = 4096;
 
 /// How long past the deadline a host call may run before the call is dropped.
 const HOST_CALL_GRACE: Duration = Duration::from_millis(250);
-
-/// The capabilities one instance gets.
-pub(crate) struct Caps {
-    pub wasi: WasiCtx,
-    pub http: HttpCtx,
-    pub kv: KvCtx,
-}
-
-impl Caps {
-    /// No workspace, KV, HTTP or environment: for metadata, effect-for and dry-run.
-    pub fn none(trace: &TraceLog, stdout: &Capture, stderr: &Capture) -> anyhow::Result<Self> {
-        let env = Default::default();
-        Ok(Self {
-            wasi: WasiSetup {
-                workspace: None,
-                env: &env,
-                stdout: stdout.clone(),
-                stderr: stderr.clone(),
-            }
-            .build()?,
-            http: HttpCtx::deny_all(trace.clone()),
-            kv: KvCtx::deny_all(),
-        })
-    }
-}
 
 /// Why an instance stopped without returning.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -85,13 +58,13 @@ pub enum Failure {
 
 impl Failure {
     /// The limit this failure hit, as metrics and traces name it.
-    pub fn limit(&self) -> Option<&'static str> {
+    pub fn limit(&self) -> Option<Limit> {
         match self {
-            Self::Timeout(_) => Some("timeout"),
-            Self::Memory(_) => Some("memory"),
-            Self::HostMemory(_) | Self::HeaderMap(_) => Some("host_memory"),
-            Self::Handles(_) => Some("handles"),
-            Self::StackOverflow => Some("stack"),
+            Self::Timeout(_) => Some(Limit::Timeout),
+            Self::Memory(_) => Some(Limit::Memory),
+            Self::HostMemory(_) | Self::HeaderMap(_) => Some(Limit::HostMemory),
+            Self::Handles(_) => Some(Limit::Handles),
+            Self::StackOverflow => Some(Limit::Stack),
             Self::Trap(_) | Self::Host(_) => None,
         }
     }
@@ -110,14 +83,6 @@ macro_rules! call_guest {
         let outcome = tokio::time::timeout_at(deadline, call).await;
         settle(outcome, store, *budget)
     }};
-}
-
-/// What to instantiate: a contract tool, or a plain component.
-pub(crate) enum Pre<'a> {
-    /// A component that implements the toolhost contract.
-    Contract(&'a ContractPre<CallState>),
-    /// A plain component: its exported functions are the tools.
-    Plain(&'a InstancePre<CallState>),
 }
 
 impl Pre<'_> {

@@ -24,7 +24,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::config::WorkspaceAccess;
-use crate::registry::Tool;
+use crate::engine::{ContentGate, Pins};
+use crate::registry::{LoadFailure, Registry, Tool};
 
 /// The file name of the lock, beside `toolhost.toml`.
 pub const LOCK_FILE: &str = "tools.lock";
@@ -291,6 +292,43 @@ impl Lockfile {
         })
     }
 
+    /// Refuse every tool of `registry` that differs from this lock (or has
+    /// no entry in it): it becomes a load failure saying what changed.
+    pub fn enforce(&self, registry: &mut Registry) {
+        registry.refuse(|tool| self.refusal(tool));
+    }
+
+    /// Whether `tool` matches this lock.
+    pub fn accepts(&self, tool: &Tool) -> bool {
+        self.refusal(tool).is_none()
+    }
+
+    /// The lock `toolhost lock` writes for `registry`: every loaded tool as
+    /// it is now, and for a tool that failed to load, its entry in
+    /// `previous` kept as it was. Also the failures whose entries were kept
+    /// (the rest are not locked).
+    pub fn merged<'a>(
+        registry: &'a Registry,
+        previous: Option<&Lockfile>,
+    ) -> (Self, Vec<(&'a LoadFailure, bool)>) {
+        let mut next = Self::of(registry.all().map(|t| &**t));
+        let failures = registry
+            .failures()
+            .iter()
+            .map(|failure| {
+                let kept = failure
+                    .tool
+                    .as_ref()
+                    .and_then(|name| Some((name, previous?.tools.get(name)?)));
+                if let Some((name, entry)) = kept {
+                    next.tools.insert(name.clone(), entry.clone());
+                }
+                (failure, kept.is_some())
+            })
+            .collect();
+        (next, failures)
+    }
+
     /// What a file of this slug must hash to before it is compiled or run:
     /// the components locked for the tool of that name, or for the
     /// functions of a plain component of that name (`<slug>_<function>`).
@@ -329,6 +367,13 @@ impl Lockfile {
                 .map(|name| format!("- {name}")),
         );
         lines
+    }
+}
+
+impl Pins for Lockfile {
+    fn gate(&self, slug: &str) -> ContentGate {
+        let gate = self.file_gate(slug);
+        Box::new(move |sha256: &str| gate.check(sha256))
     }
 }
 

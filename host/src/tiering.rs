@@ -8,72 +8,20 @@
 //! finish on the code they instantiated, and the next call instantiates the
 //! optimized code.
 
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
 use crate::bindings::ContractPre;
-use crate::code::Source;
-use crate::engine::{CodeTier, ToolEngine};
-use crate::instance::{Instance, Pre};
+use crate::code::{Code, CodeCell, PlainCall, Pre, Source};
+use crate::engine::ToolEngine;
+use crate::instance::Instance;
 use crate::plain;
-use crate::registry::PlainCall;
 use crate::state::CallState;
 
 /// How long the trial instantiation of optimized code may take.
 const TRIAL_DEADLINE: Duration = Duration::from_secs(10);
-
-/// What a call instantiates.
-#[derive(Clone)]
-pub(crate) enum Code {
-    /// A component that implements the contract, its imports resolved.
-    Contract(ContractPre<CallState>),
-    /// A function of a plain component.
-    Plain(Arc<PlainCall>),
-    /// Nothing: a custom tool, answered by the client.
-    None,
-}
-
-impl Code {
-    /// What to instantiate, or `None` for a custom tool.
-    pub(crate) fn pre(&self) -> Option<Pre<'_>> {
-        match self {
-            Self::Contract(pre) => Some(Pre::Contract(pre)),
-            Self::Plain(call) => Some(Pre::Plain(&call.pre)),
-            Self::None => None,
-        }
-    }
-}
-
-/// A tool's code, replaced in place when its optimized compile is done.
-#[derive(Clone)]
-pub(crate) struct CodeCell(Arc<RwLock<(Code, CodeTier)>>);
-
-impl CodeCell {
-    /// A cell holding `code` of `tier`.
-    pub(crate) fn new(code: Code, tier: CodeTier) -> Self {
-        Self(Arc::new(RwLock::new((code, tier))))
-    }
-
-    /// The code as it is now.
-    pub(crate) fn get(&self) -> Code {
-        self.0
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .0
-            .clone()
-    }
-
-    /// Which compiler made it.
-    pub(crate) fn tier(&self) -> CodeTier {
-        self.0.read().unwrap_or_else(PoisonError::into_inner).1
-    }
-
-    fn set_optimized(&self, code: Code) {
-        *self.0.write().unwrap_or_else(PoisonError::into_inner) = (code, CodeTier::Optimized);
-    }
-}
 
 /// A component loaded as baseline code, and the tools made of it.
 pub(crate) struct Upgrade {

@@ -134,7 +134,7 @@ impl Meter {
                 held.checked_add(bytes).filter(|&n| n <= self.host_limit)
             })
             .map_err(|held| {
-                self.hit("host_memory", self.host_limit as u64);
+                self.hit(Limit::HostMemory, self.host_limit as u64);
                 OverBudget {
                     what: what.to_string(),
                     needed: bytes,
@@ -191,7 +191,7 @@ impl Meter {
 
     /// Record the limit that ended (or refused part of) the call; the first
     /// one is kept.
-    pub fn hit(&self, name: &'static str, value: u64) {
+    pub fn hit(&self, name: Limit, value: u64) {
         let _ = self.limit_hit.set(LimitHit { name, value });
     }
 
@@ -242,11 +242,51 @@ impl Drop for Charge {
     }
 }
 
+/// A limit that can end a call or refuse part of it, named as receipts,
+/// traces and metrics name it (its config key, without a unit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// The call's deadline (`timeout_ms`).
+    Timeout,
+    /// Linear memory (`memory_mb`).
+    Memory,
+    /// Host memory held for the call (`host_memory_mb`).
+    HostMemory,
+    /// Resource handles held at once (`max_handles`).
+    Handles,
+    /// The wasm stack.
+    Stack,
+    /// The result's size and shape (`max_output_bytes`).
+    Output,
+}
+
+impl Limit {
+    /// The limit's name: `timeout`, `memory`, `host_memory`, `handles`,
+    /// `stack` or `output`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Timeout => "timeout",
+            Self::Memory => "memory",
+            Self::HostMemory => "host_memory",
+            Self::Handles => "handles",
+            Self::Stack => "stack",
+            Self::Output => "output",
+        }
+    }
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A limit that ended a call or refused part of it, and its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct LimitHit {
-    /// Its name: `timeout`, `memory`, `host_memory`, `handles`, `output`, …
-    pub name: &'static str,
+    /// Which limit.
+    pub name: Limit,
     /// Its configured value (milliseconds, bytes or a count).
     pub value: u64,
 }
@@ -309,7 +349,7 @@ mod tests {
         let _second = meter.charge(100, "c").unwrap();
         let usage = meter.usage(Duration::ZERO, 1, HttpTally::default());
         assert_eq!(usage.peak_host_bytes, 100);
-        assert_eq!(usage.limit.map(|l| l.name), Some("host_memory"));
+        assert_eq!(usage.limit.map(|l| l.name), Some(Limit::HostMemory));
     }
 
     #[test]

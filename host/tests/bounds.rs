@@ -85,7 +85,7 @@ fn assert_refused(result: &CallResult, cap: &str, limit: &str) {
     assert!(result.is_error, "not refused: {text}");
     assert!(text.contains(cap), "{text}");
     let hit = result.usage.limit.expect("the receipt names the limit");
-    assert_eq!(hit.name, limit, "{text}");
+    assert_eq!(hit.name.name(), limit, "{text}");
     assert!(hit.value > 0);
 }
 
@@ -155,7 +155,7 @@ async fn a_million_empty_blocks_are_refused() {
     let result = attack("blocks", 1_000_000).await;
     let text = message(&result);
     assert!(result.is_error, "{text}");
-    let limit = result.usage.limit.expect("a limit").name;
+    let limit = result.usage.limit.expect("a limit").name.name();
     assert!(
         ["host_memory", "output"].contains(&limit),
         "{limit}: {text}"

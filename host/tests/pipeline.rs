@@ -212,7 +212,7 @@ async fn the_tool_sees_its_call_context() {
     });
     let result = host.call("context", json!({}), &options).await.unwrap();
     let ctx = &result.result;
-    assert_eq!(ctx["callId"], json!(result.call_id));
+    assert_eq!(ctx["callId"], json!(result.call.id));
     assert_eq!(ctx["attempt"], json!(1));
     assert_eq!(ctx["sessionId"], json!("ses_test"));
     assert_eq!(ctx["channel"], json!("slack"));
@@ -482,7 +482,7 @@ async fn trace_events_pair_request_and_result() {
     assert_eq!(events[0].kind, EventKind::ActionsRequested);
     assert_eq!(events[1].kind, EventKind::ActionResult);
     for event in &events {
-        assert_eq!(event.to_json()["data"]["callId"], json!(result.call_id));
+        assert_eq!(event.to_json()["data"]["callId"], json!(result.call.id));
     }
     let finished = events[1].to_json();
     assert_eq!(finished["type"], json!("action.result"));

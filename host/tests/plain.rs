@@ -372,7 +372,7 @@ async fn a_result_over_the_output_cap_is_refused_before_it_is_converted() {
         "{text}"
     );
     assert_eq!(
-        result.usage.limit.map(|l| (l.name, l.value)),
+        result.usage.limit.map(|l| (l.name.name(), l.value)),
         Some(("output", 1024))
     );
 }

@@ -143,7 +143,7 @@ fn check(tool: &str, outcome: &Result<CallResult, CallError>) -> bool {
     match outcome {
         Ok(result) => {
             assert!(result.ok, "`ok` is false in a result: {result:?}");
-            assert_eq!(result.tool_name, tool, "the envelope names another tool");
+            assert_eq!(result.call.tool, tool, "the envelope names another tool");
             assert!(
                 result.stubbed || result.attempts >= 1,
                 "a result that neither ran nor was stubbed: {result:?}"

@@ -297,6 +297,18 @@ const CAS_OVERHEAD: usize = 128;
 /// What each entry of a `get-many` answer costs the host besides its bytes.
 const BATCH_ENTRY_OVERHEAD: usize = 64;
 
+/// What a grant of `buckets` gives a component importing `interface` of
+/// `wasi:keyvalue`, as `inspect` shows it; `None` for another interface.
+pub fn import_status(buckets: &[String], interface: &str) -> Option<String> {
+    interface.starts_with("wasi:keyvalue/").then(|| {
+        if buckets.is_empty() {
+            "NOT GRANTED (no kv buckets)".into()
+        } else {
+            format!("granted: buckets {}", buckets.join(", "))
+        }
+    })
+}
+
 /// The per-instance key-value context.
 pub struct KvCtx {
     backend: Option<Arc<dyn KvBackend>>,
@@ -823,7 +835,7 @@ mod tests {
             crate::usage::HttpTally::default(),
         );
         assert!(usage.peak_host_bytes <= 32 << 20, "{usage:?}");
-        assert_eq!(usage.limit.map(|l| l.name), Some("host_memory"));
+        assert_eq!(usage.limit.map(|l| l.name.name()), Some("host_memory"));
     }
 
     #[tokio::test]

@@ -6,9 +6,119 @@
 //! guest sees (`access-denied`, `HTTP-request-denied`), never a trap.
 //! `wasi:sockets` is linked (toolchains import it) and always denied: see
 //! [`workspace::WasiSetup`].
+//!
+//! `Caps::for_call` assembles them for one instance, narrowed once by the
+//! call's effect; `Caps::none` is the set with every grant refused.
 
 pub mod http;
 pub mod kv;
 pub mod log;
 pub mod stdio;
 pub mod workspace;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use wasmtime_wasi::WasiCtx;
+
+use crate::config::Grants;
+use crate::tool::Effect;
+use crate::usage::Meter;
+use http::{HttpCtx, Network, RequestBudget};
+use kv::{KvBackend, KvCtx};
+use log::TraceLog;
+use stdio::Capture;
+use workspace::WasiSetup;
+
+/// The capabilities one instance gets.
+pub(crate) struct Caps {
+    /// The workspace, environment, stdio and always-denied sockets.
+    pub wasi: WasiCtx,
+    /// Outbound HTTP.
+    pub http: HttpCtx,
+    /// Key-value storage.
+    pub kv: KvCtx,
+}
+
+/// What the capabilities of one call share with the pipeline, across its
+/// instances: where log lines, stdio, host memory and requests are counted.
+pub(crate) struct CallShared<'a> {
+    /// The call's trace.
+    pub trace: &'a TraceLog,
+    /// Its stdout capture.
+    pub stdout: &'a Capture,
+    /// Its stderr capture.
+    pub stderr: &'a Capture,
+    /// Its host-memory meter.
+    pub meter: &'a Arc<Meter>,
+    /// The host's network, with the tool's HTTP caps.
+    pub network: &'a Network,
+    /// Its outbound request budget.
+    pub http_budget: &'a RequestBudget,
+}
+
+impl Caps {
+    /// What `grants` give a call of `effect`: a read gets the read-only
+    /// form of each grant. `workspace` is the directory the call mounts,
+    /// `kv` the host's store (none when no tool is granted one).
+    pub fn for_call(
+        grants: &Grants,
+        effect: Effect,
+        workspace: Option<&Path>,
+        kv: Option<&Arc<dyn KvBackend>>,
+        shared: &CallShared<'_>,
+    ) -> anyhow::Result<Self> {
+        let read_only = effect == Effect::Read;
+        let kv = match kv {
+            Some(backend) if !grants.kv.is_empty() => {
+                KvCtx::new(Arc::clone(backend), grants.kv.clone(), read_only)
+                    .with_meter(shared.meter.clone())
+            }
+            _ => KvCtx::deny_all(),
+        };
+        Ok(Self {
+            wasi: WasiSetup {
+                workspace: workspace.zip(workspace::permissions(grants.workspace, read_only)),
+                env: &grants.env,
+                stdout: shared.stdout.clone(),
+                stderr: shared.stderr.clone(),
+            }
+            .build()?,
+            http: HttpCtx::new(
+                shared.network.clone(),
+                Arc::new(grants.http.clone()),
+                read_only,
+                shared.trace.clone(),
+            )
+            .with_budget(shared.http_budget.clone()),
+            kv,
+        })
+    }
+
+    /// No workspace, KV, HTTP or environment: for metadata, effect-for and dry-run.
+    pub fn none(trace: &TraceLog, stdout: &Capture, stderr: &Capture) -> anyhow::Result<Self> {
+        let env = Default::default();
+        Ok(Self {
+            wasi: WasiSetup {
+                workspace: None,
+                env: &env,
+                stdout: stdout.clone(),
+                stderr: stderr.clone(),
+            }
+            .build()?,
+            http: HttpCtx::deny_all(trace.clone()),
+            kv: KvCtx::deny_all(),
+        })
+    }
+}
+
+/// Whether `grants` serve, grant or refuse the interface `import` (a
+/// component's import, version included), as `inspect` shows it: each
+/// capability describes its own interfaces.
+pub fn import_status(grants: &Grants, import: &str) -> String {
+    let interface = import.split('@').next().unwrap_or(import);
+    workspace::import_status(grants, interface)
+        .or_else(|| kv::import_status(&grants.kv, interface))
+        .or_else(|| http::import_status(&grants.http, interface))
+        .unwrap_or_else(|| "served".into())
+}

@@ -14,6 +14,7 @@
 //! become JSON ([`convert`]).
 
 pub mod convert;
+pub(crate) mod invoke;
 pub mod schema;
 
 use std::collections::BTreeMap;

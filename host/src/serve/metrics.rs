@@ -138,7 +138,7 @@ impl Metrics {
                 self.limits
                     .get_or_create(&LimitLabels {
                         tool: tool.to_string(),
-                        limit: limit.name.to_string(),
+                        limit: limit.name.name().to_string(),
                     })
                     .inc();
             }

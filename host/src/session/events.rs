@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::call::{CallResult, CallTrace};
+use crate::call::envelope::{CallRefused, CallRequested, CallResult, CallTrace};
 use crate::usage::Usage;
 
 /// How many events a session keeps for replay.
@@ -171,13 +171,13 @@ impl EventData {
     fn dropped(&self) -> Option<Self> {
         let dropped = match self {
             Self::Requested(requested) => DroppedPayload {
-                call_id: Some(requested.call_id.clone()),
-                tool_name: Some(requested.tool_name.clone()),
+                call_id: Some(requested.call.id.clone()),
+                tool_name: Some(requested.call.tool.clone()),
                 ..DroppedPayload::EMPTY
             },
             Self::Result(result) => DroppedPayload {
-                call_id: Some(result.call_id.clone()),
-                tool_name: Some(result.tool_name.clone()),
+                call_id: Some(result.call.id.clone()),
+                tool_name: Some(result.call.tool.clone()),
                 is_error: Some(result.is_error),
                 usage: Some(result.usage.clone()),
                 ..DroppedPayload::EMPTY
@@ -244,37 +244,6 @@ struct ResultView<'a> {
     #[serde(flatten)]
     result: &'a CallResult,
     trace: &'a CallTrace,
-}
-
-/// The payload of `actions.requested`.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CallRequested {
-    /// The call id.
-    pub call_id: String,
-    /// The tool.
-    pub tool_name: String,
-    /// The validated input.
-    pub input: Arc<Value>,
-    /// The input's size as JSON text, what the history counts it as.
-    #[serde(skip)]
-    pub input_bytes: usize,
-    /// The session.
-    pub session_id: String,
-}
-
-/// The payload of an `action.result` for a call refused after it was requested.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CallRefused {
-    /// Always false.
-    pub ok: bool,
-    /// The call id.
-    pub call_id: String,
-    /// The tool.
-    pub tool_name: String,
-    /// The error code and message.
-    pub error: Value,
 }
 
 /// How many live events a slow subscriber may fall behind before it
@@ -477,8 +446,10 @@ mod tests {
     fn result(call: usize, output_bytes: u64) -> EventData {
         EventData::Result(Arc::new(CallResult {
             ok: true,
-            tool_name: "big".into(),
-            call_id: format!("call_{call}"),
+            call: crate::call::envelope::CallRef {
+                id: format!("call_{call}"),
+                tool: "big".into(),
+            },
             is_error: false,
             result: Value::Null,
             duration_ms: 0,
@@ -531,8 +502,10 @@ mod tests {
         let refused = || {
             EventData::Refused(Arc::new(CallRefused {
                 ok: false,
-                call_id: "call".into(),
-                tool_name: "t".into(),
+                call: crate::call::CallRef {
+                    id: "call".into(),
+                    tool: "t".into(),
+                },
                 error: Value::String("x".repeat(MAX_SESSION_HISTORY_BYTES / 4)),
             }))
         };

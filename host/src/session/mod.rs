@@ -16,8 +16,8 @@ use serde_json::Value;
 use tokio::sync::MutexGuard;
 
 pub use events::{
-    CallRefused, CallRequested, Event, EventData, EventKind, EventLog, HistoryBudget, MAX_EVENTS,
-    MAX_HISTORY_BYTES, MAX_SESSION_HISTORY_BYTES,
+    Event, EventData, EventKind, EventLog, HistoryBudget, MAX_EVENTS, MAX_HISTORY_BYTES,
+    MAX_SESSION_HISTORY_BYTES,
 };
 pub use store::{BindError, Bound, MAX_SESSIONS, NewSession, SessionStore, StoreError};
 

@@ -320,6 +320,18 @@ impl RequestBudget {
     }
 }
 
+/// What `allowed` gives a component importing `interface` of `wasi:http`,
+/// as `inspect` shows it; `None` for another interface.
+pub fn import_status(allowed: &AllowList, interface: &str) -> Option<String> {
+    interface.starts_with("wasi:http/").then(|| {
+        if allowed.is_empty() {
+            "NOT GRANTED (no http allow-list)".into()
+        } else {
+            "granted: allow-listed origins".into()
+        }
+    })
+}
+
 /// The per-call HTTP context: the allow-list, what this call's effect
 /// permits, its request budget, and the host's [`Network`].
 pub struct HttpCtx {

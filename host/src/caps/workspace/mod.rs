@@ -29,7 +29,7 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
 use self::listing::Listing;
 use super::stdio::Capture;
-use crate::config::WorkspaceAccess;
+use crate::config::{Grants, WorkspaceAccess};
 use crate::usage::Meter;
 
 /// Whether filesystem calls run on the worker that runs the guest (see
@@ -38,6 +38,34 @@ const BLOCK_CURRENT_THREAD: bool = true;
 
 /// Where tools see the workspace.
 pub const GUEST_PATH: &str = "/workspace";
+
+/// What `grants` give a component importing `interface` of
+/// `wasi:filesystem`, `wasi:cli/environment` or `wasi:sockets`, as `inspect`
+/// shows it; `None` for another interface.
+pub fn import_status(grants: &Grants, interface: &str) -> Option<String> {
+    if interface.starts_with("wasi:sockets/") {
+        return Some("always denied".into());
+    }
+    if interface.starts_with("wasi:filesystem/") {
+        return Some(
+            match grants.workspace {
+                WorkspaceAccess::None => "NOT GRANTED (no workspace)",
+                WorkspaceAccess::Read => "granted: workspace read-only",
+                WorkspaceAccess::Write => {
+                    "granted: workspace read-write (read-only for read calls)"
+                }
+            }
+            .into(),
+        );
+    }
+    (interface == "wasi:cli/environment").then(|| {
+        if grants.env.is_empty() {
+            "served: empty environment".into()
+        } else {
+            format!("granted: {} variables", grants.env.len())
+        }
+    })
+}
 
 /// The permissions a call gets on the workspace: the grant, narrowed to
 /// read-only when the call's effect is `read`. `None` means no preopen.

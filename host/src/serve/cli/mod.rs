@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 mod author;
 
 use crate::call::{CallOptions, PreApproved};
-use crate::config::{Config, Permission, WorkspaceAccess};
+use crate::caps;
+use crate::config::{Config, Permission};
 use crate::engine::{EngineOptions, Tiering, ToolEngine};
 use crate::host::Host;
 use crate::host::STATE_DIR;
@@ -363,18 +364,12 @@ async fn lock(dir: &Path) -> anyhow::Result<ExitCode> {
         eprintln!("warning: {e:#}; writing a new one");
         None
     });
-    let mut next = Lockfile::of(registry.all().map(|t| &**t));
-    for failure in registry.failures() {
-        let kept = failure
-            .tool
-            .as_ref()
-            .and_then(|name| Some((name, previous.as_ref()?.tools.get(name)?)));
-        match kept {
-            Some((name, entry)) => {
-                eprintln!("warning: {failure}; its entry is kept as it was");
-                next.tools.insert(name.clone(), entry.clone());
-            }
-            None => eprintln!("warning: not locked: {failure}"),
+    let (next, failures) = Lockfile::merged(&registry, previous.as_ref());
+    for (failure, kept) in failures {
+        if kept {
+            eprintln!("warning: {failure}; its entry is kept as it was");
+        } else {
+            eprintln!("warning: not locked: {failure}");
         }
     }
     let changes = previous.unwrap_or_default().diff(&next);
@@ -463,7 +458,7 @@ fn inspection(tool: &Tool) -> Value {
     let imports: Vec<Value> = tool
         .imports()
         .iter()
-        .map(|i| json!({ "import": i, "status": import_status(tool, i) }))
+        .map(|i| json!({ "import": i, "status": caps::import_status(&tool.policy().grants, i) }))
         .collect();
     let mut out = tool.to_json();
     out["file"] = json!(tool.path());
@@ -514,49 +509,12 @@ fn print_inspection(tool: &Tool) -> anyhow::Result<()> {
     }
     println!("imports (what it could ask for) and grants:");
     for import in tool.imports() {
-        println!("  {import:<48} {}", import_status(tool, import));
+        println!(
+            "  {import:<48} {}",
+            caps::import_status(&tool.policy().grants, import)
+        );
     }
     Ok(())
-}
-
-/// Whether an import is served, granted, or refused for this tool.
-fn import_status(tool: &Tool, import: &str) -> String {
-    let grants = &tool.policy().grants;
-    let interface = import.split('@').next().unwrap_or(import);
-    if interface.starts_with("wasi:sockets/") {
-        return "always denied".into();
-    }
-    if interface.starts_with("wasi:filesystem/") {
-        return match grants.workspace {
-            WorkspaceAccess::None => "NOT GRANTED (no workspace)".into(),
-            WorkspaceAccess::Read => "granted: workspace read-only".into(),
-            WorkspaceAccess::Write => {
-                "granted: workspace read-write (read-only for read calls)".into()
-            }
-        };
-    }
-    if interface.starts_with("wasi:keyvalue/") {
-        return if grants.kv.is_empty() {
-            "NOT GRANTED (no kv buckets)".into()
-        } else {
-            format!("granted: buckets {}", grants.kv.join(", "))
-        };
-    }
-    if interface.starts_with("wasi:http/") {
-        return if grants.http.is_empty() {
-            "NOT GRANTED (no http allow-list)".into()
-        } else {
-            "granted: allow-listed origins".into()
-        };
-    }
-    if interface == "wasi:cli/environment" {
-        return if grants.env.is_empty() {
-            "served: empty environment".into()
-        } else {
-            format!("granted: {} variables", grants.env.len())
-        };
-    }
-    "served".into()
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {

@@ -63,7 +63,7 @@ pub fn result(tool: &Tool, result: &CallResult) -> CallToolResult {
         .content
         .iter()
         .enumerate()
-        .map(|(i, block)| content_block(block, &result.call_id, i))
+        .map(|(i, block)| content_block(block, &result.call.id, i))
         .collect();
     let mut structured = output
         .structured
@@ -107,7 +107,7 @@ pub fn result(tool: &Tool, result: &CallResult) -> CallToolResult {
     };
     mcp.structured_content = structured;
     let mut meta = MetaObject::new();
-    meta.insert("callId".into(), json!(result.call_id));
+    meta.insert("callId".into(), json!(result.call.id));
     meta.insert("durationMs".into(), json!(result.duration_ms));
     meta.insert("attempts".into(), json!(result.attempts));
     meta.insert("stubbed".into(), json!(result.stubbed));

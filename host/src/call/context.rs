@@ -1,0 +1,65 @@
+//! What one call shares across its stages and instances: the tool, the
+//! session, the input, the trace and stdio captures, the network, the
+//! request budget and the meter; and what the stages have decided so far.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::envelope::CallRef;
+use crate::caps::http::{Network, RequestBudget};
+use crate::caps::log::TraceLog;
+use crate::caps::stdio::Capture;
+use crate::host::Host;
+use crate::registry::Tool;
+use crate::session::Session;
+use crate::tool::Effect;
+use crate::usage::Meter;
+
+/// Everything one call shares across its instances.
+pub(super) struct Call<'a> {
+    pub(super) host: &'a Host,
+    pub(super) tool: &'a Arc<Tool>,
+    pub(super) session: &'a Session,
+    pub(super) id: String,
+    /// The input, parsed and validated; `input_text` is its JSON.
+    pub(super) input: Arc<Value>,
+    pub(super) input_text: String,
+    pub(super) started: Instant,
+    pub(super) trace: TraceLog,
+    pub(super) stdout: Capture,
+    pub(super) stderr: Capture,
+    pub(super) network: Network,
+    pub(super) http_budget: RequestBudget,
+    pub(super) meter: Arc<Meter>,
+}
+
+impl Call<'_> {
+    /// Which call this is, for its envelope and events.
+    pub(super) fn reference(&self) -> CallRef {
+        CallRef {
+            id: self.id.clone(),
+            tool: self.tool.name().to_string(),
+        }
+    }
+}
+
+/// What a finished call records besides its output.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Done {
+    pub(super) effect: Option<Effect>,
+    pub(super) attempts: u32,
+    pub(super) stubbed: bool,
+    pub(super) approved_by: Option<Value>,
+    pub(super) scratch_workspace: bool,
+}
+
+impl Done {
+    pub(super) fn effect(effect: Effect) -> Self {
+        Self {
+            effect: Some(effect),
+            ..Self::default()
+        }
+    }
+}

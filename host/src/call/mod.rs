@@ -1,0 +1,32 @@
+//! The call pipeline: the one function every surface calls, [`Host::call`].
+//!
+//! resolve → validate input → `asOf` time bounds → effect → approval →
+//! dry-run stub → session write slot → run in a fresh sandbox → retries →
+//! envelope → trace events (docs/ARCHITECTURE.md places it among the parts).
+//!
+//! - [`api`]: what a surface passes in (input, options, approver, custom tools);
+//! - [`envelope`]: what a call leaves behind (result, trace, event payloads);
+//! - `input`: the input's checks; `context`: what a call's stages share;
+//!   `pipeline`: the stages; `workspace`: the call's workspace; `execute`:
+//!   running the tool with retries; `outcome`: turning what happened into
+//!   the envelope.
+
+pub mod api;
+mod context;
+pub mod envelope;
+mod execute;
+mod input;
+mod outcome;
+mod pipeline;
+mod workspace;
+
+pub use api::{
+    ApprovalDecision, ApprovalRequest, Approver, CallInput, CallOptions, CustomToolRunner,
+    CustomToolUse, NoApprover, NoCustomTools, PreApproved, new_call_id,
+};
+pub use envelope::{CallRef, CallRefused, CallRequested, CallResult, CallTrace};
+pub use execute::MAX_ATTEMPTS;
+pub use pipeline::STUB_TEXT;
+
+#[cfg(doc)]
+use crate::host::Host;

@@ -1,0 +1,284 @@
+//! The stages of one call, in order: resolve, check the input, decide the
+//! effect, ask for approval, stub a dry run, take the session's write slot,
+//! then run the tool and record the outcome.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use tokio::sync::MutexGuard;
+
+use super::api::{
+    ApprovalDecision, ApprovalRequest, CallInput, CallOptions, CustomToolUse, new_call_id,
+};
+use super::context::{Call, Done};
+use super::envelope::{CallRefused, CallRequested, CallResult};
+use super::input::{check_time_args, parse_input};
+use crate::admission::CallSlot;
+use crate::caps::http::{HttpLimits, Network, RequestBudget};
+use crate::caps::log::TraceLog;
+use crate::caps::stdio::Capture;
+use crate::config::Permission;
+use crate::error::CallError;
+use crate::host::Host;
+use crate::instance::Failure;
+use crate::output::ToolOutput;
+use crate::registry::{Tool, effect_from_guest};
+use crate::session::{EventData, EventKind, SessionMode, principal_name, principal_only};
+use crate::tool::{Effect, EffectDecl};
+use crate::usage::Meter;
+
+/// What a stubbed call returns when the tool has no dry-run result.
+pub const STUB_TEXT: &str = "Operation acknowledged.";
+
+impl Host {
+    /// Run one call through the whole pipeline.
+    pub async fn call(
+        &self,
+        tool_name: &str,
+        input: impl Into<CallInput>,
+        options: &CallOptions,
+    ) -> Result<CallResult, CallError> {
+        let started = Instant::now();
+        let session = &*options.session;
+        let registry = self.registry();
+        let tool = registry.get(tool_name).ok_or_else(|| {
+            match registry.not_callable_reason(tool_name) {
+                Some(reason) => CallError::ToolNotCallable {
+                    tool: tool_name.to_string(),
+                    reason,
+                },
+                None => CallError::UnknownTool {
+                    name: tool_name.to_string(),
+                    known: registry.tools().map(|t| t.name().to_string()).collect(),
+                },
+            }
+        })?;
+        let (input, input_text) = parse_input(tool, input.into())?;
+        check_time_args(tool, session, &input)?;
+
+        let network = tool_network(self.network(), tool);
+        let input = Arc::new(input);
+        let call = Call {
+            host: self,
+            tool,
+            session,
+            id: options.call_id.clone().unwrap_or_else(new_call_id),
+            input: input.clone(),
+            input_text,
+            started,
+            trace: TraceLog::default(),
+            stdout: Capture::new(tool.policy().limits.stdio_bytes),
+            stderr: Capture::new(tool.policy().limits.stdio_bytes),
+            meter: Meter::new(tool.policy().limits.host),
+            http_budget: RequestBudget::new(network.limits().max_requests_per_call),
+            network,
+        };
+        session.events().emit(
+            EventKind::ActionsRequested,
+            EventData::Requested(Arc::new(CallRequested {
+                call: call.reference(),
+                input: input.clone(),
+                input_bytes: call.input_text.len(),
+                session_id: session.id().to_string(),
+            })),
+        );
+        let outcome = call.run(&input, options).await;
+        let data = match &outcome {
+            Ok(result) => EventData::Result(Arc::new(result.clone())),
+            Err(error) => EventData::Refused(Arc::new(CallRefused {
+                ok: false,
+                call: call.reference(),
+                error: json!({ "code": error.code(), "message": error.to_string() }),
+            })),
+        };
+        session.events().emit(EventKind::ActionResult, data);
+        outcome
+    }
+}
+
+impl Call<'_> {
+    async fn run(
+        &self,
+        input: &Arc<Value>,
+        options: &CallOptions,
+    ) -> Result<CallResult, CallError> {
+        let effect = match self.tool.metadata().effect {
+            EffectDecl::Fixed(effect) => effect,
+            EffectDecl::ByInput => {
+                let _admitted = self.admit().await?;
+                match self.effect_for().await {
+                    Ok(effect) => effect,
+                    Err(failure) => {
+                        let message = self.describe(&failure);
+                        return Ok(self.failed(Done::default(), &message, failure.limit()));
+                    }
+                }
+            }
+        };
+        let stubbed = self.session.mode() == SessionMode::DryRun && effect != Effect::Read;
+
+        let mut approved_by = None;
+        let custom = self.tool.is_custom();
+        if self.tool.policy().permission == Permission::AlwaysAsk && !stubbed && !custom {
+            let request = ApprovalRequest {
+                call_id: self.id.clone(),
+                tool_name: self.tool.name().to_string(),
+                input: Value::clone(input),
+                effect,
+                session_id: self.session.id().to_string(),
+            };
+            match options.approver.decide(&request).await {
+                ApprovalDecision::Approved { by } => approved_by = Some(principal_only(&by)),
+                ApprovalDecision::Denied { by, reason } => {
+                    let who = principal_name(&by);
+                    let message = match reason {
+                        Some(reason) => format!("call denied by {who}: {reason}"),
+                        None => format!("call denied by {who}"),
+                    };
+                    let output = ToolOutput::text(message, true);
+                    return Ok(self.finish(Done::effect(effect), output, None));
+                }
+                ApprovalDecision::Expired { waited } => {
+                    let message = format!(
+                        "call not approved: nobody approved or denied it within {} s, so it did not run",
+                        waited.as_secs()
+                    );
+                    let output = ToolOutput::text(message, true);
+                    return Ok(self.finish(Done::effect(effect), output, None));
+                }
+                ApprovalDecision::Unavailable { how } => {
+                    return Err(CallError::ApprovalRequired {
+                        tool: self.tool.name().to_string(),
+                        how,
+                    });
+                }
+            }
+        }
+
+        if stubbed {
+            return self.stub(effect).await;
+        }
+
+        if custom {
+            let _slot = self.write_slot(effect)?;
+            return self.ask_client(Done::effect(effect), input, options).await;
+        }
+        // Admitted first: a call waiting in the queue never keeps its
+        // session busy.
+        let _admitted = self.admit().await?;
+        let _slot = self.write_slot(effect)?;
+        let workspace = self.workspace(effect)?;
+        let done = Done {
+            approved_by,
+            scratch_workspace: workspace.as_ref().is_some_and(|w| w.scratch.is_some()),
+            ..Done::effect(effect)
+        };
+        Ok(self
+            .execute(done, workspace.as_ref().map(|w| w.path.as_path()))
+            .await)
+    }
+
+    /// Hand a custom tool's call to whoever answers it.
+    async fn ask_client(
+        &self,
+        mut done: Done,
+        input: &Arc<Value>,
+        options: &CallOptions,
+    ) -> Result<CallResult, CallError> {
+        let request = CustomToolUse {
+            call_id: self.id.clone(),
+            tool_name: self.tool.name().to_string(),
+            input: input.clone(),
+            session_id: self.session.id().to_string(),
+        };
+        done.attempts = 1;
+        let output = options.custom_tools.run(self.session, &request).await?;
+        let size = serde_json::to_vec(&output.content).map_or(usize::MAX, |v| v.len());
+        Ok(match self.within_output_cap(size) {
+            Ok(()) => self.finish(done, output, None),
+            Err(rejected) => self.rejected(done, rejected),
+        })
+    }
+
+    /// A fresh deadline for one phase of the call (`effect-for`, the dry-run
+    /// result, or `execute` with its retries), so waiting for an approval
+    /// never eats into the tool's time.
+    pub(super) fn deadline(&self) -> Instant {
+        Instant::now() + self.tool.policy().timeout
+    }
+
+    /// The session's write slot for an idempotent or write call.
+    pub(super) fn write_slot(
+        &self,
+        effect: Effect,
+    ) -> Result<Option<MutexGuard<'_, ()>>, CallError> {
+        Ok(match effect {
+            Effect::Read => None,
+            Effect::Idempotent | Effect::Write => Some(self.session.try_write_slot()?),
+        })
+    }
+
+    /// A slot to run tool code in, held by the caller for one phase of the
+    /// call: approvals are never waited for while holding one.
+    pub(super) async fn admit(&self) -> Result<CallSlot, CallError> {
+        Ok(self.host.gate.admit().await?)
+    }
+
+    /// The effect a tool that decides per input gives this input.
+    async fn effect_for(&self) -> Result<Effect, Failure> {
+        let code = self.tool.code();
+        let mut instance = self
+            .instance(&code, self.no_caps()?, self.deadline())
+            .await?;
+        Ok(effect_from_guest(
+            instance.effect_for(&self.input_text).await?,
+        ))
+    }
+
+    /// The result of a call a dry-run session stubs.
+    async fn stub(&self, effect: Effect) -> Result<CallResult, CallError> {
+        let done = Done {
+            stubbed: true,
+            ..Done::effect(effect)
+        };
+        let acknowledged = || ToolOutput::text(STUB_TEXT, false);
+        if !self.tool.metadata().has_dry_run_result {
+            return Ok(self.finish(done, acknowledged(), None));
+        }
+        let _admitted = self.admit().await?;
+        let result = async {
+            let code = self.tool.code();
+            let mut instance = self
+                .instance(&code, self.no_caps()?, self.deadline())
+                .await?;
+            instance.dry_run_result(&self.input_text).await
+        }
+        .await;
+        Ok(match result {
+            Ok(Some(out)) => match self.checked(out) {
+                Ok(output) => self.finish(done, output, None),
+                Err(rejected) => self.rejected(done, rejected.context("dry-run result")),
+            },
+            Ok(None) => self.finish(done, acknowledged(), None),
+            Err(failure) => self.failed(
+                done,
+                &format!("dry-run result: {}", self.describe(&failure)),
+                failure.limit(),
+            ),
+        })
+    }
+}
+
+/// The host's network with the tool's own HTTP caps, where it sets them.
+fn tool_network(network: &Network, tool: &Tool) -> Network {
+    let limits = tool.policy().limits;
+    let host = network.limits();
+    network.clone().with_limits(HttpLimits {
+        max_requests_per_call: limits.http_requests.unwrap_or(host.max_requests_per_call),
+        max_response_body_bytes: limits
+            .http_response_bytes
+            .unwrap_or(host.max_response_body_bytes),
+        ..*host
+    })
+}

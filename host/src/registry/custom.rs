@@ -1,0 +1,43 @@
+//! Custom tools: declared in `toolhost.toml` with a schema and no
+//! component, answered by the client of a session.
+
+use std::path::PathBuf;
+
+use super::{Origin, Tool};
+use crate::code::{Code, CodeCell, CodeTier};
+use crate::config::{CustomToolSpec, ToolPolicy};
+use crate::tool::{self, Effect, EffectDecl, ToolMetadata};
+
+/// Check a custom tool's declaration.
+pub(super) fn custom_tool(
+    name: &str,
+    spec: &CustomToolSpec,
+    policy: ToolPolicy,
+) -> Result<Tool, String> {
+    tool::check_name(name).map_err(|e| e.to_string())?;
+    tool::check_description(&spec.description).map_err(|e| e.to_string())?;
+    let (input_schema, validator) =
+        tool::check_object_schema("input", &spec.input_schema.to_string())
+            .map_err(|e| e.to_string())?;
+    Ok(Tool {
+        name: name.to_string(),
+        origin: Origin::Custom,
+        path: PathBuf::from(crate::config::CONFIG_FILE),
+        sha256: String::new(),
+        metadata: ToolMetadata {
+            description: spec.description.clone(),
+            input_schema,
+            output_schema: None,
+            effect: EffectDecl::Fixed(spec.effect.unwrap_or(Effect::Write)),
+            time_args: Vec::new(),
+            has_dry_run_result: false,
+        },
+        policy,
+        imports: Vec::new(),
+        validator,
+        output_validator: None,
+        stamp: None,
+        code: CodeCell::new(Code::None, CodeTier::Optimized),
+        plain_export: None,
+    })
+}

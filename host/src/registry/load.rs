@@ -1,0 +1,300 @@
+//! Loading a tools folder: each origin's tools in turn (files, the toolset,
+//! custom tools), the folder-wide checks (the tool limit, name clashes, a
+//! grant for a tool that does not exist), and reuse of what a reload left
+//! unchanged.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+
+use super::{LoadFailure, Origin, Registry, Tool, Unavailable, component, custom, slug, toolset};
+use crate::config::Config;
+use crate::config::toolset::{COMPONENT_TOOLS, is_toolset_name};
+use crate::engine::{Pins, Tiering, ToolEngine};
+use crate::files::FileStamp;
+use crate::tool::MAX_TOOLS;
+
+impl Registry {
+    /// Load every `.wasm` in `dir`. Fails only when the folder cannot be read
+    /// or holds more than [`MAX_TOOLS`] tools; a bad tool is a [`LoadFailure`].
+    pub async fn load(engine: &ToolEngine, dir: &Path, config: &Config) -> anyhow::Result<Self> {
+        Self::load_reusing(engine, dir, config, None).await
+    }
+
+    /// [`Registry::load`], reusing from `previous` every tool whose file has
+    /// not changed and whose policy the config leaves as it was: a reload
+    /// re-checks only what changed. A changed or new component is compiled
+    /// with the baseline compiler first when there is a `previous`; its
+    /// optimized compile is then one of the registry's upgrades (`take_upgrades`).
+    pub async fn load_reusing(
+        engine: &ToolEngine,
+        dir: &Path,
+        config: &Config,
+        previous: Option<&Registry>,
+    ) -> anyhow::Result<Self> {
+        let tiering = match previous {
+            Some(_) => Tiering::BaselineFirst,
+            None => Tiering::Optimized,
+        };
+        Self::load_tiered(engine, dir, config, previous, tiering, None).await
+    }
+
+    /// [`Registry::load_reusing`], compiling what the cache does not hold
+    /// as `tiering` says.
+    pub(crate) async fn load_tiered(
+        engine: &ToolEngine,
+        dir: &Path,
+        config: &Config,
+        previous: Option<&Registry>,
+        tiering: Tiering,
+        pins: Option<&dyn Pins>,
+    ) -> anyhow::Result<Self> {
+        let files = tool_files(dir)?;
+        let toolset = config.declared_toolset();
+        let toolset_tools: Vec<&str> = toolset
+            .map(|set| {
+                COMPONENT_TOOLS
+                    .iter()
+                    .map(|(name, _)| *name)
+                    .filter(|name| set.resolve(name).enabled)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let count = files.len() + config.custom_tools.len() + toolset_tools.len();
+        anyhow::ensure!(
+            count <= MAX_TOOLS,
+            "{} holds {} tools, toolhost.toml declares {} custom tools and the toolset \
+             enables {}: {count} in all; at most {MAX_TOOLS} are allowed (remove some)",
+            dir.display(),
+            files.len(),
+            config.custom_tools.len(),
+            toolset_tools.len(),
+        );
+        let slugs: BTreeMap<String, PathBuf> = files
+            .iter()
+            .map(|path| (slug(path), path.clone()))
+            .collect();
+        let mut registry = Self::default();
+        for path in files {
+            let name = slug(&path);
+            if let Some(kept) = previous.and_then(|p| p.unchanged(&path, config)) {
+                for tool in kept {
+                    registry.insert_from_file(tool);
+                }
+                continue;
+            }
+            let gate = pins.map(|pins| pins.gate(&name));
+            match component::load_file_tools(engine, &path, &name, config, tiering, gate).await {
+                Ok((tools, upgrade)) => {
+                    for tool in tools {
+                        registry.insert_from_file(Arc::new(tool));
+                    }
+                    registry.upgrades.extend(upgrade);
+                }
+                Err(reason) => registry.failures.push(LoadFailure {
+                    file: path,
+                    tool: Some(name),
+                    reason,
+                }),
+            }
+        }
+        registry.refuse_names_of_other_files(&slugs);
+        for name in toolset_tools {
+            let loaded = match config.policy_for(name) {
+                Ok(policy) => {
+                    let kept = previous
+                        .and_then(|p| p.tools.get(name))
+                        .filter(|t| t.origin == Origin::Toolset && t.policy == policy);
+                    match kept {
+                        Some(kept) => {
+                            registry.tools.insert(name.to_string(), kept.clone());
+                            continue;
+                        }
+                        None => toolset::load_toolset_tool(engine, name, config).await,
+                    }
+                }
+                Err(e) => Err(format!("{e:#}")),
+            };
+            match loaded {
+                Ok(tool) => {
+                    registry.tools.insert(name.to_string(), Arc::new(tool));
+                }
+                Err(reason) => registry.failures.push(LoadFailure {
+                    file: toolset::toolset_path(name),
+                    tool: Some(name.to_string()),
+                    reason,
+                }),
+            }
+        }
+        if let Some(set) = toolset {
+            registry.unavailable = set
+                .unavailable()
+                .map(|(name, reason)| Unavailable {
+                    name: name.to_string(),
+                    reason: reason.to_string(),
+                })
+                .collect();
+            for key in set.ignored_keys() {
+                tracing::warn!(
+                    "toolhost.toml: [toolset] configs.{key} names no toolset tool; it is kept \
+                     but ignored"
+                );
+            }
+        }
+        for (name, spec) in &config.custom_tools {
+            let file = PathBuf::from(crate::config::CONFIG_FILE);
+            let loaded = if registry.tools.contains_key(name) {
+                Err(format!(
+                    "custom tool `{name}` has the name of the component tool {}",
+                    dir.join(format!("{name}.wasm")).display()
+                ))
+            } else {
+                config
+                    .policy_for(name)
+                    .map_err(|e| format!("{e:#}"))
+                    .and_then(|policy| custom::custom_tool(name, spec, policy))
+            };
+            match loaded {
+                Ok(tool) => {
+                    registry.tools.insert(name.clone(), Arc::new(tool));
+                }
+                Err(reason) => registry.failures.push(LoadFailure {
+                    file,
+                    tool: Some(name.clone()),
+                    reason: format!("[custom_tools.{name}]: {reason}"),
+                }),
+            }
+        }
+        anyhow::ensure!(
+            registry.tools.len() <= MAX_TOOLS,
+            "{} tools loaded (plain components give one tool per exported function); at most \
+             {MAX_TOOLS} are allowed (remove some)",
+            registry.tools.len()
+        );
+        let missing: Vec<&str> = config
+            .tools
+            .keys()
+            .filter(|name| {
+                let declared = registry.tools.contains_key(*name)
+                    || registry
+                        .failures
+                        .iter()
+                        .any(|f| f.tool.as_deref() == Some(name))
+                    || (toolset.is_some() && is_toolset_name(name));
+                !declared
+            })
+            .map(String::as_str)
+            .collect();
+        anyhow::ensure!(
+            missing.is_empty(),
+            "toolhost.toml configures tools that are not in {}: {} (a grant for a tool \
+             that does not exist is an error; remove the [tools.<name>] entry or add the tool)",
+            dir.display(),
+            missing
+                .iter()
+                .map(|n| format!("[tools.{n}]"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        Ok(registry)
+    }
+
+    /// The tools this registry loaded from `path`, if the file is untouched
+    /// since (same size and modification time) and the config still gives
+    /// each of them the same policy.
+    fn unchanged(&self, path: &Path, config: &Config) -> Option<Vec<Arc<Tool>>> {
+        let stamp = FileStamp::of(path)?;
+        let tools: Vec<Arc<Tool>> = self
+            .tools
+            .values()
+            .filter(|t| t.origin == Origin::File && t.path == path)
+            .cloned()
+            .collect();
+        let same = !tools.is_empty()
+            && tools.iter().all(|t| {
+                t.stamp == Some(stamp) && config.policy_for(&t.name).is_ok_and(|p| p == t.policy)
+            });
+        same.then_some(tools)
+    }
+
+    /// Add a tool loaded from a file, unless another file's tool has its
+    /// name. A plain component's function displaces the holder when the
+    /// name is the holder's file name: [`Self::refuse_names_of_other_files`]
+    /// then refuses both.
+    fn insert_from_file(&mut self, tool: Arc<Tool>) {
+        let displaces =
+            |holder: &Tool| tool.plain_export.is_some() && holder.plain_export.is_none();
+        if let Some(holder) = self
+            .tools
+            .get(&tool.name)
+            .filter(|holder| !displaces(holder))
+        {
+            self.failures.push(LoadFailure {
+                file: tool.path.clone(),
+                tool: Some(tool.name.clone()),
+                reason: format!(
+                    "the name `{}` is already taken by {}",
+                    tool.name,
+                    holder.path.display()
+                ),
+            });
+            return;
+        }
+        self.tools.insert(tool.name.clone(), tool);
+    }
+
+    /// Refuse both sides where a plain component's function tool is named
+    /// like another file's slug (`git.wasm` exporting `push` is `git_push`,
+    /// beside `git_push.wasm`): whichever loaded first would otherwise take
+    /// `[tools.git_push]`'s grants and secrets.
+    fn refuse_names_of_other_files(&mut self, slugs: &BTreeMap<String, PathBuf>) {
+        let contested: Vec<(String, PathBuf, String)> = self
+            .tools
+            .values()
+            .filter_map(|t| {
+                let export = t.plain_export.clone()?;
+                let file = slugs.get(&t.name).filter(|file| **file != t.path)?;
+                Some((t.name.clone(), file.clone(), export))
+            })
+            .collect();
+        for (name, file, export) in contested {
+            let Some(function) = self.tools.remove(&name) else {
+                continue;
+            };
+            self.failures
+                .retain(|f| f.tool.as_deref() != Some(name.as_str()));
+            let reason = format!(
+                "the name `{name}` is claimed twice: by {} (its file name) and by `{export}` \
+                 exported by {} (a plain component's function); rename one, so that \
+                 [tools.{name}] grants only the tool it was written for",
+                file.display(),
+                function.path.display(),
+            );
+            self.contested.insert(name.clone());
+            for path in [file, function.path.clone()] {
+                self.failures.push(LoadFailure {
+                    file: path,
+                    tool: Some(name.clone()),
+                    reason: reason.clone(),
+                });
+            }
+        }
+    }
+}
+
+/// The `.wasm` files of a folder, sorted.
+fn tool_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read tools folder {}", dir.display()))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "wasm") && path.is_file() {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}

@@ -1,0 +1,172 @@
+//! The tools a host serves, loaded from a tools folder, the toolset and
+//! `toolhost.toml`, checked, and pre-instantiated.
+//!
+//! Every `.wasm` file is one tool named by its file slug (or, for a plain
+//! component, one tool per exported function). A tool that fails its checks
+//! is reported by file and reason while the others still load.
+//!
+//! [`Registry`] and its queries are here; `load` orchestrates a load, and
+//! each origin has its own file: `component` (a file's component, then
+//! `contract` or `plain`), `toolset` and `custom`.
+
+mod component;
+mod contract;
+mod custom;
+mod load;
+mod plain;
+mod tool;
+mod toolset;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::tiering::Upgrade;
+pub use component::load_tool;
+pub(crate) use contract::effect_from_guest;
+pub use tool::{Origin, Tool};
+pub use toolset::load_toolset_tool;
+
+/// A file that did not load, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadFailure {
+    /// The file (or `toolhost.toml` for a config problem).
+    pub file: PathBuf,
+    /// The tool name it would have had, if known.
+    pub tool: Option<String>,
+    /// Why, in words.
+    pub reason: String,
+}
+
+impl std::fmt::Display for LoadFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.tool {
+            Some(tool) => write!(
+                f,
+                "{} (tool `{tool}`): {}",
+                self.file.display(),
+                self.reason
+            ),
+            None => write!(f, "{}: {}", self.file.display(), self.reason),
+        }
+    }
+}
+
+/// A toolset tool that is enabled but cannot run here, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unavailable {
+    /// Its name.
+    pub name: String,
+    /// Why it cannot run, in words for the caller.
+    pub reason: String,
+}
+
+/// The tools a host serves.
+#[derive(Debug, Default)]
+pub struct Registry {
+    tools: BTreeMap<String, Arc<Tool>>,
+    unavailable: Vec<Unavailable>,
+    failures: Vec<LoadFailure>,
+    /// Components loaded as baseline code, waiting for their optimized compile.
+    upgrades: Vec<Upgrade>,
+    /// Names two files claim: no version of them is kept from a last load.
+    contested: BTreeSet<String>,
+}
+
+impl Registry {
+    /// An enabled tool by name.
+    pub fn get(&self, name: &str) -> Option<&Arc<Tool>> {
+        self.tools.get(name).filter(|t| t.policy.enabled)
+    }
+
+    /// The enabled tools, by name.
+    pub fn tools(&self) -> impl Iterator<Item = &Arc<Tool>> {
+        self.tools.values().filter(|t| t.policy.enabled)
+    }
+
+    /// Every loaded tool, disabled ones included.
+    pub fn all(&self) -> impl Iterator<Item = &Arc<Tool>> {
+        self.tools.values()
+    }
+
+    /// The toolset tools that are enabled but have no sandboxed equivalent.
+    pub fn unavailable(&self) -> &[Unavailable] {
+        &self.unavailable
+    }
+
+    /// Why `name` cannot be called though it is known: it did not load, or
+    /// it is a toolset tool with no sandboxed equivalent. `None` for a tool
+    /// that is loaded, and for a name nobody knows.
+    pub fn not_callable_reason(&self, name: &str) -> Option<String> {
+        self.failures
+            .iter()
+            .find(|f| f.tool.as_deref() == Some(name))
+            .map(|f| format!("it did not load: {}", f.reason))
+            .or_else(|| {
+                let unavailable = self.unavailable.iter().find(|u| u.name == name)?;
+                Some(unavailable.reason.clone())
+            })
+    }
+
+    /// The files that did not load.
+    pub fn failures(&self) -> &[LoadFailure] {
+        &self.failures
+    }
+
+    /// The components this load compiled as baseline code, for the caller
+    /// to optimize (see `crate::tiering`).
+    pub(crate) fn take_upgrades(&mut self) -> Vec<Upgrade> {
+        std::mem::take(&mut self.upgrades)
+    }
+
+    /// Refuse every tool `refusal` gives a reason for: it leaves the tools
+    /// and becomes a [`LoadFailure`] with that reason (`tools.lock`'s
+    /// enforcement, `crate::lock::Lockfile::enforce`).
+    pub fn refuse(&mut self, refusal: impl Fn(&Tool) -> Option<String>) {
+        let refused: Vec<(String, String)> = self
+            .tools
+            .values()
+            .filter_map(|tool| Some((tool.name.clone(), refusal(tool)?)))
+            .collect();
+        for (name, reason) in refused {
+            if let Some(tool) = self.tools.remove(&name) {
+                self.failures.push(LoadFailure {
+                    file: tool.path.clone(),
+                    tool: Some(name),
+                    reason,
+                });
+            }
+        }
+    }
+
+    /// Keep `previous`'s version of every tool that failed to load this
+    /// time but loaded before (its file was replaced by a broken one, or by
+    /// one the lock refused), if `accepted` still accepts that version.
+    pub fn keep_last_good(&mut self, previous: &Registry, accepted: impl Fn(&Tool) -> bool) {
+        for failure in &self.failures {
+            // By name, and by file: a plain component's tools are named
+            // after its functions.
+            let kept = previous.tools.values().filter(|tool| {
+                failure.tool.as_deref() == Some(tool.name.as_str())
+                    || (tool.origin == Origin::File && tool.path == failure.file)
+            });
+            for tool in kept {
+                if !self.tools.contains_key(&tool.name)
+                    && !self.contested.contains(&tool.name)
+                    && accepted(tool)
+                {
+                    self.tools.insert(tool.name.clone(), tool.clone());
+                }
+            }
+        }
+    }
+}
+
+/// The tool name of a file: its stem.
+pub fn slug(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}

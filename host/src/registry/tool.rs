@@ -1,0 +1,162 @@
+//! A loaded tool: its name and origin, checked metadata, compiled
+//! schemas, policy, and the code a call instantiates.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::code::{Code, CodeCell, CodeTier};
+use crate::config::ToolPolicy;
+use crate::files::FileStamp;
+use crate::tool::ToolMetadata;
+
+/// Where a tool comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// A component file in the tools folder.
+    File,
+    /// The built-in toolset, embedded in the host.
+    Toolset,
+    /// A custom tool declared in `toolhost.toml`, answered by the client.
+    Custom,
+}
+
+/// A loaded, checked tool, ready to instantiate.
+pub struct Tool {
+    pub(super) name: String,
+    pub(super) origin: Origin,
+    pub(super) path: PathBuf,
+    pub(super) sha256: String,
+    pub(super) metadata: ToolMetadata,
+    pub(super) policy: ToolPolicy,
+    pub(super) imports: Vec<String>,
+    pub(super) validator: jsonschema::Validator,
+    pub(super) output_validator: Option<jsonschema::Validator>,
+    /// The component file's size and time when it was read (reloads skip
+    /// files that still match); `None` for a custom tool.
+    pub(super) stamp: Option<FileStamp>,
+    /// The pre-instantiated component (and the function, for a function of
+    /// a plain component); baseline code until its optimized compile is in.
+    pub(super) code: CodeCell,
+    /// For a function of a plain component: its export path.
+    pub(super) plain_export: Option<String>,
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("path", &self.path)
+            .field("sha256", &self.sha256)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tool {
+    /// The name the model sees.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Where it comes from.
+    pub fn origin(&self) -> Origin {
+        self.origin
+    }
+
+    /// The component file it was loaded from (`toolset/<name>` for a
+    /// toolset tool, `toolhost.toml` for a custom tool).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Hex SHA-256 of the component.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+
+    /// The checked metadata.
+    pub fn metadata(&self) -> &ToolMetadata {
+        &self.metadata
+    }
+
+    /// What the operator allows it.
+    pub fn policy(&self) -> &ToolPolicy {
+        &self.policy
+    }
+
+    /// Whether it is a custom tool: declared in `toolhost.toml`, answered
+    /// by the client, with no component.
+    pub fn is_custom(&self) -> bool {
+        self.origin == Origin::Custom
+    }
+
+    /// For a function of a plain component: its export path
+    /// (`interface#function`, or the function's name at the top level).
+    pub fn plain_export(&self) -> Option<&str> {
+        self.plain_export.as_deref()
+    }
+
+    /// What a call instantiates now.
+    pub(crate) fn code(&self) -> Code {
+        self.code.get()
+    }
+
+    /// Which compiler made the code it runs now: a tool a reload brought
+    /// in runs baseline code until its optimized compile is swapped in.
+    pub fn code_tier(&self) -> CodeTier {
+        self.code.tier()
+    }
+
+    /// The interfaces the component imports: what it could ask for.
+    pub fn imports(&self) -> &[String] {
+        &self.imports
+    }
+
+    /// The tool as surfaces list it: name, description, schemas, effect,
+    /// time arguments, dry-run support, permission, whether it is enabled
+    /// and whether it is a custom tool.
+    pub fn to_json(&self) -> serde_json::Value {
+        let meta = &self.metadata;
+        serde_json::json!({
+            "name": self.name,
+            "description": meta.description,
+            "inputSchema": meta.input_schema,
+            "outputSchema": meta.output_schema,
+            "effect": meta.effect.to_string(),
+            "timeArgs": meta.time_args,
+            "hasDryRunResult": meta.has_dry_run_result,
+            "permission": self.policy.permission,
+            "enabled": self.policy.enabled,
+            "custom": self.is_custom(),
+            "origin": self.origin,
+        })
+    }
+
+    /// Validate an input against the input schema.
+    pub(crate) fn validate(&self, input: &serde_json::Value) -> Vec<crate::error::InputError> {
+        schema_errors(&self.validator, input)
+    }
+
+    /// Validate a structured result against the declared output schema
+    /// (none declared: nothing to check).
+    pub fn validate_output(&self, output: &serde_json::Value) -> Vec<crate::error::InputError> {
+        self.output_validator
+            .as_ref()
+            .map(|v| schema_errors(v, output))
+            .unwrap_or_default()
+    }
+}
+
+fn schema_errors(
+    validator: &jsonschema::Validator,
+    value: &serde_json::Value,
+) -> Vec<crate::error::InputError> {
+    validator
+        .iter_errors(value)
+        .map(|e| crate::error::InputError {
+            pointer: e.instance_path().to_string(),
+            message: e.to_string(),
+        })
+        .collect()
+}
