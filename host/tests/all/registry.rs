@@ -1,7 +1,7 @@
 //! Loading a tools folder: every check at load, reported by file and reason
 //! while the good tools still load.
 
-mod common;
+use crate::common;
 
 use common::{artifact, cache_dir, fresh_copy, host, host_dir, live, load};
 use serde_json::json;

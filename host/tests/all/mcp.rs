@@ -6,7 +6,7 @@
 //! wherever `TOOLHOST_TEST_PYTHON` points. Without it the tests skip, except
 //! under `CI=true`, where a missing toolchain is a failure.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,7 +3,7 @@
 //! call; a missing toolchain names its install command; a toolchain's own
 //! error reaches the author as it printed it.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

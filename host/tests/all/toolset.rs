@@ -2,7 +2,7 @@
 //! leave it, binary files), its configuration forms with their accept and
 //! reject rules, `enabled` resolution, approvals and implied grants.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! Hostile tools against the capability sandbox: each ends in a clear error,
 //! nothing outside the grant is touched, and the next normal call succeeds.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

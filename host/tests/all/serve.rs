@@ -2,7 +2,7 @@
 //! the binding rules, busy sessions, approvals, custom tools and the event
 //! stream.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -6,7 +6,7 @@
 //! Each hostile call ends in a clear error, touches nothing outside the
 //! grant, and is followed by a normal call that succeeds.
 
-mod common;
+use crate::common;
 
 use std::io;
 use std::net::{IpAddr, SocketAddr};

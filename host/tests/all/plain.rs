@@ -3,7 +3,7 @@
 //! function, with a schema derived from the WIT types, validated input, and
 //! results as JSON. `tests/guests/plain_shapes` is the component.
 
-mod common;
+use crate::common;
 
 use serde_json::{Value, json};
 use toolhost::Host;

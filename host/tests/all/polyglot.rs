@@ -8,7 +8,7 @@
 //! installs both) a language is skipped with a message; with `CI=true` that is
 //! a failure.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

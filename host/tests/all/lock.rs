@@ -2,7 +2,7 @@
 //! the lock is refused with what changed; a reload keeps the version the
 //! lock accepts.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

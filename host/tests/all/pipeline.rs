@@ -2,7 +2,7 @@
 //! from source: every step of the pipeline (`host/src/call.rs`) and each bad
 //! input.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,0 +1,21 @@
+//! The host's integration tests, as one test binary (wasmtime's
+//! `tests/all` pattern): each module is one area, and the host links once.
+//! `bounds`, `soak` and `crash` stay binaries of their own: `bounds`
+//! measures this process's memory, and `soak` and `crash` are run alone in
+//! release builds (README, "Reliability").
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod author;
+mod cli;
+mod http;
+mod lock;
+mod mcp;
+mod pipeline;
+mod plain;
+mod polyglot;
+mod registry;
+mod sandbox;
+mod serve;
+mod toolset;
