@@ -5,6 +5,11 @@
 //!
 //! Run with `cargo bench -p toolhost --bench call`; figures go in bench/RESULTS.md.
 
+#![allow(
+    missing_docs,
+    reason = "criterion_main! makes an undocumented `pub fn main`"
+)]
+
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -9,6 +9,11 @@
 //! PATH from target/py/bin, npm packages in plugins/ts/node_modules);
 //! figures go in bench/RESULTS.md.
 
+#![allow(
+    missing_docs,
+    reason = "criterion_main! makes an undocumented `pub fn main`"
+)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;

@@ -4,6 +4,11 @@
 //! during the attack, and the next normal call succeeds. Every result
 //! carries its receipt (`usage`).
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test fails by panicking, helpers included"
+)]
+
 mod common;
 
 use common::{host, live};

@@ -10,6 +10,11 @@
 //! TOOLHOST_CRASH_KILLS=200 cargo test --release -p toolhost --test crash -- --nocapture
 //! ```
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test fails by panicking, helpers included"
+)]
+
 mod common;
 
 use std::path::Path;

@@ -10,6 +10,11 @@
 //! TOOLHOST_SOAK_CALLS=100000 cargo test --release -p toolhost --test soak -- --nocapture
 //! ```
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test fails by panicking, helpers included"
+)]
+
 mod common;
 
 use std::sync::Arc;

@@ -4,6 +4,11 @@
 //! measures this process's memory, and `soak` and `crash` are run alone in
 //! release builds (README, "Reliability").
 
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test fails by panicking, helpers included"
+)]
+
 #[path = "../common/mod.rs"]
 mod common;
 
