@@ -1,23 +1,20 @@
-//! The compile cache on disk: Cranelift compilations named by the
-//! component's SHA-256 and the engine's compatibility hash, an index from
-//! tool files to the content they had, and a size cap kept by removing the
-//! least recently used compilations.
+//! The compile cache on disk: serialized compilations named by the
+//! component's SHA-256 and a key of the engine that made them (its
+//! compatibility hash, given by the caller), an index from tool files to the
+//! content they had, and a size cap kept by removing the least recently used
+//! compilations. It knows no engine: the engine serializes what it stores
+//! and deserializes the entries it hands out.
 //!
-//! Only files this cache wrote are ever deserialized. Several hosts may
-//! share one cache: entries are written whole (temporary file, rename), and
-//! a reader that loses a race with another host's eviction compiles again.
+//! Only files this cache wrote are ever handed out. Several hosts may share
+//! one cache: entries are written whole (temporary file, rename), and a
+//! reader that loses a race with another host's eviction compiles again.
 
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use crate::files::FileStamp;
 use anyhow::Context as _;
 use sha2::{Digest, Sha256};
-use wasmtime::Engine;
-use wasmtime::component::Component;
-
-use crate::code::Compiled;
-use crate::files::FileStamp;
 
 /// How old a temporary file in the cache must be to count as abandoned: a
 /// host killed mid-write leaves one, and hosts sharing the cache may be
@@ -61,16 +58,15 @@ pub(crate) struct CompileCache {
 }
 
 impl CompileCache {
-    /// Open (or create) the cache at `dir` for `engine`'s compilations, and
-    /// tidy it: remove abandoned writes and keep it under `max_bytes`.
-    pub(crate) fn open(dir: &Path, engine: &Engine, max_bytes: u64) -> anyhow::Result<Self> {
+    /// Open (or create) the cache at `dir` for the compilations of the
+    /// engine `engine_key` names, and tidy it: remove abandoned writes and
+    /// keep it under `max_bytes`.
+    pub(crate) fn open(dir: &Path, engine_key: &str, max_bytes: u64) -> anyhow::Result<Self> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create cache dir {}", dir.display()))?;
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        engine.precompile_compatibility_hash().hash(&mut hasher);
         let cache = Self {
             dir: dir.to_path_buf(),
-            engine_key: format!("{:016x}", hasher.finish()),
+            engine_key: engine_key.to_string(),
             max_bytes,
             opened: SystemTime::now(),
         };
@@ -83,54 +79,52 @@ impl CompileCache {
         self.entry_path(sha256).exists()
     }
 
-    /// Load `bytes`' compilation from the cache, or compile it with
-    /// `engine` and cache it.
-    pub(crate) fn load_or_compile(
-        &self,
-        engine: &Engine,
-        bytes: &[u8],
-    ) -> anyhow::Result<Compiled> {
-        self.load_or_compile_hashed(engine, bytes, hex::encode(Sha256::digest(bytes)))
-    }
-
-    /// [`Self::load_or_compile`] for `bytes` whose SHA-256 the caller has.
-    pub(crate) fn load_or_compile_hashed(
-        &self,
-        engine: &Engine,
-        bytes: &[u8],
-        sha256: String,
-    ) -> anyhow::Result<Compiled> {
-        if let Some(component) = self.load(engine, &sha256) {
-            return Ok(Compiled::optimized(component, sha256));
-        }
-        let component = Component::new(engine, bytes).map_err(|e| anyhow::anyhow!("{e:#}"))?;
-        let path = self.entry_path(&sha256);
-        match component.serialize() {
-            Ok(serialized) => match crate::files::write_atomically(&path, &serialized) {
-                Ok(()) => self.tidy(Some(&path)),
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), "cannot write compile cache: {e:#}")
-                }
-            },
-            Err(e) => tracing::warn!("cannot serialize component: {e}"),
-        }
-        Ok(Compiled::optimized(component, sha256))
-    }
-
-    /// The cached compilation of the tool file at `file`, if `stamp` is the
-    /// stamp [`record`](Self::record) last saw for it: the file is not read.
-    pub(crate) fn load_file(
-        &self,
-        engine: &Engine,
-        file: &Path,
-        stamp: FileStamp,
-    ) -> Option<Compiled> {
-        let entry = IndexEntry::read(&self.index_path(file))?;
-        if entry.stamp != stamp.to_line() {
+    /// The file holding the compilation of the content `sha256`, if it is
+    /// cached and only this user could have written it. Call
+    /// [`Self::used`] once it is loaded, [`Self::discard`] if it cannot be.
+    pub(crate) fn entry(&self, sha256: &str) -> Option<PathBuf> {
+        let path = self.entry_path(sha256);
+        if !path.exists() {
             return None;
         }
-        let component = self.load(engine, &entry.sha256)?;
-        Some(Compiled::optimized(component, entry.sha256))
+        if let Err(why) = owned(&path) {
+            tracing::warn!(path = %path.display(), "not loading a cache entry: {why}; compiling again");
+            return None;
+        }
+        Some(path)
+    }
+
+    /// Mark the compilation at `entry` as just used: eviction goes by
+    /// modification time.
+    pub(crate) fn used(&self, entry: &Path) {
+        let _ = std::fs::File::open(entry).and_then(|f| f.set_modified(SystemTime::now()));
+    }
+
+    /// Remove the compilation at `entry`, which could not be loaded (cut
+    /// short, or from another wasmtime) for `why`.
+    pub(crate) fn discard(&self, entry: &Path, why: &dyn std::fmt::Display) {
+        if entry.exists() {
+            tracing::warn!(path = %entry.display(), "discarding unusable cache entry: {why}");
+            let _ = std::fs::remove_file(entry);
+        }
+    }
+
+    /// Store `serialized`, the compilation of the content `sha256`, then
+    /// keep the cache under its cap (never removing this entry).
+    pub(crate) fn store(&self, sha256: &str, serialized: &[u8]) {
+        let path = self.entry_path(sha256);
+        match crate::files::write_atomically(&path, serialized) {
+            Ok(()) => self.tidy(Some(&path)),
+            Err(e) => tracing::warn!(path = %path.display(), "cannot write compile cache: {e:#}"),
+        }
+    }
+
+    /// The content the tool file at `file` held when [`Self::record`] last
+    /// saw it with `stamp`, if the stamp is still that: the file need not
+    /// be read.
+    pub(crate) fn recorded(&self, file: &Path, stamp: FileStamp) -> Option<String> {
+        let entry = IndexEntry::read(&self.index_path(file))?;
+        (entry.stamp == stamp.to_line()).then_some(entry.sha256)
     }
 
     /// Record that the tool file at `file`, as of `stamp`, holds the
@@ -149,37 +143,6 @@ impl CompileCache {
             .and_then(|()| crate::files::write_atomically(&path, entry.to_text().as_bytes()));
         if let Err(e) = written {
             tracing::warn!(path = %path.display(), "cannot record the file's stamp: {e:#}");
-        }
-    }
-
-    /// Deserialize the cached compilation of `sha256` and mark it used; an
-    /// entry that cannot be loaded (cut short, from another wasmtime) is
-    /// removed.
-    fn load(&self, engine: &Engine, sha256: &str) -> Option<Component> {
-        let path = self.entry_path(sha256);
-        if !path.exists() {
-            return None;
-        }
-        if let Err(why) = owned(&path) {
-            tracing::warn!(path = %path.display(), "not loading a cache entry: {why}; compiling again");
-            return None;
-        }
-        // SAFETY: the file is in our own cache folder, named by the content
-        // hash and this engine's compatibility hash, written only by
-        // `files::write_atomically` from `Component::serialize`, and owned
-        // by this user with no one else able to write it (`owned`).
-        match unsafe { Component::deserialize_file(engine, &path) } {
-            Ok(component) => {
-                mark_used(&path);
-                Some(component)
-            }
-            Err(e) => {
-                if path.exists() {
-                    tracing::warn!(path = %path.display(), "discarding unusable cache entry: {e}");
-                    let _ = std::fs::remove_file(&path);
-                }
-                None
-            }
         }
     }
 
@@ -318,25 +281,29 @@ fn age(meta: &std::fs::Metadata) -> Option<Duration> {
     meta.modified().ok()?.elapsed().ok()
 }
 
-/// Mark a compilation as just used: eviction goes by modification time.
-fn mark_used(path: &Path) {
-    let _ = std::fs::File::open(path).and_then(|f| f.set_modified(SystemTime::now()));
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// An empty component with a custom section holding `n`: a distinct
-    /// content hash per `n`.
+    /// The content `n`: a distinct hash per `n`.
     fn component(n: u8) -> Vec<u8> {
-        let mut bytes = b"\0asm\x0d\0\x01\0".to_vec();
-        bytes.extend_from_slice(&[0, 3, 1, b'n', n]);
-        bytes
+        vec![n; 8]
     }
 
     fn sha(bytes: &[u8]) -> String {
         hex::encode(Sha256::digest(bytes))
+    }
+
+    /// Store a compilation of `bytes` (1000 bytes standing for one).
+    fn compile(cache: &CompileCache, bytes: &[u8]) {
+        cache.store(&sha(bytes), &[bytes[0]; 1000]);
+    }
+
+    /// Load `bytes`' compilation as the engine does: take the entry, mark it used.
+    fn load(cache: &CompileCache, bytes: &[u8]) -> Option<PathBuf> {
+        let entry = cache.entry(&sha(bytes))?;
+        cache.used(&entry);
+        Some(entry)
     }
 
     fn entry_len(cache: &CompileCache, bytes: &[u8]) -> u64 {
@@ -348,17 +315,16 @@ mod tests {
     #[test]
     fn the_least_recently_used_compilation_goes_past_the_cap() {
         let dir = tempfile::tempdir().unwrap();
-        let engine = Engine::default();
         let (a, b, c) = (component(1), component(2), component(3));
-        let unbounded = CompileCache::open(dir.path(), &engine, u64::MAX).unwrap();
-        unbounded.load_or_compile(&engine, &a).unwrap();
+        let unbounded = CompileCache::open(dir.path(), "e", u64::MAX).unwrap();
+        compile(&unbounded, &a);
         let len = entry_len(&unbounded, &a);
 
-        let cache = CompileCache::open(dir.path(), &engine, len * 5 / 2).unwrap();
-        cache.load_or_compile(&engine, &b).unwrap();
+        let cache = CompileCache::open(dir.path(), "e", len * 5 / 2).unwrap();
+        compile(&cache, &b);
         assert!(cache.holds(&sha(&a)) && cache.holds(&sha(&b)), "two fit");
-        cache.load_or_compile(&engine, &a).unwrap();
-        cache.load_or_compile(&engine, &c).unwrap();
+        assert!(load(&cache, &a).is_some());
+        compile(&cache, &c);
         assert!(cache.holds(&sha(&a)), "used after b, so kept");
         assert!(!cache.holds(&sha(&b)), "the least recently used goes");
         assert!(cache.holds(&sha(&c)), "the one just written stays");
@@ -368,34 +334,41 @@ mod tests {
     fn entries_others_could_have_written_are_not_loaded() {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().unwrap();
-        let engine = Engine::default();
-        let cache = CompileCache::open(dir.path(), &engine, u64::MAX).unwrap();
+        let cache = CompileCache::open(dir.path(), "e", u64::MAX).unwrap();
         let bytes = component(1);
-        cache.load_or_compile(&engine, &bytes).unwrap();
+        compile(&cache, &bytes);
         let entry = cache.entry_path(&sha(&bytes));
-        assert!(cache.load(&engine, &sha(&bytes)).is_some());
+        assert!(cache.entry(&sha(&bytes)).is_some());
         std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o666)).unwrap();
-        assert!(
-            cache.load(&engine, &sha(&bytes)).is_none(),
-            "world-writable"
-        );
+        assert!(cache.entry(&sha(&bytes)).is_none(), "world-writable");
         std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o644)).unwrap();
         let real = entry.with_extension("real");
         std::fs::rename(&entry, &real).unwrap();
         std::os::unix::fs::symlink(&real, &entry).unwrap();
-        assert!(cache.load(&engine, &sha(&bytes)).is_none(), "a symlink");
+        assert!(cache.entry(&sha(&bytes)).is_none(), "a symlink");
+    }
+
+    #[test]
+    fn compilations_of_another_engine_are_not_handed_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = component(1);
+        compile(
+            &CompileCache::open(dir.path(), "e", u64::MAX).unwrap(),
+            &bytes,
+        );
+        let other = CompileCache::open(dir.path(), "f", u64::MAX).unwrap();
+        assert!(!other.holds(&sha(&bytes)) && other.entry(&sha(&bytes)).is_none());
     }
 
     #[test]
     fn the_entry_just_written_stays_even_past_the_cap() {
         let dir = tempfile::tempdir().unwrap();
-        let engine = Engine::default();
-        let cache = CompileCache::open(dir.path(), &engine, 1).unwrap();
-        cache.load_or_compile(&engine, &component(1)).unwrap();
-        cache.load_or_compile(&engine, &component(2)).unwrap();
+        let cache = CompileCache::open(dir.path(), "e", 1).unwrap();
+        compile(&cache, &component(1));
+        compile(&cache, &component(2));
         assert!(!cache.holds(&sha(&component(1))));
         assert!(cache.holds(&sha(&component(2))));
-        let reopened = CompileCache::open(dir.path(), &engine, 1).unwrap();
+        let reopened = CompileCache::open(dir.path(), "e", 1).unwrap();
         assert!(
             !reopened.holds(&sha(&component(2))),
             "over the cap at the next open"
@@ -406,19 +379,16 @@ mod tests {
     fn a_recorded_file_loads_without_reading_until_it_or_its_compilation_is_gone() {
         let dir = tempfile::tempdir().unwrap();
         let tools = tempfile::tempdir().unwrap();
-        let engine = Engine::default();
-        let cache = CompileCache::open(dir.path(), &engine, u64::MAX).unwrap();
+        let cache = CompileCache::open(dir.path(), "e", u64::MAX).unwrap();
         let (one, two) = (tools.path().join("one.wasm"), tools.path().join("two.wasm"));
         for (file, n) in [(&one, 1), (&two, 2)] {
             std::fs::write(file, component(n)).unwrap();
-            let compiled = cache.load_or_compile(&engine, &component(n)).unwrap();
-            cache.record(file, FileStamp::of(file).unwrap(), &compiled.sha256);
+            compile(&cache, &component(n));
+            cache.record(file, FileStamp::of(file).unwrap(), &sha(&component(n)));
         }
         let stamp = FileStamp::of(&one).unwrap();
-        let loaded = cache
-            .load_file(&engine, &one, stamp)
-            .expect("the index hit");
-        assert_eq!(loaded.sha256, sha(&component(1)));
+        let recorded = cache.recorded(&one, stamp).expect("the index hit");
+        assert_eq!(recorded, sha(&component(1)));
         assert_eq!(
             std::fs::read_dir(dir.path().join(INDEX_DIR))
                 .unwrap()
@@ -428,7 +398,7 @@ mod tests {
 
         std::fs::remove_file(&one).unwrap();
         std::fs::remove_file(cache.entry_path(&sha(&component(2)))).unwrap();
-        CompileCache::open(dir.path(), &engine, u64::MAX).unwrap();
+        CompileCache::open(dir.path(), "e", u64::MAX).unwrap();
         assert_eq!(
             std::fs::read_dir(dir.path().join(INDEX_DIR))
                 .unwrap()
@@ -467,7 +437,7 @@ mod tests {
             .open(&old)
             .and_then(|f| f.set_modified(two_hours_ago))
             .unwrap();
-        CompileCache::open(dir.path(), &Engine::default(), u64::MAX).unwrap();
+        CompileCache::open(dir.path(), "e", u64::MAX).unwrap();
         assert!(!old.exists());
         assert!(young.exists(), "another host may be writing it now");
     }

@@ -98,7 +98,7 @@ pub struct ToolEngine {
     admission: Arc<tokio::sync::Semaphore>,
     max_instances: u32,
     max_memory_bytes: usize,
-    cache: Arc<CompileCache>,
+    cache: Arc<Cached>,
     /// How many baseline components wait for their optimized compile.
     optimizing: tokio::sync::watch::Sender<usize>,
     _ticker: EpochTicker,
@@ -117,7 +117,11 @@ impl ToolEngine {
         })?;
         let optimized = Tier::new(engine.clone())?;
         let baseline = Arc::new(OnceLock::new());
-        let cache = CompileCache::open(&options.cache_dir, &engine, options.cache_max_bytes)?;
+        let cache = CompileCache::open(
+            &options.cache_dir,
+            &engine_key(&engine),
+            options.cache_max_bytes,
+        )?;
         let max_instances = options.max_instances.max(1);
         let admission = Arc::new(tokio::sync::Semaphore::new(max_instances as usize));
         let idle = IdleRelease::new(admission.clone(), max_instances);
@@ -129,7 +133,10 @@ impl ToolEngine {
             admission,
             max_instances,
             max_memory_bytes: options.max_memory_bytes,
-            cache: Arc::new(cache),
+            cache: Arc::new(Cached {
+                engine: engine.clone(),
+                cache,
+            }),
             optimizing: tokio::sync::watch::Sender::new(0),
             _ticker: ticker,
         })
@@ -150,20 +157,24 @@ impl ToolEngine {
     /// pool, so a load or reload never holds up the workers serving calls.
     pub async fn compile(&self, bytes: Vec<u8>) -> anyhow::Result<Compiled> {
         check_is_component(&bytes)?;
-        let (engine, cache) = (self.optimized.engine.clone(), self.cache.clone());
-        tokio::task::spawn_blocking(move || cache.load_or_compile(&engine, &bytes))
-            .await
-            .context("the compile task failed")?
+        let cache = self.cache.clone();
+        tokio::task::spawn_blocking(move || {
+            let sha256 = hex::encode(Sha256::digest(&bytes));
+            cache.load_or_compile(&bytes, sha256)
+        })
+        .await
+        .context("the compile task failed")?
     }
 
     /// Compile a component loaded as baseline code with Cranelift (or load
     /// that compilation from the cache, and cache it), on the blocking pool.
     pub(crate) async fn optimize(&self, source: Source) -> anyhow::Result<Component> {
-        let (engine, cache) = (self.optimized.engine.clone(), self.cache.clone());
+        let cache = self.cache.clone();
         tokio::task::spawn_blocking(move || {
-            let compiled = cache.load_or_compile(&engine, &source.bytes)?;
+            let sha256 = hex::encode(Sha256::digest(&source.bytes));
+            let compiled = cache.load_or_compile(&source.bytes, sha256)?;
             if let Some((path, stamp)) = source.file {
-                cache.record(&path, stamp, &compiled.sha256);
+                cache.cache.record(&path, stamp, &compiled.sha256);
             }
             Ok(compiled.component)
         })
@@ -217,7 +228,7 @@ impl ToolEngine {
         tiering: Tiering,
         gate: Option<ContentGate>,
     ) -> anyhow::Result<Compiled> {
-        let (engine, path) = (self.optimized.engine.clone(), path.to_path_buf());
+        let path = path.to_path_buf();
         let baseline = match tiering {
             Tiering::BaselineFirst => self.baseline().map(|t| t.engine.clone()),
             Tiering::Optimized => None,
@@ -231,7 +242,7 @@ impl ToolEngine {
             // A compilation the cache holds is the host's own work, loaded
             // without running anything; the lock is checked before any of
             // the tool's code is compiled or instantiated.
-            if let Some(compiled) = stamp.and_then(|s| cache.load_file(&engine, &path, s)) {
+            if let Some(compiled) = stamp.and_then(|s| cache.load_file(&path, s)) {
                 pass(&compiled.sha256)?;
                 return Ok(compiled);
             }
@@ -239,7 +250,7 @@ impl ToolEngine {
             check_is_component(&bytes)?;
             let sha256 = hex::encode(Sha256::digest(&bytes));
             pass(&sha256)?;
-            if let Some(baseline) = baseline.filter(|_| !cache.holds(&sha256)) {
+            if let Some(baseline) = baseline.filter(|_| !cache.cache.holds(&sha256)) {
                 match Component::new(&baseline, &bytes) {
                     Ok(component) if fits_the_pool(&component) => {
                         return Ok(Compiled {
@@ -262,9 +273,9 @@ impl ToolEngine {
                     ),
                 }
             }
-            let compiled = cache.load_or_compile_hashed(&engine, &bytes, sha256)?;
+            let compiled = cache.load_or_compile(&bytes, sha256)?;
             if let Some(stamp) = stamp {
-                cache.record(&path, stamp, &compiled.sha256);
+                cache.cache.record(&path, stamp, &compiled.sha256);
             }
             Ok(compiled)
         })
@@ -329,6 +340,67 @@ pub(crate) struct OptimizingGuard(tokio::sync::watch::Sender<usize>);
 impl Drop for OptimizingGuard {
     fn drop(&mut self) {
         self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+/// The compile cache's key for `engine`'s compilations: its compatibility
+/// hash, so another wasmtime or other settings never load them.
+fn engine_key(engine: &Engine) -> String {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
+}
+
+/// The compile cache with the engine whose compilations it holds: what
+/// turns its stored bytes into components and components into its bytes.
+struct Cached {
+    engine: Engine,
+    cache: CompileCache,
+}
+
+impl Cached {
+    /// The compilation of `bytes` (content `sha256`) from the cache, or
+    /// compiled with Cranelift and stored.
+    fn load_or_compile(&self, bytes: &[u8], sha256: String) -> anyhow::Result<Compiled> {
+        if let Some(component) = self.load(&sha256) {
+            return Ok(Compiled::optimized(component, sha256));
+        }
+        let component =
+            Component::new(&self.engine, bytes).map_err(|e| anyhow::anyhow!("{e:#}"))?;
+        match component.serialize() {
+            Ok(serialized) => self.cache.store(&sha256, &serialized),
+            Err(e) => tracing::warn!("cannot serialize component: {e}"),
+        }
+        Ok(Compiled::optimized(component, sha256))
+    }
+
+    /// The cached compilation of the tool file at `file`, if `stamp` is the
+    /// stamp the cache recorded for it: the file is not read.
+    fn load_file(&self, file: &Path, stamp: FileStamp) -> Option<Compiled> {
+        let sha256 = self.cache.recorded(file, stamp)?;
+        let component = self.load(&sha256)?;
+        Some(Compiled::optimized(component, sha256))
+    }
+
+    /// Deserialize the cached compilation of `sha256`; an entry that cannot
+    /// be loaded (cut short, from another wasmtime) is discarded.
+    fn load(&self, sha256: &str) -> Option<Component> {
+        let entry = self.cache.entry(sha256)?;
+        // SAFETY: the cache hands out only files in its own folder, named by
+        // the content hash and this engine's compatibility hash, written
+        // only by `CompileCache::store` from `Component::serialize`, and
+        // owned by this user with no one else able to write them.
+        match unsafe { Component::deserialize_file(&self.engine, &entry) } {
+            Ok(component) => {
+                self.cache.used(&entry);
+                Some(component)
+            }
+            Err(e) => {
+                self.cache.discard(&entry, &e);
+                None
+            }
+        }
     }
 }
 
