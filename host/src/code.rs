@@ -67,17 +67,14 @@ pub(crate) enum Code {
     Contract(ContractPre<CallState>),
     /// A function of a plain component.
     Plain(Arc<PlainCall>),
-    /// Nothing: a custom tool, answered by the client.
-    None,
 }
 
 impl Code {
-    /// What to instantiate, or `None` for a custom tool.
-    pub(crate) fn pre(&self) -> Option<Pre<'_>> {
+    /// What to instantiate.
+    pub(crate) fn pre(&self) -> Pre<'_> {
         match self {
-            Self::Contract(pre) => Some(Pre::Contract(pre)),
-            Self::Plain(call) => Some(Pre::Plain(&call.pre)),
-            Self::None => None,
+            Self::Contract(pre) => Pre::Contract(pre),
+            Self::Plain(call) => Pre::Plain(&call.pre),
         }
     }
 }

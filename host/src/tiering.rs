@@ -90,7 +90,6 @@ async fn optimize(engine: &ToolEngine, upgrade: Upgrade) -> anyhow::Result<()> {
                     function,
                 }))
             }
-            Code::None => continue,
         };
         optimized.push((cell, code));
     }

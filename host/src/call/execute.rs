@@ -40,7 +40,7 @@ impl Call<'_> {
                 let caps = self
                     .caps(effect, workspace)
                     .map_err(|e| Failure::Host(format!("{e:#}")))?;
-                let code = self.tool.code();
+                let code = self.code()?;
                 let mut instance = self.instance(&code, caps, deadline).await?;
                 match &code {
                     Code::Plain(plain) => {
@@ -127,6 +127,16 @@ impl Call<'_> {
             .map_err(|e| Failure::Host(format!("{e:#}")))
     }
 
+    /// The tool's code as it is now, for one phase of the call.
+    pub(super) fn code(&self) -> Result<Code, Failure> {
+        self.tool.code().ok_or_else(|| {
+            Failure::Host(format!(
+                "`{}` is a custom tool: it has no component to run",
+                self.tool.name()
+            ))
+        })
+    }
+
     /// A fresh instance of `code` (the tool's code as this phase took it).
     pub(super) async fn instance(
         &self,
@@ -137,12 +147,7 @@ impl Call<'_> {
         if Instant::now() >= deadline {
             return Err(Failure::Timeout(self.tool.policy().timeout));
         }
-        let Some(pre) = code.pre() else {
-            return Err(Failure::Host(format!(
-                "`{}` is a custom tool: it has no component to run",
-                self.tool.name()
-            )));
-        };
+        let pre = code.pre();
         let policy = self.tool.policy();
         let bounds = CallBounds {
             memory_bytes: policy.memory_bytes,

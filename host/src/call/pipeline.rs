@@ -227,7 +227,7 @@ impl Call<'_> {
 
     /// The effect a tool that decides per input gives this input.
     async fn effect_for(&self) -> Result<Effect, Failure> {
-        let code = self.tool.code();
+        let code = self.code()?;
         let mut instance = self
             .instance(&code, self.no_caps()?, self.deadline())
             .await?;
@@ -248,7 +248,7 @@ impl Call<'_> {
         }
         let _admitted = self.admit().await?;
         let result = async {
-            let code = self.tool.code();
+            let code = self.code()?;
             let mut instance = self
                 .instance(&code, self.no_caps()?, self.deadline())
                 .await?;

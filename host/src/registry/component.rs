@@ -43,11 +43,11 @@ pub(super) async fn load_file_tools(
         .load_file(path, stamp, tiering, gate)
         .await
         .map_err(|e| format!("{e:#}"))?;
-    let (mut tools, upgrade) = load_component(engine, compiled, name, config).await?;
-    for tool in &mut tools {
-        tool.path = path.to_path_buf();
-        tool.stamp = stamp;
-    }
+    let (tools, upgrade) = load_component(engine, compiled, name, config).await?;
+    let tools = tools
+        .into_iter()
+        .map(|tool| tool.at(path.to_path_buf(), stamp))
+        .collect();
     Ok((tools, upgrade))
 }
 
@@ -69,7 +69,7 @@ pub(super) async fn load_component(
     let upgrade = baseline_of.map(|source| Upgrade {
         slug: name.to_string(),
         source,
-        cells: tools.iter().map(|t| t.code.clone()).collect(),
+        cells: tools.iter().filter_map(Tool::code_cell).cloned().collect(),
         memory_bytes: tools
             .iter()
             .map(|t| t.policy.memory_bytes)

@@ -1,11 +1,11 @@
 //! Components that implement the toolhost contract: one tool each, which
 //! describes itself through `metadata`.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
 
+use super::tool::{Described, Kind};
 use super::{Origin, Tool};
 use crate::bindings::{ContractPre, types};
 use crate::code::{Code, CodeCell, CodeTier, Pre};
@@ -34,21 +34,15 @@ pub(super) async fn contract_tool(
         ));
     }
     let raw = read_metadata(engine, &contract, policy.memory_bytes).await?;
-    let (metadata, validator, output_validator) = check_metadata(raw)?;
-    Ok(vec![Tool {
-        name: name.to_string(),
-        origin: Origin::File,
-        path: PathBuf::new(),
-        sha256,
-        metadata,
+    let kind = Kind::Contract(CodeCell::new(Code::Contract(contract), tier));
+    let tool = Tool::new(
+        name.to_string(),
+        Origin::File,
+        kind,
+        check_metadata(raw)?,
         policy,
-        imports,
-        validator,
-        output_validator,
-        stamp: None,
-        code: CodeCell::new(Code::Contract(contract), tier),
-        plain_export: None,
-    }])
+    );
+    Ok(vec![tool.of_component(sha256, imports)])
 }
 
 /// How long a tool's `metadata` may take at load.
@@ -69,15 +63,8 @@ async fn read_metadata(
         .map_err(|e| format!("`metadata` failed: {e}"))
 }
 
-/// The checked metadata with its compiled input and output schemas.
-type Checked = (
-    ToolMetadata,
-    jsonschema::Validator,
-    Option<jsonschema::Validator>,
-);
-
 /// Check raw metadata and compile the input and output schemas.
-fn check_metadata(raw: types::ToolMetadata) -> Result<Checked, String> {
+fn check_metadata(raw: types::ToolMetadata) -> Result<Described, String> {
     tool::check_description(&raw.description).map_err(|e| e.to_string())?;
     let input_text = raw
         .input_schema
@@ -91,8 +78,8 @@ fn check_metadata(raw: types::ToolMetadata) -> Result<Checked, String> {
         types::EffectDeclaration::Fixed(e) => EffectDecl::Fixed(effect_from_guest(e)),
         types::EffectDeclaration::ByInput => EffectDecl::ByInput,
     };
-    Ok((
-        ToolMetadata {
+    Ok(Described {
+        metadata: ToolMetadata {
             description: raw.description,
             input_schema,
             output_schema,
@@ -102,7 +89,7 @@ fn check_metadata(raw: types::ToolMetadata) -> Result<Checked, String> {
         },
         validator,
         output_validator,
-    ))
+    })
 }
 
 /// Check an optional output schema and compile it.

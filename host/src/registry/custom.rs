@@ -3,8 +3,8 @@
 
 use std::path::PathBuf;
 
+use super::tool::{Described, Kind};
 use super::{Origin, Tool};
-use crate::code::{Code, CodeCell, CodeTier};
 use crate::config::{CustomToolSpec, ToolPolicy};
 use crate::tool::{self, Effect, EffectDecl, ToolMetadata};
 
@@ -19,11 +19,7 @@ pub(super) fn custom_tool(
     let (input_schema, validator) =
         tool::check_object_schema("input", &spec.input_schema.to_string())
             .map_err(|e| e.to_string())?;
-    Ok(Tool {
-        name: name.to_string(),
-        origin: Origin::Custom,
-        path: PathBuf::from(crate::config::CONFIG_FILE),
-        sha256: String::new(),
+    let described = Described {
         metadata: ToolMetadata {
             description: spec.description.clone(),
             input_schema,
@@ -32,12 +28,15 @@ pub(super) fn custom_tool(
             time_args: Vec::new(),
             has_dry_run_result: false,
         },
-        policy,
-        imports: Vec::new(),
         validator,
         output_validator: None,
-        stamp: None,
-        code: CodeCell::new(Code::None, CodeTier::Optimized),
-        plain_export: None,
-    })
+    };
+    let tool = Tool::new(
+        name.to_string(),
+        Origin::Custom,
+        Kind::Custom,
+        described,
+        policy,
+    );
+    Ok(tool.at(PathBuf::from(crate::config::CONFIG_FILE), None))
 }

@@ -225,7 +225,7 @@ impl Registry {
     /// then refuses both.
     fn insert_from_file(&mut self, tool: Arc<Tool>) {
         let displaces =
-            |holder: &Tool| tool.plain_export.is_some() && holder.plain_export.is_none();
+            |holder: &Tool| tool.plain_export().is_some() && holder.plain_export().is_none();
         if let Some(holder) = self
             .tools
             .get(&tool.name)
@@ -254,7 +254,7 @@ impl Registry {
             .tools
             .values()
             .filter_map(|t| {
-                let export = t.plain_export.clone()?;
+                let export = t.plain_export()?.to_string();
                 let file = slugs.get(&t.name).filter(|file| **file != t.path)?;
                 Some((t.name.clone(), file.clone(), export))
             })

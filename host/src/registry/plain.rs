@@ -1,12 +1,12 @@
 //! Plain components: one tool per exported function, described by the
 //! operator in `toolhost.toml` or by a placeholder.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::Value;
 use wasmtime::component::InstancePre;
 
+use super::tool::{Described, Kind};
 use super::{Origin, Tool, contract};
 use crate::code::{Code, CodeCell, CodeTier, Compiled, PlainCall};
 use crate::config::Config;
@@ -58,11 +58,7 @@ pub(super) fn plain_tools(
             let output_text = function.output_schema.as_ref().map(Value::to_string);
             let (output_schema, output_validator) =
                 contract::check_output_schema(output_text.as_deref()).map_err(fail)?;
-            Ok(Tool {
-                name,
-                origin: Origin::File,
-                path: PathBuf::new(),
-                sha256: compiled.sha256.clone(),
+            let described = Described {
                 metadata: ToolMetadata {
                     description,
                     input_schema,
@@ -71,12 +67,11 @@ pub(super) fn plain_tools(
                     time_args: Vec::new(),
                     has_dry_run_result: false,
                 },
-                policy,
-                imports: imports.clone(),
                 validator,
                 output_validator,
-                stamp: None,
-                plain_export: Some(function.export_path()),
+            };
+            let kind = Kind::Plain {
+                export: function.export_path(),
                 code: CodeCell::new(
                     Code::Plain(Arc::new(PlainCall {
                         pre: pre.clone(),
@@ -84,7 +79,9 @@ pub(super) fn plain_tools(
                     })),
                     tier,
                 ),
-            })
+            };
+            let tool = Tool::new(name, Origin::File, kind, described, policy);
+            Ok(tool.of_component(compiled.sha256.clone(), imports.clone()))
         })
         .collect()
 }

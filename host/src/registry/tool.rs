@@ -36,11 +36,34 @@ pub struct Tool {
     /// The component file's size and time when it was read (reloads skip
     /// files that still match); `None` for a custom tool.
     pub(super) stamp: Option<FileStamp>,
-    /// The pre-instantiated component (and the function, for a function of
-    /// a plain component); baseline code until its optimized compile is in.
-    pub(super) code: CodeCell,
-    /// For a function of a plain component: its export path.
-    pub(super) plain_export: Option<String>,
+    /// What a call of it runs.
+    pub(super) kind: Kind,
+}
+
+/// What calling a tool runs.
+pub(super) enum Kind {
+    /// A component that implements the contract: its code, baseline until
+    /// its optimized compile is in.
+    Contract(CodeCell),
+    /// A function of a plain component.
+    Plain {
+        /// Its export path (`interface#function`, or the function's name).
+        export: String,
+        /// The component and the function, baseline until optimized.
+        code: CodeCell,
+    },
+    /// A custom tool: no code, the client of a session answers it.
+    Custom,
+}
+
+/// A tool's checked metadata with its compiled input and output schemas.
+pub(super) struct Described {
+    /// The metadata.
+    pub(super) metadata: ToolMetadata,
+    /// The input schema, compiled.
+    pub(super) validator: jsonschema::Validator,
+    /// The output schema, compiled, if one is declared.
+    pub(super) output_validator: Option<jsonschema::Validator>,
 }
 
 impl std::fmt::Debug for Tool {
@@ -54,6 +77,62 @@ impl std::fmt::Debug for Tool {
 }
 
 impl Tool {
+    /// The tool `name` of `kind` from `origin`, as `described` and allowed
+    /// `policy`; its component's digest and imports, and its file, are set
+    /// by [`Self::of_component`] and [`Self::at`].
+    pub(super) fn new(
+        name: String,
+        origin: Origin,
+        kind: Kind,
+        described: Described,
+        policy: ToolPolicy,
+    ) -> Self {
+        Self {
+            name,
+            origin,
+            path: PathBuf::new(),
+            sha256: String::new(),
+            metadata: described.metadata,
+            policy,
+            imports: Vec::new(),
+            validator: described.validator,
+            output_validator: described.output_validator,
+            stamp: None,
+            kind,
+        }
+    }
+
+    /// The same tool, made of the component with content `sha256` that
+    /// imports `imports`.
+    pub(super) fn of_component(mut self, sha256: String, imports: Vec<String>) -> Self {
+        self.sha256 = sha256;
+        self.imports = imports;
+        self
+    }
+
+    /// The same tool, shown as coming from `path` (stamped `stamp` when it
+    /// is a file a reload may skip).
+    pub(super) fn at(mut self, path: PathBuf, stamp: Option<FileStamp>) -> Self {
+        self.path = path;
+        self.stamp = stamp;
+        self
+    }
+
+    /// The same tool, as one of the built-in toolset's.
+    pub(super) fn in_toolset(mut self) -> Self {
+        self.origin = Origin::Toolset;
+        self
+    }
+
+    /// The cell holding its code, for the tiering to swap: `None` for a
+    /// custom tool.
+    pub(super) fn code_cell(&self) -> Option<&CodeCell> {
+        match &self.kind {
+            Kind::Contract(code) | Kind::Plain { code, .. } => Some(code),
+            Kind::Custom => None,
+        }
+    }
+
     /// The name the model sees.
     pub fn name(&self) -> &str {
         &self.name
@@ -88,24 +167,27 @@ impl Tool {
     /// Whether it is a custom tool: declared in `toolhost.toml`, answered
     /// by the client, with no component.
     pub fn is_custom(&self) -> bool {
-        self.origin == Origin::Custom
+        matches!(self.kind, Kind::Custom)
     }
 
     /// For a function of a plain component: its export path
     /// (`interface#function`, or the function's name at the top level).
     pub fn plain_export(&self) -> Option<&str> {
-        self.plain_export.as_deref()
+        match &self.kind {
+            Kind::Plain { export, .. } => Some(export),
+            Kind::Contract(_) | Kind::Custom => None,
+        }
     }
 
-    /// What a call instantiates now.
-    pub(crate) fn code(&self) -> Code {
-        self.code.get()
+    /// What a call instantiates now: `None` for a custom tool.
+    pub(crate) fn code(&self) -> Option<Code> {
+        self.code_cell().map(CodeCell::get)
     }
 
     /// Which compiler made the code it runs now: a tool a reload brought
     /// in runs baseline code until its optimized compile is swapped in.
     pub fn code_tier(&self) -> CodeTier {
-        self.code.tier()
+        self.code_cell().map_or(CodeTier::Optimized, CodeCell::tier)
     }
 
     /// The interfaces the component imports: what it could ask for.

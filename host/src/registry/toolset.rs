@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::{Origin, Tool, component};
+use super::{Tool, component};
 use crate::code::Code;
 use crate::config::Config;
 use crate::engine::ToolEngine;
@@ -21,13 +21,11 @@ pub async fn load_toolset_tool(
         .await
         .map_err(|e| format!("{e:#}"))?;
     let (mut tools, _) = component::load_component(engine, compiled, name, config).await?;
-    let mut tool = tools
+    let tool = tools
         .pop()
-        .filter(|t| matches!(t.code(), Code::Contract(_)))
+        .filter(|t| matches!(t.code(), Some(Code::Contract(_))))
         .ok_or_else(|| format!("toolset `{name}` does not implement the contract"))?;
-    tool.origin = Origin::Toolset;
-    tool.path = toolset_path(name);
-    Ok(tool)
+    Ok(tool.in_toolset().at(toolset_path(name), None))
 }
 
 /// How a toolset tool's source is shown: the crate it is built from.
