@@ -12,6 +12,8 @@
 mod common;
 
 use common::{host, live};
+use std::sync::Arc;
+
 use serde_json::{Value, json};
 use toolhost::{CallResult, Host};
 
@@ -34,7 +36,7 @@ fn rss_bytes() -> u64 {
     kib << 10
 }
 
-async fn echo(host: &Host) -> CallResult {
+async fn echo(host: &Host) -> Arc<CallResult> {
     let result = host
         .call("echo", json!({"text": "still here"}), &live())
         .await
@@ -45,7 +47,7 @@ async fn echo(host: &Host) -> CallResult {
 
 /// Run `attack` with `count`, with an `echo` call in flight beside it; the
 /// attack's result once both are done.
-async fn attack(attack: &str, count: u32) -> CallResult {
+async fn attack(attack: &str, count: u32) -> Arc<CallResult> {
     let _one = ONE_AT_A_TIME.lock().await;
     let (_dir, host) = host(&["host_bomb", "echo"], CONFIG).await;
     echo(&host).await;

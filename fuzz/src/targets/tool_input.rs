@@ -139,7 +139,7 @@ fn pick_tool(line: &[u8]) -> &'static str {
 }
 
 /// Check one call's outcome; whether the call reached the tool's code.
-fn check(tool: &str, outcome: &Result<CallResult, CallError>) -> bool {
+fn check(tool: &str, outcome: &Result<std::sync::Arc<CallResult>, CallError>) -> bool {
     match outcome {
         Ok(result) => {
             assert!(result.ok, "`ok` is false in a result: {result:?}");

@@ -38,7 +38,7 @@ impl Host {
         tool_name: &str,
         input: impl Into<CallInput>,
         options: &CallOptions,
-    ) -> Result<CallResult, CallError> {
+    ) -> Result<Arc<CallResult>, CallError> {
         let started = Instant::now();
         let session = &*options.session;
         let registry = self.registry();
@@ -83,9 +83,9 @@ impl Host {
                 session_id: session.id().to_string(),
             })),
         );
-        let outcome = call.run(&input, options).await;
+        let outcome = call.run(&input, options).await.map(Arc::new);
         let data = match &outcome {
-            Ok(result) => EventData::Result(Arc::new(result.clone())),
+            Ok(result) => EventData::Result(Arc::clone(result)),
             Err(error) => EventData::Refused(Arc::new(CallRefused {
                 ok: false,
                 call: call.reference(),

@@ -171,7 +171,7 @@ async fn fixture(flood_grants: &[&str]) -> Fixture {
 }
 
 impl Fixture {
-    async fn call(&self, tool: &str, input: Value) -> CallResult {
+    async fn call(&self, tool: &str, input: Value) -> Arc<CallResult> {
         self.host
             .call(tool, input, &common::live())
             .await
@@ -189,7 +189,7 @@ impl Fixture {
     }
 
     /// Send one request with `http_flood`; its report.
-    async fn flood(&self, url: &str, count: u32, method: &str) -> (CallResult, Value) {
+    async fn flood(&self, url: &str, count: u32, method: &str) -> (Arc<CallResult>, Value) {
         let result = self
             .call(
                 "http_flood",

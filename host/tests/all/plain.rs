@@ -17,7 +17,7 @@ async fn call(host: &Host, tool: &str, input: Value) -> (bool, Value) {
         .call(tool, input, &common::live())
         .await
         .unwrap_or_else(|e| panic!("{tool}: {e}"));
-    (result.is_error, result.result)
+    (result.is_error, result.result.clone())
 }
 
 #[tokio::test]

@@ -23,7 +23,7 @@ async fn escape(host: &toolhost::Host, workspace: &Path, path: &str, effect: &st
         .await
         .unwrap();
     assert!(!result.is_error, "{:?}", result.result);
-    result.result
+    result.result.clone()
 }
 
 #[tokio::test]

@@ -50,7 +50,7 @@ impl Fixture {
         fs::write(path, bytes).unwrap();
     }
 
-    async fn call(&self, tool: &str, input: Value) -> CallResult {
+    async fn call(&self, tool: &str, input: Value) -> Arc<CallResult> {
         self.host
             .call(tool, input, &self.options())
             .await
@@ -61,7 +61,7 @@ impl Fixture {
     async fn ok(&self, tool: &str, input: Value) -> Value {
         let result = self.call(tool, input.clone()).await;
         assert!(!result.is_error, "{tool} {input} failed: {}", result.result);
-        result.result
+        result.result.clone()
     }
 
     /// A call that must fail as a tool error; its message.

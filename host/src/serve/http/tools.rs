@@ -78,7 +78,6 @@ pub(super) async fn call(
                 .host
                 .call(&name, input, &options)
                 .await
-                .map(Arc::new)
                 .map_err(Arc::new);
             app.metrics
                 .record(&name, outcome.as_ref().map(|r| &**r).map_err(|e| &**e));

@@ -320,7 +320,7 @@ impl ServerHandler for ToolServer {
             }
         };
         if let Some(metrics) = &self.metrics {
-            metrics.record(&name, outcome.as_ref());
+            metrics.record(&name, outcome.as_deref());
         }
         match outcome {
             Ok(result) => Ok(convert::result(&tool, &result).into()),
