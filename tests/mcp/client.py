@@ -121,9 +121,10 @@ async def scenarios(session: ClientSession, session_id: str, notices: list):
     print("ok cancellation", flush=True)
 
 
-async def elicitation(session: ClientSession):
+async def elicitation(session: ClientSession, session_id: str):
     await session.initialize()
-    result = await session.call_tool("context", {})
+    # In the session: its events record the approval (checked by host/tests/all/mcp.rs).
+    result = await session.call_tool("context", {}, meta={"toolhost/sessionId": session_id})
     check(not result.is_error, result.content)
     check(result.structured_content["approvedBy"]["via"] == "mcp-elicitation", result.structured_content)
     print("ok approval_by_elicitation", flush=True)
@@ -149,7 +150,7 @@ async def main():
                 await scenarios(session, session_id, notices)
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write, elicitation_callback=approve) as session:
-                await elicitation(session)
+                await elicitation(session, session_id)
     else:
         url, token, session_id = args
         headers = {"Authorization": f"Bearer {token}"}
@@ -160,7 +161,7 @@ async def main():
         async with create_mcp_http_client(headers=headers) as http:
             async with streamable_http_client(url, http_client=http) as (read, write):
                 async with ClientSession(read, write, elicitation_callback=approve) as session:
-                    await elicitation(session)
+                    await elicitation(session, session_id)
     print("all ok", flush=True)
 
 

@@ -3,15 +3,17 @@
 //! answers custom tools).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use futures::future::BoxFuture;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::error::CallError;
 use crate::output::ToolOutput;
-use crate::session::Session;
+use crate::session::{EventData, EventKind, Session};
 use crate::tool::Effect;
 
 /// A call's input: JSON text as received, or a value already parsed.
@@ -55,6 +57,60 @@ pub struct ApprovalRequest {
     pub effect: Effect,
     /// The session.
     pub session_id: String,
+    /// Where [`Self::waiting`] records that the call waits.
+    #[serde(skip)]
+    pub(crate) wait: WaitRecord,
+}
+
+impl ApprovalRequest {
+    /// Say that the call now waits for someone to decide (until
+    /// `expires_at`, when the wait is bounded): its session records
+    /// `approval.requested`, and `approval.resolved` once the approver
+    /// returns. An approver that decides at once does not call it.
+    pub fn waiting(&self, expires_at: Option<DateTime<Utc>>) {
+        let Some(session) = &self.wait.session else {
+            return;
+        };
+        let mut payload = serde_json::to_value(self).unwrap_or(Value::Null);
+        if let Some(at) = expires_at {
+            payload["expiresAt"] = json!(at.to_rfc3339());
+        }
+        session
+            .events()
+            .emit(EventKind::ApprovalRequested, EventData::Json(payload));
+        self.wait.waited.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the approver said it waited.
+    pub(crate) fn waited(&self) -> bool {
+        self.wait.waited.load(Ordering::Relaxed)
+    }
+}
+
+/// The session an approval's wait is recorded in, and whether it was.
+#[derive(Clone, Default)]
+pub(crate) struct WaitRecord {
+    /// The call's session; `None` records nothing.
+    pub(crate) session: Option<Arc<Session>>,
+    waited: Arc<AtomicBool>,
+}
+
+impl WaitRecord {
+    /// A record in `session`.
+    pub(crate) fn new(session: Arc<Session>) -> Self {
+        Self {
+            session: Some(session),
+            waited: Arc::default(),
+        }
+    }
+}
+
+impl std::fmt::Debug for WaitRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WaitRecord")
+            .field("waited", &self.waited)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The answer to an [`ApprovalRequest`].

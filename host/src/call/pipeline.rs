@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 use tokio::sync::MutexGuard;
 
 use super::api::{
-    ApprovalDecision, ApprovalRequest, CallInput, CallOptions, CustomToolUse, new_call_id,
+    ApprovalDecision, ApprovalRequest, CallInput, CallOptions, CustomToolUse, WaitRecord,
+    new_call_id,
 };
 use super::context::{Call, Done};
 use super::envelope::{CallRefused, CallRequested, CallResult};
@@ -98,6 +99,27 @@ impl Host {
 }
 
 impl Call<'_> {
+    /// Record how an approval the call waited for was resolved
+    /// (`approval.resolved`).
+    fn record_resolution(&self, decision: &ApprovalDecision) {
+        let mut payload = match decision {
+            ApprovalDecision::Approved { by } => {
+                json!({ "decision": "approved", "by": principal_name(by) })
+            }
+            ApprovalDecision::Denied { by, reason } => {
+                json!({ "decision": "denied", "by": principal_name(by), "reason": reason })
+            }
+            ApprovalDecision::Expired { .. } | ApprovalDecision::Unavailable { .. } => {
+                json!({ "decision": "expired" })
+            }
+        };
+        payload["callId"] = json!(self.id);
+        payload["toolName"] = json!(self.tool.name());
+        self.session
+            .events()
+            .emit(EventKind::ApprovalResolved, EventData::Json(payload));
+    }
+
     async fn run(
         &self,
         input: &Arc<Value>,
@@ -127,8 +149,13 @@ impl Call<'_> {
                 input: Value::clone(input),
                 effect,
                 session_id: self.session.id().to_string(),
+                wait: WaitRecord::new(options.session.clone()),
             };
-            match options.approver.decide(&request).await {
+            let decision = options.approver.decide(&request).await;
+            if request.waited() {
+                self.record_resolution(&decision);
+            }
+            match decision {
                 ApprovalDecision::Approved { by } => approved_by = Some(principal_only(&by)),
                 ApprovalDecision::Denied { by, reason } => {
                     let who = principal_name(&by);

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{host, host_dir};
-use serde_json::json;
+use serde_json::{Value, json};
 use toolhost::serve::http::{self, App, ServeOptions};
 use toolhost::session::{NewSession, SessionStore};
 
@@ -160,6 +160,20 @@ async fn streamable_http_with_the_python_client() {
     .await
     .unwrap();
     server.abort();
+    // The approval the client's user gave by elicitation is in the session's
+    // events, as an approval over the HTTP API is.
+    let events: Vec<Value> = session
+        .events()
+        .since(None)
+        .iter()
+        .map(|e| e.to_json())
+        .collect();
+    let of = |kind: &str| events.iter().find(|e| e["type"] == kind).cloned();
+    let requested = of("approval.requested").expect("approval.requested recorded");
+    assert_eq!(requested["data"]["toolName"], "context");
+    let resolved = of("approval.resolved").expect("approval.resolved recorded");
+    assert_eq!(resolved["data"]["decision"], "approved");
+    assert_eq!(resolved["data"]["callId"], requested["data"]["callId"]);
 }
 
 /// Protocol hygiene without any client library: only JSON-RPC on stdout

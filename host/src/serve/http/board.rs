@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::{oneshot, watch};
 
 use crate::call::{
@@ -18,7 +18,7 @@ use crate::call::{
 };
 use crate::error::CallError;
 use crate::output::ToolOutput;
-use crate::session::{EventData, EventKind, Session, principal_name};
+use crate::session::{EventData, EventKind, Session};
 
 /// Where a parked call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -267,13 +267,11 @@ impl ParkSignal {
     }
 }
 
-/// Approvals over HTTP: park the call, emit `approval.requested`, and wait
-/// (bounded) for `POST …/approvals/<callId>`.
+/// Approvals over HTTP: park the call, say it waits (the pipeline records
+/// `approval.requested`), and wait (bounded) for `POST …/approvals/<callId>`.
 pub struct BoardApprover {
     /// Where the call parks.
     pub board: Arc<Board>,
-    /// The session the call runs in (its events carry the request).
-    pub session: Arc<Session>,
     /// Raised when the call parks.
     pub signal: Arc<ParkSignal>,
     /// How long to wait before the approval expires.
@@ -303,11 +301,7 @@ impl Approver for BoardApprover {
                 .unwrap_or_else(PoisonError::into_inner) = Some(tx);
             let expires_at = chrono::Utc::now()
                 + chrono::Duration::from_std(self.timeout).unwrap_or(chrono::Duration::MAX);
-            let mut payload = serde_json::to_value(request).unwrap_or(Value::Null);
-            payload["expiresAt"] = json!(expires_at.to_rfc3339());
-            self.session
-                .events()
-                .emit(EventKind::ApprovalRequested, EventData::Json(payload));
+            request.waiting(Some(expires_at));
             self.signal.raise(Status::AwaitingApproval);
             let decision = match tokio::time::timeout(self.timeout, rx).await {
                 Ok(Ok(decision)) => decision,
@@ -322,23 +316,6 @@ impl Approver for BoardApprover {
                     }
                 }
             };
-            let resolved = match &decision {
-                ApprovalDecision::Approved { by } => {
-                    json!({ "decision": "approved", "by": principal_name(by) })
-                }
-                ApprovalDecision::Denied { by, reason } => {
-                    json!({ "decision": "denied", "by": principal_name(by), "reason": reason })
-                }
-                ApprovalDecision::Expired { .. } | ApprovalDecision::Unavailable { .. } => {
-                    json!({ "decision": "expired" })
-                }
-            };
-            let mut payload = resolved;
-            payload["callId"] = json!(request.call_id);
-            payload["toolName"] = json!(request.tool_name);
-            self.session
-                .events()
-                .emit(EventKind::ApprovalResolved, EventData::Json(payload));
             parked.status.send_modify(|s| s.0 = Status::Running);
             decision
         })

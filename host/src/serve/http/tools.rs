@@ -56,7 +56,6 @@ pub(super) async fn call(
         .with_call_id(call_id.clone())
         .with_approver(Arc::new(BoardApprover {
             board: app.board.clone(),
-            session: bound.session.clone(),
             signal: signal.clone(),
             timeout: app.options.approval_timeout,
         }));

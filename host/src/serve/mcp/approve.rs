@@ -53,6 +53,7 @@ impl Approver for ElicitApprover {
                 requested_schema: schema,
             };
             let by = json!({ "principal": format!("user of {}", self.client), "via": "mcp-elicitation" });
+            request.waiting(None);
             match self.peer.create_elicitation(params).await {
                 Ok(ElicitResult {
                     action: ElicitationAction::Accept,
