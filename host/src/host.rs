@@ -6,10 +6,12 @@ use std::sync::{Arc, PoisonError, RwLock};
 use anyhow::Context as _;
 
 use crate::admission::CallGate;
+use crate::call::{CallObserver, CallResult};
 use crate::caps::http::Network;
 use crate::caps::kv::{KvBackend, RedbBackend};
 use crate::config::Config;
 use crate::engine::{EngineOptions, Pins, Tiering, ToolEngine};
+use crate::error::CallError;
 use crate::lock::Lockfile;
 use crate::registry::Registry;
 use crate::tiering;
@@ -171,6 +173,7 @@ impl HostBuilder {
             tools_dir,
             state_dir,
             ignore_lock: self.ignore_lock,
+            observers: RwLock::default(),
         })
     }
 }
@@ -193,9 +196,31 @@ pub struct Host {
     tools_dir: PathBuf,
     state_dir: PathBuf,
     ignore_lock: bool,
+    /// Told of every call's outcome.
+    observers: RwLock<Vec<Arc<dyn CallObserver>>>,
 }
 
 impl Host {
+    /// Tell `observer` of every call's outcome from now on, whichever
+    /// surface makes the call.
+    pub fn observe(&self, observer: Arc<dyn CallObserver>) {
+        self.observers
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(observer);
+    }
+
+    /// Tell every observer of one call's outcome.
+    pub(crate) fn tell_observers(&self, tool: &str, outcome: Result<&CallResult, &CallError>) {
+        let observers = self
+            .observers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        for observer in observers.iter() {
+            observer.finished(tool, outcome);
+        }
+    }
+
     /// A builder for the host directory `dir`.
     pub fn builder(dir: impl Into<PathBuf>) -> HostBuilder {
         HostBuilder::new(dir)

@@ -55,8 +55,8 @@ pub mod toolset;
 pub mod usage;
 
 pub use call::{
-    ApprovalDecision, ApprovalRequest, Approver, CallInput, CallOptions, CallRef, CallResult,
-    CallTrace, CustomToolRunner, CustomToolUse, NoApprover, NoCustomTools, PreApproved,
+    ApprovalDecision, ApprovalRequest, Approver, CallInput, CallObserver, CallOptions, CallRef,
+    CallResult, CallTrace, CustomToolRunner, CustomToolUse, NoApprover, NoCustomTools, PreApproved,
 };
 pub use config::Config;
 pub use error::{CallError, InputError};

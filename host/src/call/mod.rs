@@ -21,8 +21,8 @@ mod pipeline;
 mod workspace;
 
 pub use api::{
-    ApprovalDecision, ApprovalRequest, Approver, CallInput, CallOptions, CustomToolRunner,
-    CustomToolUse, NoApprover, NoCustomTools, PreApproved, new_call_id,
+    ApprovalDecision, ApprovalRequest, Approver, CallInput, CallObserver, CallOptions,
+    CustomToolRunner, CustomToolUse, NoApprover, NoCustomTools, PreApproved, new_call_id,
 };
 pub use envelope::{CallRef, CallRefused, CallRequested, CallResult, CallTrace};
 pub use execute::MAX_ATTEMPTS;

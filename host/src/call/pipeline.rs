@@ -40,6 +40,17 @@ impl Host {
         input: impl Into<CallInput>,
         options: &CallOptions,
     ) -> Result<Arc<CallResult>, CallError> {
+        let outcome = self.run_call(tool_name, input.into(), options).await;
+        self.tell_observers(tool_name, outcome.as_deref());
+        outcome
+    }
+
+    async fn run_call(
+        &self,
+        tool_name: &str,
+        input: CallInput,
+        options: &CallOptions,
+    ) -> Result<Arc<CallResult>, CallError> {
         let started = Instant::now();
         let session = &*options.session;
         let registry = self.registry();
@@ -55,7 +66,7 @@ impl Host {
                 },
             }
         })?;
-        let (input, input_text) = parse_input(tool, input.into())?;
+        let (input, input_text) = parse_input(tool, input)?;
         check_time_args(tool, session, &input)?;
 
         let network = tool_network(self.network(), tool);

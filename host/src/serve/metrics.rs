@@ -9,7 +9,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use crate::admission::CallGate;
-use crate::call::CallResult;
+use crate::call::{CallObserver, CallResult};
 use crate::error::CallError;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -103,6 +103,12 @@ impl Default for Metrics {
             running,
             queued,
         }
+    }
+}
+
+impl CallObserver for Metrics {
+    fn finished(&self, tool: &str, outcome: Result<&CallResult, &CallError>) {
+        self.record(tool, outcome);
     }
 }
 

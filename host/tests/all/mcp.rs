@@ -159,6 +159,20 @@ async fn streamable_http_with_the_python_client() {
     })
     .await
     .unwrap();
+    // Calls over /mcp are counted in the server's metrics, as HTTP API calls are.
+    let metrics = client
+        .get(format!("{base}/metrics"))
+        .bearer_auth("mcp-test-token-0123")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains(r#"toolhost_calls_total{tool="echo",outcome="ok"}"#),
+        "{metrics}"
+    );
     server.abort();
     // The approval the client's user gave by elicitation is in the session's
     // events, as an approval over the HTTP API is.

@@ -202,11 +202,13 @@ impl App {
             .name
             .clone()
             .unwrap_or_else(|| DEFAULT_SLUG.to_string());
+        let metrics = Arc::new(Metrics::default());
+        host.observe(metrics.clone());
         Ok(Arc::new(Self {
             host,
             sessions,
             board: Arc::new(Board::with_max_waiting(options.max_waiting_calls)),
-            metrics: Arc::default(),
+            metrics,
             slug,
             options,
             shutdown: CancellationToken::new(),
@@ -280,8 +282,7 @@ fn mcp_service(
         app.host.clone(),
         app.sessions.clone(),
         McpOptions::default(),
-    )
-    .with_metrics(app.metrics.clone());
+    );
     let public = !app.options.listen.ip().is_loopback();
     let origins = app
         .host

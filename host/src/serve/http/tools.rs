@@ -78,8 +78,6 @@ pub(super) async fn call(
                 .call(&name, input, &options)
                 .await
                 .map_err(Arc::new);
-            app.metrics
-                .record(&name, outcome.as_ref().map(|r| &**r).map_err(|e| &**e));
             app.board.finish(&call_id, &outcome);
             outcome
         })

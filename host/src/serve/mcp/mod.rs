@@ -32,7 +32,6 @@ use tokio_util::sync::CancellationToken;
 use crate::call::CallOptions;
 use crate::error::CallError;
 use crate::host::Host;
-use crate::serve::metrics::Metrics;
 use crate::session::{Session, SessionMode, SessionSpec, SessionStore, parse_instant};
 
 /// How often a long call reports progress to a client that asked for it.
@@ -58,7 +57,6 @@ pub struct ToolServer {
     sessions: Arc<SessionStore>,
     options: Arc<McpOptions>,
     peers: Peers,
-    metrics: Option<Arc<Metrics>>,
 }
 
 impl ToolServer {
@@ -69,15 +67,7 @@ impl ToolServer {
             sessions,
             options: Arc::new(options),
             peers: Peers::default(),
-            metrics: None,
         }
-    }
-
-    /// Count calls in `metrics` (the HTTP server's, for `/mcp`).
-    #[must_use]
-    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
-        self.metrics = Some(metrics);
-        self
     }
 
     /// Tell every connected client when the host's tools change, until the
@@ -319,9 +309,6 @@ impl ServerHandler for ToolServer {
                 }
             }
         };
-        if let Some(metrics) = &self.metrics {
-            metrics.record(&name, outcome.as_deref());
-        }
         match outcome {
             Ok(result) => Ok(convert::result(&tool, &result).into()),
             Err(error @ (CallError::InvalidInput { .. } | CallError::UnknownTool { .. })) => {
