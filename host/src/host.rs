@@ -6,7 +6,8 @@ use std::sync::{Arc, PoisonError, RwLock};
 use anyhow::Context as _;
 
 use crate::admission::CallGate;
-use crate::call::{CallObserver, CallResult};
+use crate::call::api::CallObserver;
+use crate::call::envelope::CallResult;
 use crate::caps::http::Network;
 use crate::caps::kv::{KvBackend, RedbBackend};
 use crate::config::Config;

@@ -1,4 +1,4 @@
-//! The call pipeline: the one function every surface calls, [`Host::call`].
+//! The call pipeline: the one function every surface calls, [`Host::call`](crate::Host::call).
 //!
 //! resolve → validate input → `asOf` time bounds → effect → approval →
 //! dry-run stub → session write slot → run in a fresh sandbox → retries →
@@ -27,6 +27,3 @@ pub use api::{
 pub use envelope::{CallRef, CallRefused, CallRequested, CallResult, CallTrace};
 pub use execute::MAX_ATTEMPTS;
 pub use pipeline::STUB_TEXT;
-
-#[cfg(doc)]
-use crate::host::Host;
