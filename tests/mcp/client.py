@@ -5,7 +5,7 @@
 
 Runs every scenario over one transport, printing `ok <scenario>` for each;
 any failure raises (non-zero exit, with the traceback on stderr). The host
-directory must hold the tools this script calls (see host/tests/mcp.rs) and
+directory must hold the tools this script calls (see host/tests/all/mcp.rs) and
 SESSION_ID an existing session.
 """
 
