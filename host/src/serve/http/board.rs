@@ -6,6 +6,7 @@
 
 use futures::future::BoxFuture;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -32,6 +33,17 @@ pub enum Status {
     Running,
     /// Finished: the outcome is kept.
     Done,
+}
+
+impl Status {
+    /// Whether a call in this state waits for someone (and so counts
+    /// against `max_waiting_calls`).
+    fn is_waiting(self) -> bool {
+        matches!(
+            self,
+            Self::AwaitingApproval | Self::AwaitingCustomToolResult
+        )
+    }
 }
 
 /// A finished call's outcome as the API reports it.
@@ -87,6 +99,9 @@ pub enum AnswerError {
 pub struct Board {
     calls: Mutex<HashMap<String, Arc<Parked>>>,
     max_waiting: usize,
+    /// How many parked calls wait now: kept by [`Board::set_status`], so
+    /// parking never counts the calls one by one.
+    waiting: AtomicUsize,
 }
 
 impl Default for Board {
@@ -101,6 +116,7 @@ impl Board {
         Self {
             calls: Mutex::default(),
             max_waiting: max,
+            waiting: AtomicUsize::new(0),
         }
     }
 
@@ -113,32 +129,47 @@ impl Board {
         status: Status,
     ) -> Option<Arc<Parked>> {
         let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
-        if !calls.contains_key(call_id) {
-            let waiting = calls
-                .values()
-                .filter(|p| {
-                    matches!(
-                        p.status.borrow().0,
-                        Status::AwaitingApproval | Status::AwaitingCustomToolResult
-                    )
-                })
-                .count();
-            if waiting >= self.max_waiting {
-                return None;
-            }
+        if !calls.contains_key(call_id) && self.waiting.load(Ordering::Relaxed) >= self.max_waiting
+        {
+            return None;
         }
-        let entry = calls.entry(call_id.to_string()).or_insert_with(|| {
-            Arc::new(Parked {
-                tool_name: tool_name.to_string(),
-                session_id: session_id.to_string(),
-                status: watch::channel((status, None)).0,
-                approval: Mutex::new(None),
-                answer: Mutex::new(None),
-                finished_at: Mutex::new(None),
+        let entry = calls
+            .entry(call_id.to_string())
+            .or_insert_with(|| {
+                Arc::new(Parked {
+                    tool_name: tool_name.to_string(),
+                    session_id: session_id.to_string(),
+                    status: watch::channel((Status::Running, None)).0,
+                    approval: Mutex::new(None),
+                    answer: Mutex::new(None),
+                    finished_at: Mutex::new(None),
+                })
             })
+            .clone();
+        self.set_status(&entry, status, None);
+        Some(entry)
+    }
+
+    /// Move a parked call to `status` (with its outcome, once done),
+    /// keeping the count of waiting calls.
+    fn set_status(&self, parked: &Parked, status: Status, outcome: Option<Outcome>) {
+        let mut was = status;
+        parked.status.send_modify(|s| {
+            was = s.0;
+            s.0 = status;
+            if outcome.is_some() {
+                s.1 = outcome;
+            }
         });
-        entry.status.send_modify(|s| s.0 = status);
-        Some(entry.clone())
+        match (was.is_waiting(), status.is_waiting()) {
+            (false, true) => {
+                self.waiting.fetch_add(1, Ordering::Relaxed);
+            }
+            (true, false) => {
+                self.waiting.fetch_sub(1, Ordering::Relaxed);
+            }
+            _ => {}
+        }
     }
 
     fn get(&self, call_id: &str) -> Option<Arc<Parked>> {
@@ -153,9 +184,7 @@ impl Board {
                 .finished_at
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
-            parked
-                .status
-                .send_replace((Status::Done, Some(outcome.clone())));
+            self.set_status(&parked, Status::Done, Some(outcome.clone()));
         }
     }
 
@@ -316,7 +345,7 @@ impl Approver for BoardApprover {
                     }
                 }
             };
-            parked.status.send_modify(|s| s.0 = Status::Running);
+            self.board.set_status(&parked, Status::Running, None);
             decision
         })
     }
@@ -384,7 +413,7 @@ impl CustomToolRunner for BoardCustomTools {
                     )
                 }
             };
-            parked.status.send_modify(|s| s.0 = Status::Running);
+            self.board.set_status(&parked, Status::Running, None);
             Ok(output)
         })
     }
@@ -409,6 +438,29 @@ mod tests {
                 .park("call_2", "t", "s", Status::AwaitingCustomToolResult)
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_call_that_stops_waiting_frees_its_place_at_once() {
+        let board = Board::with_max_waiting(1);
+        let parked = board
+            .park("call_a", "t", "s", Status::AwaitingApproval)
+            .expect("room for one");
+        assert!(
+            board
+                .park("call_b", "t", "s", Status::AwaitingApproval)
+                .is_none()
+        );
+        board.set_status(&parked, Status::Running, None);
+        assert_eq!(board.waiting.load(Ordering::Relaxed), 0);
+        assert!(
+            board
+                .park("call_b", "t", "s", Status::AwaitingCustomToolResult)
+                .is_some(),
+            "approved or answered, a call no longer counts as waiting"
+        );
+        board.set_status(&parked, Status::Running, None);
+        assert_eq!(board.waiting.load(Ordering::Relaxed), 1, "counted once");
     }
 
     #[test]
