@@ -86,7 +86,7 @@ impl Caps {
             .build()?,
             http: HttpCtx::new(
                 shared.network.clone(),
-                Arc::new(grants.http.clone()),
+                Arc::clone(&grants.http),
                 read_only,
                 shared.trace.clone(),
             )

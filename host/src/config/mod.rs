@@ -9,6 +9,7 @@ pub mod toolset;
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -489,8 +490,8 @@ pub struct Grants {
     pub workspace: WorkspaceAccess,
     /// Buckets the tool may open.
     pub kv: Vec<String>,
-    /// Where the tool may send HTTP requests.
-    pub http: AllowList,
+    /// Where the tool may send HTTP requests (shared with every call's HTTP context).
+    pub http: Arc<AllowList>,
     /// Environment variables, by name.
     pub env: BTreeMap<String, String>,
 }
@@ -560,7 +561,7 @@ impl Config {
             grants: Grants {
                 workspace: first(&layers, |s| s.workspace).unwrap_or_default(),
                 kv: first(&layers, |s| s.kv.clone()).unwrap_or_default(),
-                http,
+                http: Arc::new(http),
                 env: first(&layers, |s| s.env.clone()).unwrap_or_default(),
             },
             limits: ToolLimits {
