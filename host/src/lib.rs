@@ -63,6 +63,6 @@ pub use error::{CallError, InputError};
 pub use host::{Host, HostBuilder};
 pub use instance::Failure;
 pub use output::{ContentBlock, ToolOutput};
-pub use registry::{LoadFailure, Registry, Tool};
+pub use registry::{LoadError, LoadFailure, Registry, Tool};
 pub use session::{Session, SessionMode, SessionSpec, SessionStore};
 pub use tool::{Effect, EffectDecl, ToolMetadata};

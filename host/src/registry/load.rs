@@ -7,8 +7,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::Context as _;
-
 use super::{LoadFailure, Origin, Registry, Tool, Unavailable, component, custom, slug, toolset};
 use crate::config::Config;
 use crate::config::toolset::{COMPONENT_TOOLS, is_toolset_name};
@@ -16,10 +14,64 @@ use crate::engine::{Pins, Tiering, ToolEngine};
 use crate::files::FileStamp;
 use crate::tool::MAX_TOOLS;
 
+/// Why a tools folder could not be loaded at all; a tool that fails its
+/// checks is a [`LoadFailure`] instead, and the others still load.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The folder could not be read.
+    #[error("cannot read tools folder {}", .dir.display())]
+    UnreadableFolder {
+        /// The tools folder.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Files, custom tools and toolset tools together are past the limit.
+    #[error(
+        "{} holds {files} tools, toolhost.toml declares {custom} custom tools and the toolset \
+         enables {toolset}: {} in all; at most {MAX_TOOLS} are allowed (remove some)",
+        .dir.display(),
+        .files + .custom + .toolset
+    )]
+    TooManyDeclared {
+        /// The tools folder.
+        dir: PathBuf,
+        /// Its `.wasm` files.
+        files: usize,
+        /// The custom tools `toolhost.toml` declares.
+        custom: usize,
+        /// The toolset tools it enables.
+        toolset: usize,
+    },
+    /// The loaded tools are past the limit (a plain component gives one per function).
+    #[error(
+        "{loaded} tools loaded (plain components give one tool per exported function); at most \
+         {MAX_TOOLS} are allowed (remove some)"
+    )]
+    TooManyLoaded {
+        /// How many loaded.
+        loaded: usize,
+    },
+    /// `toolhost.toml` configures tools that do not exist.
+    #[error(
+        "toolhost.toml configures tools that are not in {}: {} (a grant for a tool that does \
+         not exist is an error; remove the [tools.<name>] entry or add the tool)",
+        .dir.display(),
+        .names.iter().map(|n| format!("[tools.{n}]")).collect::<Vec<_>>().join(", ")
+    )]
+    UnknownConfigured {
+        /// The tools folder.
+        dir: PathBuf,
+        /// The `[tools.<name>]` entries naming no tool.
+        names: Vec<String>,
+    },
+}
+
 impl Registry {
     /// Load every `.wasm` in `dir`. Fails only when the folder cannot be read
     /// or holds more than [`MAX_TOOLS`] tools; a bad tool is a [`LoadFailure`].
-    pub async fn load(engine: &ToolEngine, dir: &Path, config: &Config) -> anyhow::Result<Self> {
+    pub async fn load(engine: &ToolEngine, dir: &Path, config: &Config) -> Result<Self, LoadError> {
         Self::load_reusing(engine, dir, config, None).await
     }
 
@@ -33,7 +85,7 @@ impl Registry {
         dir: &Path,
         config: &Config,
         previous: Option<&Registry>,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self, LoadError> {
         let tiering = match previous {
             Some(_) => Tiering::BaselineFirst,
             None => Tiering::Optimized,
@@ -50,7 +102,7 @@ impl Registry {
         previous: Option<&Registry>,
         tiering: Tiering,
         pins: Option<&dyn Pins>,
-    ) -> anyhow::Result<Self> {
+    ) -> Result<Self, LoadError> {
         let files = tool_files(dir)?;
         let toolset = config.declared_toolset();
         let toolset_tools: Vec<&str> = toolset
@@ -63,15 +115,14 @@ impl Registry {
             })
             .unwrap_or_default();
         let count = files.len() + config.custom_tools.len() + toolset_tools.len();
-        anyhow::ensure!(
-            count <= MAX_TOOLS,
-            "{} holds {} tools, toolhost.toml declares {} custom tools and the toolset \
-             enables {}: {count} in all; at most {MAX_TOOLS} are allowed (remove some)",
-            dir.display(),
-            files.len(),
-            config.custom_tools.len(),
-            toolset_tools.len(),
-        );
+        if count > MAX_TOOLS {
+            return Err(LoadError::TooManyDeclared {
+                dir: dir.to_path_buf(),
+                files: files.len(),
+                custom: config.custom_tools.len(),
+                toolset: toolset_tools.len(),
+            });
+        }
         let slugs: BTreeMap<String, PathBuf> = files
             .iter()
             .map(|path| (slug(path), path.clone()))
@@ -167,13 +218,12 @@ impl Registry {
                 }),
             }
         }
-        anyhow::ensure!(
-            registry.tools.len() <= MAX_TOOLS,
-            "{} tools loaded (plain components give one tool per exported function); at most \
-             {MAX_TOOLS} are allowed (remove some)",
-            registry.tools.len()
-        );
-        let missing: Vec<&str> = config
+        if registry.tools.len() > MAX_TOOLS {
+            return Err(LoadError::TooManyLoaded {
+                loaded: registry.tools.len(),
+            });
+        }
+        let missing: Vec<String> = config
             .tools
             .keys()
             .filter(|name| {
@@ -185,19 +235,14 @@ impl Registry {
                     || (toolset.is_some() && is_toolset_name(name));
                 !declared
             })
-            .map(String::as_str)
+            .cloned()
             .collect();
-        anyhow::ensure!(
-            missing.is_empty(),
-            "toolhost.toml configures tools that are not in {}: {} (a grant for a tool \
-             that does not exist is an error; remove the [tools.<name>] entry or add the tool)",
-            dir.display(),
-            missing
-                .iter()
-                .map(|n| format!("[tools.{n}]"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        if !missing.is_empty() {
+            return Err(LoadError::UnknownConfigured {
+                dir: dir.to_path_buf(),
+                names: missing,
+            });
+        }
         Ok(registry)
     }
 
@@ -285,12 +330,14 @@ impl Registry {
 }
 
 /// The `.wasm` files of a folder, sorted.
-fn tool_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let entries = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read tools folder {}", dir.display()))?;
+fn tool_files(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
+    let unreadable = |source| LoadError::UnreadableFolder {
+        dir: dir.to_path_buf(),
+        source,
+    };
     let mut files = Vec::new();
-    for entry in entries {
-        let path = entry?.path();
+    for entry in std::fs::read_dir(dir).map_err(unreadable)? {
+        let path = entry.map_err(unreadable)?.path();
         if path.extension().is_some_and(|e| e == "wasm") && path.is_file() {
             files.push(path);
         }

@@ -26,6 +26,7 @@ use serde::Serialize;
 use crate::tiering::Upgrade;
 pub use component::load_tool;
 pub(crate) use contract::effect_from_guest;
+pub use load::LoadError;
 pub use tool::{Origin, Tool};
 pub use toolset::load_toolset_tool;
 

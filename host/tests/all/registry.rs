@@ -99,6 +99,13 @@ async fn config_for_a_missing_tool_is_an_error() {
         message.contains("[tools.ehco]") && message.contains("does not exist"),
         "{message}"
     );
+    assert!(
+        matches!(
+            err.downcast_ref::<toolhost::LoadError>(),
+            Some(toolhost::LoadError::UnknownConfigured { names, .. }) if names == &["ehco"]
+        ),
+        "a typed error the caller can match: {err:?}"
+    );
 }
 
 #[tokio::test]
