@@ -69,14 +69,12 @@ impl ApprovalRequest {
     /// `approval.requested`, and `approval.resolved` once the approver
     /// returns. An approver that decides at once does not call it.
     pub fn waiting(&self, expires_at: Option<DateTime<Utc>>) {
-        let Some(session) = &self.wait.session else {
-            return;
-        };
         let mut payload = serde_json::to_value(self).unwrap_or(Value::Null);
         if let Some(at) = expires_at {
             payload["expiresAt"] = json!(at.to_rfc3339());
         }
-        session
+        self.wait
+            .session
             .events()
             .emit(EventKind::ApprovalRequested, EventData::Json(payload));
         self.wait.waited.store(true, Ordering::Relaxed);
@@ -89,10 +87,10 @@ impl ApprovalRequest {
 }
 
 /// The session an approval's wait is recorded in, and whether it was.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct WaitRecord {
-    /// The call's session; `None` records nothing.
-    pub(crate) session: Option<Arc<Session>>,
+    /// The call's session.
+    session: Arc<Session>,
     waited: Arc<AtomicBool>,
 }
 
@@ -100,7 +98,7 @@ impl WaitRecord {
     /// A record in `session`.
     pub(crate) fn new(session: Arc<Session>) -> Self {
         Self {
-            session: Some(session),
+            session,
             waited: Arc::default(),
         }
     }

@@ -153,10 +153,9 @@ impl Board {
     /// Move a parked call to `status` (with its outcome, once done),
     /// keeping the count of waiting calls.
     fn set_status(&self, parked: &Parked, status: Status, outcome: Option<Outcome>) {
-        let mut was = status;
+        let mut was = Status::Running;
         parked.status.send_modify(|s| {
-            was = s.0;
-            s.0 = status;
+            was = std::mem::replace(&mut s.0, status);
             if outcome.is_some() {
                 s.1 = outcome;
             }
