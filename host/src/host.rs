@@ -10,6 +10,7 @@ use crate::call::api::CallObserver;
 use crate::call::envelope::CallResult;
 use crate::caps::http::Network;
 use crate::caps::kv::{KvBackend, RedbBackend};
+use crate::caps::workspace::open_files::FileSlots;
 use crate::config::Config;
 use crate::engine::{EngineOptions, Pins, Tiering, ToolEngine};
 use crate::error::CallError;
@@ -163,6 +164,7 @@ impl HostBuilder {
         };
         Ok(Host {
             gate: CallGate::new(&config.limits),
+            file_slots: FileSlots::new(config.limits.open_files()),
             engine,
             registry: RwLock::new(Arc::new(registry)),
             tool_changes: tokio::sync::watch::Sender::new(0),
@@ -184,6 +186,9 @@ pub struct Host {
     pub(crate) engine: Arc<ToolEngine>,
     /// Admits calls to run tool code: `[limits]` as the host started.
     pub(crate) gate: CallGate,
+    /// Workspace files every call together may hold open, as the host
+    /// started.
+    file_slots: FileSlots,
     registry: RwLock<Arc<Registry>>,
     /// Bumped each time a reload changes the set of tools.
     tool_changes: tokio::sync::watch::Sender<u64>,
@@ -378,6 +383,11 @@ impl Host {
     /// How tools reach the network.
     pub(crate) fn network(&self) -> &Network {
         &self.network
+    }
+
+    /// The host-wide slots for tools' open workspace files.
+    pub fn file_slots(&self) -> &FileSlots {
+        &self.file_slots
     }
 }
 

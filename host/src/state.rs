@@ -15,6 +15,7 @@ use crate::caps::http::HttpCtx;
 use crate::caps::kv::{KvCtx, KvView};
 use crate::caps::log::TraceLog;
 use crate::caps::workspace::FilesView;
+use crate::caps::workspace::open_files::OpenFiles;
 use crate::usage::{CallBounds, Meter};
 
 /// Everything one call's Store holds.
@@ -23,6 +24,7 @@ pub struct CallState {
     pub(crate) http: HttpCtx,
     pub(crate) http_ctx: WasiHttpCtx,
     pub(crate) kv: KvCtx,
+    pub(crate) files: OpenFiles,
     pub(crate) trace: TraceLog,
     pub(crate) table: ResourceTable,
     pub(crate) limits: CallLimits,
@@ -38,6 +40,7 @@ impl CallState {
         wasi: WasiCtx,
         http: HttpCtx,
         kv: KvCtx,
+        files: OpenFiles,
         trace: TraceLog,
         bounds: CallBounds,
         deadline: Instant,
@@ -57,6 +60,7 @@ impl CallState {
             http,
             http_ctx,
             kv,
+            files,
             trace,
             table,
             limits: CallLimits::new(memory_bytes),
@@ -79,7 +83,9 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
             ctx: s.wasi.filesystem(),
             table: &mut s.table,
         },
+        open: &mut s.files,
         meter: &s.meter,
+        trace: &s.trace,
     })?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
     crate::caps::log::add_to_linker(linker, |s| &mut s.trace)?;

@@ -98,6 +98,7 @@ pub struct Meter {
     kv_bytes_written: AtomicU64,
     output_bytes: AtomicUsize,
     files_opened: AtomicU32,
+    files_open_peak: AtomicU32,
     epoch_ticks: AtomicU64,
     limit_hit: std::sync::OnceLock<LimitHit>,
 }
@@ -115,6 +116,7 @@ impl Meter {
             kv_bytes_written: AtomicU64::new(0),
             output_bytes: AtomicUsize::new(0),
             files_opened: AtomicU32::new(0),
+            files_open_peak: AtomicU32::new(0),
             epoch_ticks: AtomicU64::new(0),
             limit_hit: std::sync::OnceLock::new(),
         })
@@ -157,6 +159,13 @@ impl Meter {
     /// Count one more file or directory opened, or listing started.
     pub fn file_opened(&self) {
         self.files_opened.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Record how many workspace files an instance of the call holds open
+    /// now.
+    pub fn files_open(&self, held: usize) {
+        self.files_open_peak
+            .fetch_max(u32::try_from(held).unwrap_or(u32::MAX), Ordering::Relaxed);
     }
 
     /// Count one more key-value operation (a batch counts each key); the
@@ -211,6 +220,7 @@ impl Meter {
             epoch_ticks: self.epoch_ticks.load(Ordering::Relaxed),
             output_bytes: self.output_bytes.load(Ordering::Relaxed) as u64,
             files_opened: self.files_opened.load(Ordering::Relaxed),
+            peak_files_open: self.files_open_peak.load(Ordering::Relaxed),
             limit: self.limit_hit.get().copied(),
         }
     }
@@ -255,6 +265,8 @@ pub enum Limit {
     HostMemory,
     /// Resource handles held at once (`max_handles`).
     Handles,
+    /// Workspace files every call together holds open (`max_open_files`).
+    OpenFiles,
     /// The wasm stack.
     Stack,
     /// The result's size and shape (`max_output_bytes`).
@@ -263,13 +275,14 @@ pub enum Limit {
 
 impl Limit {
     /// The limit's name: `timeout`, `memory`, `host_memory`, `handles`,
-    /// `stack` or `output`.
+    /// `open_files`, `stack` or `output`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Timeout => "timeout",
             Self::Memory => "memory",
             Self::HostMemory => "host_memory",
             Self::Handles => "handles",
+            Self::OpenFiles => "open_files",
             Self::Stack => "stack",
             Self::Output => "output",
         }
@@ -322,6 +335,8 @@ pub struct Usage {
     pub output_bytes: u64,
     /// Files and directories opened in the workspace, listings included.
     pub files_opened: u32,
+    /// The most of them one instance of the call held open at once.
+    pub peak_files_open: u32,
     /// The limit that ended the call or refused part of it, if one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<LimitHit>,

@@ -128,6 +128,65 @@ async fn open_files_are_bounded_by_the_handle_cap() {
         "{:?}",
         result.usage
     );
+    assert_eq!(result.usage.peak_files_open, result.usage.files_opened - 1);
+}
+
+/// The host-wide cap on open workspace files in the next test.
+const MAX_OPEN_FILES: u32 = 100;
+
+/// Every call together holds at most `max_open_files` workspace files: past
+/// it an open gets `busy` and the receipt names `open_files`; a file the
+/// guest closes gives its slot back at once, and a call's files give theirs
+/// back when it ends.
+#[tokio::test]
+async fn open_files_are_capped_for_every_call_together_and_given_back() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let config = format!("[limits]\nmax_open_files = {MAX_OPEN_FILES}\n\n{CONFIG}");
+    let (_dir, host) = host(&["host_bomb", "echo"], &config).await;
+    assert_eq!(host.file_slots().cap(), MAX_OPEN_FILES);
+    let run = |attack: &'static str, count: u32| {
+        let host = &host;
+        async move {
+            host.call(
+                "host_bomb",
+                json!({"attack": attack, "count": count}),
+                &live(),
+            )
+            .await
+            .expect("the attack is a call that ran")
+        }
+    };
+    for round in 0..2 {
+        let held = run("files", 100_000).await;
+        let text = message(&held);
+        assert!(held.is_error, "round {round}: {text}");
+        assert!(text.contains("refused"), "{text}");
+        let hit = held.usage.limit.expect("the receipt names the limit");
+        assert_eq!(
+            (hit.name.name(), hit.value),
+            ("open_files", u64::from(MAX_OPEN_FILES))
+        );
+        assert_eq!(
+            held.usage.peak_files_open, MAX_OPEN_FILES,
+            "round {round}: {:?}",
+            held.usage
+        );
+        assert!(
+            held.trace
+                .logs
+                .iter()
+                .any(|line| line.message.contains("(max_open_files)")),
+            "{:?}",
+            held.trace.logs
+        );
+        assert_eq!(host.file_slots().in_use(), 0, "the call's slots are back");
+        echo(&host).await;
+    }
+    let reopened = run("reopen", 10 * MAX_OPEN_FILES).await;
+    assert!(!reopened.is_error, "{}", message(&reopened));
+    assert!(reopened.usage.files_opened > 10 * MAX_OPEN_FILES);
+    assert!(reopened.usage.peak_files_open <= 2, "{:?}", reopened.usage);
+    assert!(reopened.usage.limit.is_none());
 }
 
 #[tokio::test]

@@ -117,6 +117,7 @@ impl Call<'_> {
             meter: &self.meter,
             network: &self.network,
             http_budget: &self.http_budget,
+            file_slots: self.host.file_slots(),
         };
         let grants = &self.tool.policy().grants;
         Caps::for_call(grants, effect, workspace, self.host.kv_backend(), &shared)

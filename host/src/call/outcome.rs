@@ -5,7 +5,6 @@
 use super::context::{Call, Done};
 use super::envelope::{CallResult, CallTrace};
 use crate::bindings::types;
-use crate::config::ToolPolicy;
 use crate::output::ToolOutput;
 use crate::usage::Limit;
 
@@ -47,8 +46,7 @@ impl Call<'_> {
         let message = format!("tool `{}` failed: {message}", self.tool.name());
         let output = ToolOutput::text(message.clone(), true);
         if let Some(limit) = limit {
-            self.meter
-                .hit(limit, limit_value(self.tool.policy(), limit));
+            self.meter.hit(limit, self.limit_value(limit));
         }
         let mut result = self.finish(done, output, Some(message));
         result.trace.limit = limit;
@@ -92,19 +90,21 @@ impl Call<'_> {
             },
         }
     }
-}
 
-/// The configured value of `limit` for a tool with `policy`, as the
-/// receipt reports it.
-fn limit_value(policy: &ToolPolicy, limit: Limit) -> u64 {
-    let bytes = |n: usize| n as u64;
-    match limit {
-        Limit::Timeout => u64::try_from(policy.timeout.as_millis()).unwrap_or(u64::MAX),
-        Limit::Memory => bytes(policy.memory_bytes),
-        Limit::HostMemory => bytes(policy.limits.host.bytes),
-        Limit::Handles => u64::from(policy.limits.host.handles),
-        Limit::Output => bytes(policy.limits.output_bytes),
-        Limit::Stack => bytes(crate::engine::MAX_WASM_STACK_BYTES),
+    /// The configured value of `limit` for this call, as the receipt
+    /// reports it.
+    fn limit_value(&self, limit: Limit) -> u64 {
+        let policy = self.tool.policy();
+        let bytes = |n: usize| n as u64;
+        match limit {
+            Limit::Timeout => u64::try_from(policy.timeout.as_millis()).unwrap_or(u64::MAX),
+            Limit::Memory => bytes(policy.memory_bytes),
+            Limit::HostMemory => bytes(policy.limits.host.bytes),
+            Limit::Handles => u64::from(policy.limits.host.handles),
+            Limit::OpenFiles => u64::from(self.host.file_slots().cap()),
+            Limit::Output => bytes(policy.limits.output_bytes),
+            Limit::Stack => bytes(crate::engine::MAX_WASM_STACK_BYTES),
+        }
     }
 }
 

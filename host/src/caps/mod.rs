@@ -29,6 +29,7 @@ use kv::{KvBackend, KvCtx};
 use log::TraceLog;
 use stdio::Capture;
 use workspace::WasiSetup;
+use workspace::open_files::{FileSlots, OpenFiles};
 
 /// The capabilities one instance gets.
 pub(crate) struct Caps {
@@ -38,6 +39,9 @@ pub(crate) struct Caps {
     pub http: HttpCtx,
     /// Key-value storage.
     pub kv: KvCtx,
+    /// The workspace files the instance holds open, each with its
+    /// host-wide slot.
+    pub files: OpenFiles,
 }
 
 /// What the capabilities of one call share with the pipeline, across its
@@ -55,6 +59,8 @@ pub(crate) struct CallShared<'a> {
     pub network: &'a Network,
     /// Its outbound request budget.
     pub http_budget: &'a RequestBudget,
+    /// The host's slots for open workspace files.
+    pub file_slots: &'a FileSlots,
 }
 
 impl Caps {
@@ -92,10 +98,12 @@ impl Caps {
             )
             .with_budget(shared.http_budget.clone()),
             kv,
+            files: OpenFiles::new(shared.file_slots.clone()),
         })
     }
 
-    /// No workspace, KV, HTTP or environment: for metadata, effect-for and dry-run.
+    /// No workspace, KV, HTTP or environment (so no file to open): for
+    /// metadata, effect-for and dry-run.
     pub fn none(trace: &TraceLog, stdout: &Capture, stderr: &Capture) -> anyhow::Result<Self> {
         let env = Default::default();
         Ok(Self {
@@ -108,6 +116,7 @@ impl Caps {
             .build()?,
             http: HttpCtx::deny_all(trace.clone()),
             kv: KvCtx::deny_all(),
+            files: OpenFiles::new(FileSlots::with_cap(0)),
         })
     }
 }

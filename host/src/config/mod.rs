@@ -261,6 +261,10 @@ pub const MAX_HOST_MEMORY_MB: u64 = 4096;
 pub const MIN_MAX_HANDLES: u32 = 64;
 /// The largest `max_handles`.
 pub const MAX_MAX_HANDLES: u32 = 1_000_000;
+/// How many workspace files every call together may hold open by default.
+pub const DEFAULT_MAX_OPEN_FILES: u32 = 4096;
+/// The fewest `max_open_files`: a toolchain's start-up opens a few.
+pub const MIN_MAX_OPEN_FILES: u32 = 16;
 /// The smallest per-handle share of the host memory budget.
 pub const MIN_BYTES_PER_HANDLE: usize = 4096;
 
@@ -282,6 +286,9 @@ pub struct HostLimits {
     pub host_memory_mb: Option<u64>,
     /// Resource handles one call may hold at once.
     pub max_handles: Option<u32>,
+    /// Workspace files every call together may hold open; held to half the
+    /// process's open-file limit.
+    pub max_open_files: Option<u32>,
 }
 
 impl HostLimits {
@@ -315,7 +322,17 @@ impl HostLimits {
         }
     }
 
+    /// Workspace files every call together may hold open, as configured.
+    pub fn open_files(&self) -> u32 {
+        self.max_open_files.unwrap_or(DEFAULT_MAX_OPEN_FILES)
+    }
+
     fn validate(&self) -> anyhow::Result<()> {
+        check_range(
+            "max_open_files",
+            self.max_open_files,
+            MIN_MAX_OPEN_FILES..=MAX_MAX_HANDLES,
+        )?;
         check_range(
             "host_memory_mb",
             self.host_memory_mb,

@@ -190,6 +190,7 @@ struct UsageHistograms {
     http_bytes_received: UsageFamily,
     epoch_ticks: UsageFamily,
     files_opened: UsageFamily,
+    peak_files_open: UsageFamily,
 }
 
 impl UsageHistograms {
@@ -264,6 +265,13 @@ impl UsageHistograms {
                 4.0,
                 10,
             ),
+            peak_files_open: family(
+                "call_peak_files_open",
+                "The most workspace files an instance of a call held open at once, by tool",
+                1.0,
+                4.0,
+                10,
+            ),
         }
     }
 
@@ -282,6 +290,7 @@ impl UsageHistograms {
             (&self.http_bytes_received, usage.http_bytes_received as f64),
             (&self.epoch_ticks, usage.epoch_ticks as f64),
             (&self.files_opened, f64::from(usage.files_opened)),
+            (&self.peak_files_open, f64::from(usage.peak_files_open)),
         ];
         for (family, value) in parts {
             family.get_or_create(&labels).observe(value);

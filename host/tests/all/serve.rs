@@ -238,7 +238,12 @@ async fn tools_are_listed_called_and_counted() {
         "{metrics}"
     );
     assert!(metrics.contains(r#"toolhost_call_output_bytes_count{tool="trap"} 1"#));
-    for part in ["http_bytes_received", "epoch_ticks", "files_opened"] {
+    for part in [
+        "http_bytes_received",
+        "epoch_ticks",
+        "files_opened",
+        "peak_files_open",
+    ] {
         assert!(
             metrics.contains(&format!(r#"toolhost_call_{part}_count{{tool="echo"}} 1"#)),
             "{part}: {metrics}"

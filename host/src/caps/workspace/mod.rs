@@ -10,9 +10,11 @@
 //! Two `wasi:filesystem/types` functions are served here instead of by
 //! wasmtime-wasi, because its versions can stall the host: `read-directory`
 //! streams ([`listing`]) and `open-at` refuses special files
-//! ([`special_files`]).
+//! ([`special_files`]). Both take a host-wide slot before they open a
+//! descriptor, given back when the guest drops it ([`open_files`]).
 
 pub mod listing;
+pub mod open_files;
 pub mod special_files;
 
 use std::collections::BTreeMap;
@@ -28,6 +30,8 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
 use self::listing::Listing;
+use self::open_files::OpenFiles;
+use super::log::TraceLog;
 use super::stdio::Capture;
 use crate::config::{Grants, WorkspaceAccess};
 use crate::usage::Meter;
@@ -125,13 +129,18 @@ impl WasiSetup<'_> {
 pub struct FilesView<'a> {
     /// wasmtime-wasi's filesystem state and the call's resource table.
     pub files: WasiFilesystemCtxView<'a>,
+    /// The files the instance holds open, with their host-wide slots.
+    pub open: &'a mut OpenFiles,
     /// The call's meter: charged for each open listing, counting opens.
     pub meter: &'a Arc<Meter>,
+    /// The call's trace, told when the host-wide open-file cap refuses.
+    pub trace: &'a TraceLog,
 }
 
-/// Serve `read-directory`, `read-directory-entry` and `open-at` of
-/// `interface` (the `wasi:filesystem/types` instance wasmtime-wasi linked)
-/// from this module: call after wasmtime-wasi's `add_to_linker`.
+/// Serve `read-directory`, `read-directory-entry`, `open-at` and the
+/// drops of descriptors and listings of `interface` (the
+/// `wasi:filesystem/types` instance wasmtime-wasi linked) from this module:
+/// call after wasmtime-wasi's `add_to_linker`.
 pub fn add_to_linker<T: Send + 'static>(
     linker: &mut Linker<T>,
     interface: &str,
@@ -150,28 +159,49 @@ fn shadow<T: Send + 'static>(
 ) -> wasmtime::Result<()> {
     let mut types = linker.instance(interface)?;
     types.resource(
+        "descriptor",
+        ResourceType::host::<Descriptor>(),
+        move |mut store, rep| {
+            let view = get(store.data_mut());
+            view.files
+                .table
+                .delete(Resource::<Descriptor>::new_own(rep))?;
+            view.open.release(rep);
+            Ok(())
+        },
+    )?;
+    types.resource(
         "directory-entry-stream",
         ResourceType::host::<Listing>(),
         move |mut store, rep| {
-            get(store.data_mut())
-                .files
-                .table
-                .delete(Resource::<Listing>::new_own(rep))?;
+            let view = get(store.data_mut());
+            view.files.table.delete(Resource::<Listing>::new_own(rep))?;
+            view.open.release(rep);
             Ok(())
         },
     )?;
     types.func_wrap(
         "[method]descriptor.read-directory",
         move |mut store: StoreContextMut<'_, T>, (dir,): (Resource<Descriptor>,)| {
-            let FilesView { files, meter } = get(store.data_mut());
-            let listing = match files.table.get(&dir)? {
-                Descriptor::Dir(dir) => Listing::open(&dir.dir, meter),
-                Descriptor::File(_) => Err(ErrorCode::NotDirectory),
+            let FilesView {
+                files,
+                open,
+                meter,
+                trace,
+            } = get(store.data_mut());
+            let Descriptor::Dir(dir) = files.table.get(&dir)? else {
+                return Ok((Err(ErrorCode::NotDirectory),));
             };
-            Ok((match listing {
+            let slot = match open.take(meter, trace) {
+                Ok(slot) => slot,
+                Err(code) => return Ok((Err(code),)),
+            };
+            Ok((match Listing::open(&dir.dir, meter) {
                 Ok(listing) => {
                     meter.file_opened();
-                    Ok(files.table.push(listing)?)
+                    let listing = files.table.push(listing)?;
+                    open.hold(listing.rep(), slot, meter);
+                    Ok(listing)
                 }
                 Err(code) => Err(code),
             },))
@@ -195,12 +225,22 @@ fn shadow<T: Send + 'static>(
             DescriptorFlags,
         )| {
             Box::new(async move {
-                let FilesView { mut files, meter } = get(store.data_mut());
+                let FilesView {
+                    mut files,
+                    open,
+                    meter,
+                    trace,
+                } = get(store.data_mut());
+                let slot = match open.take(meter, trace) {
+                    Ok(slot) => slot,
+                    Err(code) => return Ok((Err(code),)),
+                };
                 let opened =
                     special_files::open_at(&mut files, dir, path_flags, path, open_flags, flags)
                         .await?;
-                if opened.is_ok() {
+                if let Ok(descriptor) = &opened {
                     meter.file_opened();
+                    open.hold(descriptor.rep(), slot, meter);
                 }
                 Ok((opened,))
             })

@@ -12,8 +12,9 @@ use toolhost_sdk::prelude::*;
 struct Input {
     /// `headers` (maps of six 4 KiB headers), `header_map` (one map of
     /// `count` of them), `bodies`, `kv_batch`, `cas`, `tiny_json`, `blocks`
-    /// `list` (the workspace listed `count` times) or `files` (one file
-    /// opened `count` times, every descriptor held).
+    /// `list` (the workspace listed `count` times), `files` (one file
+    /// opened `count` times, every descriptor held) or `reopen` (one file
+    /// opened and closed `count` times).
     attack: String,
     /// How many of the attack's unit (header maps, keys, objects, blocks).
     count: u32,
@@ -40,6 +41,7 @@ impl Tool for HostBomb {
             }),
             "list" => list(input.count),
             "files" => files(input.count),
+            "reopen" => reopen(input.count),
             other => Err(ToolError::InvalidInput(format!("unknown attack `{other}`"))),
         }
     }
@@ -137,6 +139,18 @@ fn files(count: u32) -> Result<Output, ToolError> {
         held.push(file);
     }
     Ok(format!("held {} files", held.len()).into())
+}
+
+/// One workspace file opened and closed again `count` times.
+fn reopen(count: u32) -> Result<Output, ToolError> {
+    let path = "/workspace/reopened";
+    std::fs::write(path, b"x")
+        .map_err(|e| ToolError::Failed(format!("cannot write {path}: {e}")))?;
+    for i in 0..count {
+        std::fs::File::open(path)
+            .map_err(|e| ToolError::Failed(format!("open {i} of {path} refused: {e}")))?;
+    }
+    Ok(format!("opened {path} {count} times").into())
 }
 
 /// `count` tiny JSON objects in one block.
