@@ -1,8 +1,8 @@
 //! The compile cache on disk: serialized compilations named by the
 //! component's SHA-256 and a key of the engine that made them (its
 //! compatibility hash, given by the caller), an index from tool files to the
-//! content they had, and a size cap kept by removing the least recently used
-//! compilations. It knows no engine: the engine serializes what it stores
+//! content they had and the tool names they gave, and a size cap kept by
+//! removing the least recently used compilations. It knows no engine: the engine serializes what it stores
 //! and deserializes the entries it hands out.
 //!
 //! Only files this cache wrote are ever handed out. Several hosts may share
@@ -128,19 +128,55 @@ impl CompileCache {
     }
 
     /// Record that the tool file at `file`, as of `stamp`, holds the
-    /// content `sha256`.
+    /// content `sha256`. The names it gave are kept if its content is the
+    /// same as the entry's.
     pub(crate) fn record(&self, file: &Path, stamp: FileStamp, sha256: &str) {
         let path = self.index_path(file);
-        let entry = IndexEntry {
-            stamp: stamp.to_line(),
-            sha256: sha256.to_string(),
-            file: canonical(file).to_str().map(PathBuf::from),
+        let names = IndexEntry::read(&path)
+            .filter(|entry| entry.sha256 == sha256)
+            .and_then(|entry| entry.names);
+        self.write_entry(
+            &path,
+            &IndexEntry {
+                stamp: stamp.to_line(),
+                sha256: sha256.to_string(),
+                file: canonical(file).to_str().map(PathBuf::from),
+                names,
+            },
+        );
+    }
+
+    /// The tool names the file at `file` gave when a load last recorded
+    /// them, if its stamp is still the one recorded.
+    pub(crate) fn recorded_names(&self, file: &Path, stamp: FileStamp) -> Option<Vec<String>> {
+        let entry = IndexEntry::read(&self.index_path(file))?;
+        (entry.stamp == stamp.to_line()).then_some(entry.names?)
+    }
+
+    /// Record the tool names the file at `file` gave, as of `stamp`, beside
+    /// its content; nothing if the index holds another stamp for it.
+    pub(crate) fn record_names(&self, file: &Path, stamp: FileStamp, names: &[String]) {
+        let path = self.index_path(file);
+        let Some(entry) = IndexEntry::read(&path).filter(|e| e.stamp == stamp.to_line()) else {
+            return;
         };
+        if entry.names.as_deref() != Some(names) {
+            self.write_entry(
+                &path,
+                &IndexEntry {
+                    names: Some(names.to_vec()),
+                    ..entry
+                },
+            );
+        }
+    }
+
+    fn write_entry(&self, path: &Path, entry: &IndexEntry) {
         let written = path
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
             .map_err(anyhow::Error::from)
-            .and_then(|()| crate::files::write_atomically(&path, entry.to_text().as_bytes()));
+            .and_then(|()| crate::files::write_atomically(path, entry.to_text().as_bytes()));
         if let Err(e) = written {
             tracing::warn!(path = %path.display(), "cannot record the file's stamp: {e:#}");
         }
@@ -231,12 +267,14 @@ impl CompileCache {
 }
 
 /// One tool file's entry in the index: its stamp, the SHA-256 of its
-/// content then, and its path (when UTF-8; entries older than pruning have
-/// none), by which an entry of a deleted file is pruned.
+/// content then, its path (when UTF-8; entries older than pruning have
+/// none), by which an entry of a deleted file is pruned, and the tool names
+/// it gave (once a load recorded them; tool names hold no space).
 struct IndexEntry {
     stamp: String,
     sha256: String,
     file: Option<PathBuf>,
+    names: Option<Vec<String>>,
 }
 
 impl IndexEntry {
@@ -251,6 +289,10 @@ impl IndexEntry {
             stamp: stamp.to_string(),
             sha256: sha256.to_string(),
             file: lines.next().filter(|l| !l.is_empty()).map(PathBuf::from),
+            names: lines
+                .next()
+                .and_then(|l| l.strip_prefix("names:"))
+                .map(|l| l.split_whitespace().map(str::to_string).collect()),
         })
     }
 
@@ -260,7 +302,11 @@ impl IndexEntry {
             .as_deref()
             .and_then(Path::to_str)
             .unwrap_or_default();
-        format!("{} {}\n{file}\n", self.stamp, self.sha256)
+        let mut text = format!("{} {}\n{file}\n", self.stamp, self.sha256);
+        if let Some(names) = &self.names {
+            text.push_str(&format!("names:{}\n", names.join(" ")));
+        }
+        text
     }
 }
 
@@ -406,6 +452,46 @@ mod tests {
             0,
             "a deleted tool file's entry and a deleted compilation's entry are pruned"
         );
+    }
+
+    #[test]
+    fn the_names_a_file_gave_are_kept_while_its_stamp_and_content_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = tempfile::tempdir().unwrap();
+        let cache = CompileCache::open(dir.path(), "e", u64::MAX).unwrap();
+        let file = tools.path().join("shapes.wasm");
+        std::fs::write(&file, component(1)).unwrap();
+        let stamp = FileStamp::of(&file).unwrap();
+        let names = vec!["shapes_add".to_string(), "shapes_divide".to_string()];
+        cache.record_names(&file, stamp, &names);
+        assert_eq!(
+            cache.recorded_names(&file, stamp),
+            None,
+            "no entry to add to"
+        );
+
+        cache.record(&file, stamp, &sha(&component(1)));
+        assert_eq!(cache.recorded_names(&file, stamp), None, "not loaded yet");
+        cache.record_names(&file, stamp, &names);
+        assert_eq!(cache.recorded_names(&file, stamp), Some(names.clone()));
+        cache.record(&file, stamp, &sha(&component(1)));
+        assert_eq!(
+            cache.recorded_names(&file, stamp),
+            Some(names),
+            "the same content keeps its names"
+        );
+        assert_eq!(
+            cache.recorded(&file, stamp),
+            Some(sha(&component(1))),
+            "names leave the content's line as it was"
+        );
+
+        cache.record(&file, stamp, &sha(&component(2)));
+        assert_eq!(cache.recorded_names(&file, stamp), None, "other content");
+        std::fs::write(&file, component(3)).unwrap();
+        let later = FileStamp::of(&file).unwrap();
+        cache.record_names(&file, later, &["x".to_string()]);
+        assert_eq!(cache.recorded_names(&file, later), None, "another stamp");
     }
 
     #[test]

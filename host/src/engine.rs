@@ -283,6 +283,17 @@ impl ToolEngine {
         .context("the compile task failed")?
     }
 
+    /// The tool names the file at `path` gave when a load last recorded
+    /// them, if it has not changed since (by its stamp).
+    pub(crate) fn recorded_names(&self, path: &Path, stamp: FileStamp) -> Option<Vec<String>> {
+        self.cache.cache.recorded_names(path, stamp)
+    }
+
+    /// Record the tool names the file at `path`, as of `stamp`, gave.
+    pub(crate) fn record_names(&self, path: &Path, stamp: FileStamp, names: &[String]) {
+        self.cache.cache.record_names(path, stamp, names);
+    }
+
     /// Resolve a component's imports against every capability.
     pub(crate) fn instantiate_pre(
         &self,

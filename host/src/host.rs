@@ -15,7 +15,7 @@ use crate::config::Config;
 use crate::engine::{EngineOptions, Pins, Tiering, ToolEngine};
 use crate::error::CallError;
 use crate::lock::Lockfile;
-use crate::registry::Registry;
+use crate::registry::{Registry, Scope};
 use crate::tiering;
 
 /// The folder under a host directory where tools live.
@@ -38,6 +38,7 @@ pub struct HostBuilder {
     network: Network,
     ignore_lock: bool,
     tiering: Tiering,
+    only: Option<String>,
 }
 
 impl HostBuilder {
@@ -53,6 +54,7 @@ impl HostBuilder {
             network: Network::system(),
             ignore_lock: false,
             tiering: Tiering::Optimized,
+            only: None,
         }
     }
 
@@ -115,6 +117,19 @@ impl HostBuilder {
         self
     }
 
+    /// Load only what a call of the tool `name` needs (for a one-shot
+    /// command): the files that can give it (`name.wasm`, or a plain
+    /// component `<slug>.wasm` whose function it names) and, if it is one,
+    /// its toolset tool. The folder-wide checks still count and check every
+    /// other file, by the names a load last recorded for it (or as one tool
+    /// when none has), without compiling it. When no file, toolset or custom
+    /// tool can give `name`, everything is loaded, so the unknown-tool error
+    /// lists every tool.
+    pub fn only(mut self, name: impl Into<String>) -> Self {
+        self.only = Some(name.into());
+        self
+    }
+
     /// Read the config, start the engine and load every tool; when
     /// `<dir>/tools.lock` exists, refuse the tools that differ from it.
     pub async fn build(self) -> anyhow::Result<Host> {
@@ -147,6 +162,10 @@ impl HostBuilder {
             None,
             self.tiering,
             lock.as_ref().map(|lock| lock as &dyn Pins),
+            match &self.only {
+                Some(name) => Scope::Only(name),
+                None => Scope::Everything,
+            },
         )
         .await?;
         tiering::spawn(engine.clone(), registry.take_upgrades());
@@ -276,6 +295,7 @@ impl Host {
             Some(&previous),
             Tiering::BaselineFirst,
             lock.as_ref().map(|lock| lock as &dyn Pins),
+            Scope::Everything,
         )
         .await?;
         // Optimized even if this reload fails below: the compile lands in

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::scope::{Part, Scope};
 use super::{LoadFailure, Origin, Registry, Tool, Unavailable, component, custom, slug, toolset};
 use crate::config::Config;
 use crate::config::toolset::{COMPONENT_TOOLS, is_toolset_name};
@@ -90,11 +91,20 @@ impl Registry {
             Some(_) => Tiering::BaselineFirst,
             None => Tiering::Optimized,
         };
-        Self::load_tiered(engine, dir, config, previous, tiering, None).await
+        Self::load_tiered(
+            engine,
+            dir,
+            config,
+            previous,
+            tiering,
+            None,
+            Scope::Everything,
+        )
+        .await
     }
 
     /// [`Registry::load_reusing`], compiling what the cache does not hold
-    /// as `tiering` says.
+    /// as `tiering` says, and loading only what `scope` needs.
     pub(crate) async fn load_tiered(
         engine: &ToolEngine,
         dir: &Path,
@@ -102,6 +112,7 @@ impl Registry {
         previous: Option<&Registry>,
         tiering: Tiering,
         pins: Option<&dyn Pins>,
+        scope: Scope<'_>,
     ) -> Result<Self, LoadError> {
         let files = tool_files(dir)?;
         let toolset = config.declared_toolset();
@@ -123,12 +134,19 @@ impl Registry {
                 toolset: toolset_tools.len(),
             });
         }
+        let part = match scope {
+            Scope::Everything => None,
+            Scope::Only(name) => Part::for_tool(engine, &files, name, config, &toolset_tools),
+        };
         let slugs: BTreeMap<String, PathBuf> = files
             .iter()
             .map(|path| (slug(path), path.clone()))
             .collect();
         let mut registry = Self::default();
         for path in files {
+            if part.as_ref().is_some_and(|part| !part.load.contains(&path)) {
+                continue;
+            }
             let name = slug(&path);
             if let Some(kept) = previous.and_then(|p| p.unchanged(&path, config)) {
                 for tool in kept {
@@ -139,6 +157,10 @@ impl Registry {
             let gate = pins.map(|pins| pins.gate(&name));
             match component::load_file_tools(engine, &path, &name, config, tiering, gate).await {
                 Ok((tools, upgrade)) => {
+                    if let Some(stamp) = tools.first().and_then(|t| t.stamp) {
+                        let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+                        engine.record_names(&path, stamp, &names);
+                    }
                     for tool in tools {
                         registry.insert_from_file(Arc::new(tool));
                     }
@@ -152,7 +174,14 @@ impl Registry {
             }
         }
         registry.refuse_names_of_other_files(&slugs);
+        let toolset_count = toolset_tools.len();
         for name in toolset_tools {
+            if part
+                .as_ref()
+                .is_some_and(|part| part.toolset_tool.as_deref() != Some(name))
+            {
+                continue;
+            }
             let loaded = match config.policy_for(name) {
                 Ok(policy) => {
                     let kept = previous
@@ -218,9 +247,10 @@ impl Registry {
                 }),
             }
         }
-        if registry.tools.len() > MAX_TOOLS {
+        let left_out = part.as_ref().map_or(0, |part| part.left_out(toolset_count));
+        if registry.tools.len() + left_out > MAX_TOOLS {
             return Err(LoadError::TooManyLoaded {
-                loaded: registry.tools.len(),
+                loaded: registry.tools.len() + left_out,
             });
         }
         let missing: Vec<String> = config
@@ -232,7 +262,10 @@ impl Registry {
                         .failures
                         .iter()
                         .any(|f| f.tool.as_deref() == Some(name))
-                    || (toolset.is_some() && is_toolset_name(name));
+                    || (toolset.is_some() && is_toolset_name(name))
+                    || part
+                        .as_ref()
+                        .is_some_and(|part| part.may_leave_out(name, toolset.is_some()));
                 !declared
             })
             .cloned()

@@ -5,15 +5,17 @@
 //! component, one tool per exported function). A tool that fails its checks
 //! is reported by file and reason while the others still load.
 //!
-//! [`Registry`] and its queries are here; `load` orchestrates a load, and
-//! each origin has its own file: `component` (a file's component, then
-//! `contract` or `plain`), `toolset` and `custom`.
+//! [`Registry`] and its queries are here; `load` orchestrates a load (of
+//! the whole folder, or of what one call needs: `scope`), and each origin
+//! has its own file: `component` (a file's component, then `contract` or
+//! `plain`), `toolset` and `custom`.
 
 mod component;
 mod contract;
 mod custom;
 mod load;
 mod plain;
+mod scope;
 mod tool;
 mod toolset;
 
@@ -27,6 +29,7 @@ use crate::tiering::Upgrade;
 pub use component::load_tool;
 pub(crate) use contract::effect_from_guest;
 pub use load::LoadError;
+pub use scope::Scope;
 pub use tool::{Origin, Tool};
 pub use toolset::load_toolset_tool;
 

@@ -76,6 +76,121 @@ fn refused_calls_exit_two_with_a_message() {
 }
 
 #[test]
+fn refused_calls_print_json_with_json() {
+    let dir = host_dir(&["echo"], "");
+    let refused = |args: &[&str]| {
+        let out = toolhost(dir.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let body: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", stdout(&out)));
+        assert_eq!(body["ok"], false, "{body}");
+        body["error"].clone()
+    };
+    let error = refused(&["tool", "call", "nope", "--json"]);
+    assert_eq!(error["code"], "unknown_tool");
+    assert!(error["message"].as_str().unwrap().contains("`nope`"));
+    assert_eq!(error["availableTools"], serde_json::json!(["echo"]));
+
+    let error = refused(&["tool", "call", "echo", "-i", r#"{"text":1}"#, "--json"]);
+    assert_eq!(error["code"], "invalid_tool_input");
+    assert_eq!(error["errors"][0]["pointer"], "/text", "{error}");
+}
+
+/// The index of the compile cache's files with the tool names each gave.
+fn recorded_names(dir: &Path) -> Vec<String> {
+    let index = dir.join(".toolhost/cache/files");
+    let mut names: Vec<String> = std::fs::read_dir(&index)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+                .flat_map(|text| {
+                    text.lines()
+                        .filter_map(|l| l.strip_prefix("names:"))
+                        .flat_map(|l| l.split_whitespace().map(str::to_string))
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+fn compilations(dir: &Path) -> usize {
+    std::fs::read_dir(dir.join(".toolhost/cache"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_one_shot_call_compiles_only_the_file_that_gives_the_tool() {
+    let dir = host_dir(&["echo", "counter", "plain_shapes", "bad_schema"], "");
+    let out = toolhost(
+        dir.path(),
+        &["tool", "call", "echo", "-i", r#"{"text":"hi"}"#],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "hi\n");
+    assert!(
+        !stderr(&out).contains("bad_schema"),
+        "the broken file was not loaded: {}",
+        stderr(&out)
+    );
+    assert_eq!(compilations(dir.path()), 1, "echo alone was compiled");
+    assert_eq!(recorded_names(dir.path()), ["echo"]);
+
+    let out = toolhost(
+        dir.path(),
+        &[
+            "tool",
+            "call",
+            "plain_shapes_sum_list",
+            "-i",
+            r#"{"items":[1,2]}"#,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(compilations(dir.path()), 2, "and then the plain component");
+    let out = toolhost(dir.path(), &["inspect", "counter"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(compilations(dir.path()), 3);
+
+    // A name no file can give loads everything, so the error lists every tool.
+    let out = toolhost(dir.path(), &["tool", "call", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("bad_schema"), "the whole folder loaded: {err}");
+    for tool in ["counter", "echo", "plain_shapes_sum_list"] {
+        assert!(err.contains(tool), "{tool}: {err}");
+    }
+    let names = recorded_names(dir.path());
+    assert_eq!(names.len(), 15, "every file's names: {names:?}");
+
+    // The folder-wide checks see the files a call leaves out.
+    std::fs::write(
+        dir.path().join("toolhost.toml"),
+        "[tools.plain_shapes_nope]\nenabled = false\n",
+    )
+    .unwrap();
+    let out = toolhost(
+        dir.path(),
+        &["tool", "call", "echo", "-i", r#"{"text":"hi"}"#],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("[tools.plain_shapes_nope]"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn tool_errors_exit_one() {
     let dir = host_dir(&["trap"], "");
     let out = toolhost(dir.path(), &["tool", "call", "trap"]);

@@ -412,7 +412,7 @@ async fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
             }
         }
     } else {
-        let host = load(&args.dir.dir).await?;
+        let host = Host::builder(&args.dir.dir).only(&name).build().await?;
         let registry = host.registry();
         if let Some(tool) = registry.all().find(|t| t.name() == name) {
             vec![tool.clone()]
@@ -662,6 +662,10 @@ async fn remote_call(args: &CallArgs, url: &str) -> anyhow::Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
+        Answer::Refused(_, error) if args.json => {
+            print_json(&json!({ "ok": false, "error": error }))?;
+            Ok(ExitCode::from(2))
+        }
         Answer::Refused(status, error) => {
             eprintln!(
                 "error: {} ({status}, {})",
@@ -677,7 +681,10 @@ async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.url {
         return remote_call(&args, url).await;
     }
-    let host = load(&args.dir.dir).await?;
+    let host = Host::builder(&args.dir.dir)
+        .only(&args.name)
+        .build()
+        .await?;
     warn_failures(&host);
     let session = if let Some(id) = &args.session {
         let options = http::ServeOptions::from_config(&host)?;
@@ -706,7 +713,14 @@ async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
     if args.approve {
         options = options.with_approver(Arc::new(PreApproved(cli_principal())));
     }
-    let result = host.call(&args.name, args.input.as_str(), &options).await?;
+    let result = match host.call(&args.name, args.input.as_str(), &options).await {
+        Ok(result) => result,
+        Err(refused) if args.json => {
+            print_json(&http::ApiError::from(&refused).body())?;
+            return Ok(ExitCode::from(2));
+        }
+        Err(refused) => return Err(refused.into()),
+    };
     if args.trace {
         eprintln!("{}", serde_json::to_string_pretty(&result.trace)?);
     }
