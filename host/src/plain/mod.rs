@@ -30,6 +30,11 @@ use crate::tool::MAX_NAME_CHARS;
 /// Exports that are entry points, not functions to call as tools.
 const NOT_TOOLS: &[&str] = &["wasi:cli/run"];
 
+/// Functions a language runtime exports for itself, by (instance, function):
+/// componentize-py's pre-initialisation hook, which its build calls once
+/// with the app's name and symbol tables.
+const RUNTIME_INTERNAL: &[(&str, &str)] = &[("exports", "init")];
+
 /// One exported function, as a tool.
 #[derive(Clone)]
 pub struct PlainFunction {
@@ -96,6 +101,9 @@ pub fn functions(
             ComponentItem::ComponentFunc(func) => found.push((None, name.to_string(), func)),
             ComponentItem::ComponentInstance(instance) if !is_entry_point(name) => {
                 for (inner, export) in instance.exports(engine) {
+                    if RUNTIME_INTERNAL.contains(&(name, inner)) {
+                        continue;
+                    }
                     if let ComponentItem::ComponentFunc(func) = export.ty {
                         found.push((Some(name.to_string()), inner.to_string(), func));
                     }
