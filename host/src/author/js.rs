@@ -7,10 +7,11 @@ use std::process::Command;
 
 use anyhow::Context as _;
 use serde::Deserialize;
+use sha2::{Digest as _, Sha256};
 
 use super::project::Project;
 use super::toolchain::{self, Program, upward};
-use super::{AuthorError, Kit};
+use super::{AuthorError, Kit, install};
 
 /// The JavaScript engine a JS or TS tool runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -41,6 +42,14 @@ const NODE: Program<'static> = Program {
     name: "node",
     why: "it builds JS and TS tools",
     install: "apt-get install nodejs  (or see https://nodejs.org; Node.js 20 or later)",
+};
+
+/// What installs the packages where the author has none.
+const NPM: Program<'static> = Program {
+    name: "npm",
+    why: "toolhost installs esbuild, componentize-js and componentize-qjs, which build JS and \
+          TS tools, with it",
+    install: "apt-get install npm",
 };
 
 /// The engine `project` asks for in its `package.json`
@@ -77,7 +86,7 @@ pub(super) fn engine_of(project: &Project) -> Result<JsEngine, AuthorError> {
 /// Builds `project` into a component in `scratch` and returns its path: the
 /// SDK's `bin/build.mjs` bundles it with esbuild and componentizes it on
 /// `engine`, with the npm packages of the nearest `node_modules` that has
-/// them (or `$TOOLHOST_JS_DEPS`).
+/// them (or `$TOOLHOST_JS_DEPS`), else toolhost's own.
 pub(super) fn build(
     project: &Project,
     kit: &Kit,
@@ -85,18 +94,10 @@ pub(super) fn build(
     scratch: &Path,
 ) -> Result<PathBuf, AuthorError> {
     let node = NODE.find(&[])?;
-    let deps = node_modules(&project.dir).ok_or_else(|| AuthorError::MissingToolchain {
-        program: "the npm packages esbuild, @bytecodealliance/componentize-js and componentize-qjs"
-            .to_string(),
-        why: format!(
-            "no node_modules in {} or above has them, and TOOLHOST_JS_DEPS is not set",
-            project.dir.display()
-        ),
-        install: format!(
-            "(cd {} && npm install --save-dev {PACKAGES})",
-            project.dir.display()
-        ),
-    })?;
+    let deps = match node_modules(&project.dir) {
+        Some(deps) => deps,
+        None => own_node_modules()?,
+    };
     let entry = ["tool.ts", "tool.js"]
         .iter()
         .map(|name| project.dir.join(name))
@@ -119,7 +120,32 @@ pub(super) fn build(
     Ok(out)
 }
 
-/// The `node_modules` folder with the build's packages: `$TOOLHOST_JS_DEPS`,
+/// The pinned packages in toolhost's own npm prefix, installed first if
+/// needed.
+fn own_node_modules() -> Result<PathBuf, AuthorError> {
+    let name = format!("js-{}", &hex::encode(Sha256::digest(PACKAGES))[..12]);
+    let prefix = match install::installed(&name) {
+        Some(prefix) => prefix,
+        None => {
+            let npm = NPM.find(&[])?;
+            install::ensure(&name, PACKAGES, |prefix| {
+                toolchain::run(
+                    &name,
+                    Command::new(npm)
+                        .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
+                        .arg("--prefix")
+                        .arg(prefix)
+                        .args(PACKAGES.split(' ')),
+                    false,
+                )?;
+                Ok(())
+            })?
+        }
+    };
+    Ok(prefix.join("node_modules"))
+}
+
+/// The `node_modules` folder with the author's packages: `$TOOLHOST_JS_DEPS`,
 /// else the nearest one at or above `dir` that holds esbuild.
 fn node_modules(dir: &Path) -> Option<PathBuf> {
     if let Some(deps) = std::env::var_os("TOOLHOST_JS_DEPS").filter(|deps| !deps.is_empty()) {

@@ -104,11 +104,17 @@ fn default_cache() -> PathBuf {
     if let Some(dir) = std::env::var_os("TOOLHOST_KIT_DIR") {
         return PathBuf::from(dir);
     }
-    let base = std::env::var_os("XDG_CACHE_HOME")
+    cache_base().join("kit")
+}
+
+/// toolhost's folder in the user's cache: `$XDG_CACHE_HOME/toolhost`, else
+/// `~/.cache/toolhost`.
+pub(super) fn cache_base() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("toolhost").join("kit")
+        .unwrap_or_else(std::env::temp_dir)
+        .join("toolhost")
 }
 
 #[cfg(test)]

@@ -3,11 +3,14 @@
 //! `tools/` folder.
 //!
 //! A project is a folder named by the tool's slug, whose language is told by
-//! its files ([`Language::of`]). The language toolchains are the authors' own
-//! (cargo, componentize-py, jco); toolhost brings the rest: the WIT package
-//! and the SDKs, embedded in the binary and written out once ([`Kit`]).
+//! its files ([`Language::of`]). The language toolchains are the authors'
+//! own (cargo, componentize-py, the JS packages) where they have them; else
+//! toolhost installs the pinned componentize-py and JS packages into its own
+//! cache (`install`). toolhost brings the rest: the WIT package and the
+//! SDKs, embedded in the binary and written out once ([`Kit`]).
 
 mod build;
+mod install;
 mod js;
 mod kit;
 mod project;

@@ -91,15 +91,22 @@ fn a_new_project_in_each_language_builds_checks_and_answers() {
 #[test]
 fn a_missing_toolchain_names_the_install_command() {
     let host = tempfile::tempdir().unwrap();
+    let toolchains = tempfile::tempdir().unwrap();
     for lang in ["python", "ts"] {
         let out = toolhost(host.path(), &["new", &format!("t_{lang}"), "--lang", lang]);
         assert!(out.status.success(), "{}", text(&out));
     }
-    let bare_path = [("PATH", "/nonexistent"), ("TOOLHOST_JS_DEPS", "")];
+    let toolchains = toolchains.path().to_str().unwrap();
+    let bare_path = [
+        ("PATH", "/nonexistent"),
+        ("TOOLHOST_JS_DEPS", ""),
+        ("TOOLHOST_TOOLCHAINS_DIR", toolchains),
+    ];
     let out = toolhost_with(host.path(), &["build", "t_python"], &bare_path);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let said = text(&out);
-    assert!(said.contains("componentize-py was not found"), "{said}");
+    assert!(said.contains("python3 was not found"), "{said}");
+    assert!(said.contains("componentize-py 0.25.1"), "{said}");
     assert!(
         said.contains("pip install componentize-py==0.25.1"),
         "{said}"
@@ -108,20 +115,63 @@ fn a_missing_toolchain_names_the_install_command() {
     let out = toolhost_with(host.path(), &["build", "t_ts"], &bare_path);
     let said = text(&out);
     assert!(said.contains("node was not found"), "{said}");
+}
 
-    // Node is there but the project has no packages (no `npm install` yet).
-    if let Some(path) = std::env::var_os("PATH") {
-        let path = path.to_string_lossy().into_owned();
-        let out = toolhost_with(
-            host.path(),
-            &["build", "t_ts"],
-            &[("PATH", &path), ("TOOLHOST_JS_DEPS", "")],
-        );
-        let said = text(&out);
-        if !said.contains("node was not found") {
-            assert!(said.contains("npm install --save-dev esbuild@"), "{said}");
-            assert!(said.contains("t_ts"), "{said}");
+/// `PATH` without the folders that hold componentize-py (the test run's
+/// virtualenv), so a build must find or install its own.
+fn path_without_componentize_py() -> String {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let kept: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|dir| !dir.join("componentize-py").exists())
+        .collect();
+    std::env::join_paths(kept)
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn a_missing_toolchain_is_installed_once_into_toolhosts_own_cache() {
+    let host = tempfile::tempdir().unwrap();
+    let toolchains = tempfile::tempdir().unwrap();
+    let path = path_without_componentize_py();
+    let env = [
+        ("PATH", path.as_str()),
+        ("TOOLHOST_JS_DEPS", ""),
+        (
+            "TOOLHOST_TOOLCHAINS_DIR",
+            toolchains.path().to_str().unwrap(),
+        ),
+    ];
+    for (lang, installs) in [("python", "componentize-py 0.25.1"), ("ts", "esbuild@")] {
+        let name = format!("own_{lang}");
+        let out = toolhost(host.path(), &["new", &name, "--lang", lang]);
+        assert!(out.status.success(), "{}", text(&out));
+        let out = toolhost_with(host.path(), &["build", &name], &env);
+        if !out.status.success() && common::skip_missing_toolchain(lang, &text(&out)) {
+            continue;
         }
+        let said = text(&out);
+        assert!(out.status.success(), "{lang}: {said}");
+        assert!(
+            said.contains(&format!("installing {installs}")),
+            "{lang}: {said}"
+        );
+        assert!(said.contains(toolchains.path().to_str().unwrap()), "{said}");
+
+        let out = toolhost_with(host.path(), &["build", &name], &env);
+        assert!(out.status.success(), "{lang}: {}", text(&out));
+        assert!(
+            !text(&out).contains("installing"),
+            "installed once: {}",
+            text(&out)
+        );
+        let out = toolhost(
+            host.path(),
+            &["tool", "call", &name, "--input", r#"{"name": "Ada"}"#],
+        );
+        assert!(out.status.success(), "{name}: {}", text(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "Hello, Ada!\n");
     }
 }
 

@@ -43,13 +43,9 @@ pub(super) fn new(args: NewArgs) -> anyhow::Result<ExitCode> {
     let dir = author::scaffold(&args.parent, &args.name, args.lang, &kit)?;
     let shown = dir.display();
     println!("created {shown} ({} tool `{}`)", args.lang, args.name);
-    let first = match args.lang {
-        Language::TypeScript => format!("(cd {shown} && npm install) && "),
-        Language::Rust | Language::Python => String::new(),
-    };
     println!("build it into ./tools and call it:");
     println!(
-        "    {first}toolhost build {shown} && toolhost tool call {} --input '{{\"name\": \"Ada\"}}'",
+        "    toolhost build {shown} && toolhost tool call {} --input '{{\"name\": \"Ada\"}}'",
         args.name
     );
     Ok(ExitCode::SUCCESS)
