@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use anyhow::Context as _;
 use serde::Deserialize;
 
 use super::AuthorError;
@@ -30,6 +31,15 @@ pub(super) fn build(project: &Project) -> Result<PathBuf, AuthorError> {
         .arg("--manifest-path")
         .arg(&manifest)
         .arg("--message-format=json-render-diagnostics");
+    // cargo reads a relative target directory against its own working
+    // directory, the project's: keep it relative to where toolhost runs, so
+    // every project shares the one the author named.
+    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from)
+        && target.is_relative()
+    {
+        let cwd = std::env::current_dir().context("cannot read the working directory")?;
+        command.env("CARGO_TARGET_DIR", cwd.join(target));
+    }
     // No DWARF in components unless the author asks: they load faster.
     for (var, value) in [
         ("CARGO_PROFILE_RELEASE_DEBUG", "false"),

@@ -232,3 +232,27 @@ fn build_without_a_project_says_what_one_is() {
         "{said}"
     );
 }
+
+#[test]
+fn a_relative_cargo_target_dir_is_read_from_where_toolhost_runs() {
+    let host = tempfile::tempdir().unwrap();
+    let out = toolhost(host.path(), &["new", "rel_rust", "--lang", "rust"]);
+    assert!(out.status.success(), "{}", text(&out));
+    // The test run's guest target directory, relative to the host folder:
+    // read from the project folder instead, it names a folder that is not.
+    let shared = repo().join("target/guests").canonicalize().unwrap();
+    let up = host.path().canonicalize().unwrap().components().count() - 1;
+    let relative = Path::new(&"../".repeat(up)).join(shared.strip_prefix("/").unwrap());
+    let out = toolhost_with(
+        host.path(),
+        &["build", "rel_rust"],
+        &[("CARGO_TARGET_DIR", relative.to_str().unwrap())],
+    );
+    if !out.status.success() && common::skip_missing_toolchain("rust", &text(&out)) {
+        return;
+    }
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(shared.join("wasm32-wasip2/release/rel_rust.wasm").is_file());
+    let misread = host.path().join("rel_rust").join(&relative);
+    assert!(!misread.exists(), "{} was made", misread.display());
+}
