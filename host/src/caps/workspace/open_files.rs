@@ -16,7 +16,6 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode;
 
 use crate::caps::log::TraceLog;
-use crate::config::DEFAULT_MAX_OPEN_FILES;
 use crate::usage::{Limit, Meter};
 
 /// The host-wide slots for tools' open workspace files and listings.
@@ -50,12 +49,6 @@ impl FileSlots {
     pub fn in_use(&self) -> u32 {
         self.cap
             .saturating_sub(u32::try_from(self.slots.available_permits()).unwrap_or(u32::MAX))
-    }
-}
-
-impl Default for FileSlots {
-    fn default() -> Self {
-        Self::new(DEFAULT_MAX_OPEN_FILES)
     }
 }
 
