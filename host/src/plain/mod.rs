@@ -235,13 +235,26 @@ fn snake(name: &str) -> String {
         .collect()
 }
 
+/// Hex digits of the hash a cut name ends with.
+const NAME_HASH_CHARS: usize = 8;
+
 /// A name over [`MAX_NAME_CHARS`], cut and given a stable hash of the whole.
 fn shorten(name: &str) -> String {
     if name.len() <= MAX_NAME_CHARS {
         return name.to_string();
     }
-    let hash = hex::encode(&Sha256::digest(name.as_bytes())[..4]);
+    let hash = hex::encode(&Sha256::digest(name.as_bytes())[..NAME_HASH_CHARS / 2]);
     format!("{}_{hash}", &name[..MAX_NAME_CHARS - hash.len() - 1])
+}
+
+/// Whether `name` may be the tool name of a function of a plain component
+/// whose file slug is `slug`, as [`tool_names`] makes them: it starts with
+/// the snake-cased `<slug>_`, or, cut, with as much of it as a cut keeps.
+pub fn may_be_function_of(slug: &str, name: &str) -> bool {
+    let prefix = snake(&format!("{slug}_"));
+    let kept = MAX_NAME_CHARS - NAME_HASH_CHARS - 1;
+    name.starts_with(&prefix)
+        || (name.len() == MAX_NAME_CHARS && prefix.starts_with(name.get(..kept).unwrap_or(name)))
 }
 
 #[cfg(test)]
@@ -256,6 +269,11 @@ mod tests {
         let short = shorten(&long);
         assert_eq!(short.len(), 64);
         assert_eq!(short, shorten(&long), "stable");
+        assert!(
+            may_be_function_of("shapes", &short),
+            "a cut name is still known as shapes'"
+        );
+        assert!(!may_be_function_of("shape", &short));
         assert_ne!(short, shorten(&format!("{long}x")));
         assert_eq!(shorten("shapes_add"), "shapes_add");
         assert!(is_entry_point("wasi:cli/run@0.2.6") && !is_entry_point("wasi:cli/runner"));

@@ -17,7 +17,6 @@ use crate::config::Config;
 use crate::config::toolset::is_toolset_name;
 use crate::engine::ToolEngine;
 use crate::files::FileStamp;
-use crate::tool::MAX_NAME_CHARS;
 
 /// Which of a folder's tools a load makes callable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,25 +92,11 @@ impl Part {
     }
 }
 
-/// Whether the file `slug` can give a tool called `name`: its own (`slug`)
-/// or one of its functions' (`<slug>_<function>`, snake-cased, and cut to
-/// [`MAX_NAME_CHARS`] with a hash when longer).
+/// Whether the file `slug` can give a tool called `name`: its own (`slug`),
+/// or one of its functions' if it is a plain component.
 fn may_give(slug: &str, name: &str) -> bool {
-    if name == slug {
-        return true;
-    }
-    let prefix: String = slug
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .chain(['_'])
-        .collect();
-    let cut = MAX_NAME_CHARS - HASH_SUFFIX_CHARS;
-    name.starts_with(&prefix)
-        || (name.len() == MAX_NAME_CHARS && prefix.starts_with(name.get(..cut).unwrap_or(name)))
+    name == slug || crate::plain::may_be_function_of(slug, name)
 }
-
-/// `_` and 8 hex digits: what a cut function name ends with.
-const HASH_SUFFIX_CHARS: usize = 9;
 
 fn recorded_names(engine: &ToolEngine, path: &Path) -> Option<Vec<String>> {
     engine.recorded_names(path, FileStamp::of(path)?)
@@ -131,8 +116,8 @@ mod tests {
         assert!(!may_give("shapes_add", "shapes"));
         assert!(!may_give("py_counter", "counter"));
         let long_slug = "a".repeat(60);
-        let cut = format!("{}_{}", "a".repeat(MAX_NAME_CHARS - 9), "0123abcd");
-        assert_eq!(cut.len(), MAX_NAME_CHARS);
+        let cut = format!("{}_{}", "a".repeat(55), "0123abcd");
+        assert_eq!(cut.len(), crate::tool::MAX_NAME_CHARS);
         assert!(may_give(&long_slug, &cut));
         assert!(!may_give(&"b".repeat(60), &cut));
     }
