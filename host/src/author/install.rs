@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 use super::AuthorError;
+use super::toolchain::Program;
 
 /// The file an install writes last: a folder without it is installed anew.
 const COMPLETE: &str = ".toolhost-complete";
@@ -23,41 +24,38 @@ pub(super) fn toolchains_dir() -> PathBuf {
     }
 }
 
-/// The folder `name` under the toolchains folder, if an install there
-/// completed.
-pub(super) fn installed(name: &str) -> Option<PathBuf> {
-    let dir = toolchains_dir().join(name);
-    dir.join(COMPLETE).is_file().then_some(dir)
-}
-
-/// The folder `name` under the toolchains folder, made by `install` unless
-/// an earlier install there completed. `what` names it in the progress
-/// line.
+/// The folder `name` under the toolchains folder, made by `install` with
+/// the program `needs` (found first, or named with its install command)
+/// unless an earlier install there completed. `what` names it in the
+/// progress line.
 pub(super) fn ensure(
     name: &str,
     what: &str,
-    install: impl FnOnce(&Path) -> Result<(), AuthorError>,
+    needs: &Program<'_>,
+    install: impl FnOnce(&Path, PathBuf) -> Result<(), AuthorError>,
 ) -> Result<PathBuf, AuthorError> {
-    ensure_in(&toolchains_dir(), name, what, install)
+    ensure_in(&toolchains_dir(), name, what, needs, install)
 }
 
 fn ensure_in(
     toolchains: &Path,
     name: &str,
     what: &str,
-    install: impl FnOnce(&Path) -> Result<(), AuthorError>,
+    needs: &Program<'_>,
+    install: impl FnOnce(&Path, PathBuf) -> Result<(), AuthorError>,
 ) -> Result<PathBuf, AuthorError> {
     let dir = toolchains.join(name);
     if dir.join(COMPLETE).is_file() {
         return Ok(dir);
     }
+    let program = needs.find(&[])?;
     if dir.exists() {
         std::fs::remove_dir_all(&dir)
             .with_context(|| format!("cannot remove the unfinished install {}", dir.display()))?;
     }
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     eprintln!("installing {what} into {} (once)", dir.display());
-    install(&dir)?;
+    install(&dir, program)?;
     std::fs::write(dir.join(COMPLETE), b"")
         .with_context(|| format!("cannot write in {}", dir.display()))?;
     Ok(dir)
@@ -71,9 +69,27 @@ mod tests {
     fn an_install_runs_once_and_an_unfinished_one_is_redone() {
         let cache = tempfile::tempdir().unwrap();
         let dir = cache.path().join("demo");
+        let sh = Program {
+            name: "sh",
+            why: "to test",
+            install: "apt-get install dash",
+        };
+        let missing = Program {
+            name: "surely-not-installed-anywhere",
+            why: "to test",
+            install: "nothing",
+        };
+        let never = |_: &Path, _: PathBuf| -> Result<(), AuthorError> { panic!("not installed") };
+        let err = ensure_in(cache.path(), "demo", "a demo", &missing, never).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("surely-not-installed-anywhere was not found")
+        );
+        assert!(!dir.exists(), "nothing is made without the program");
+
         let installs = std::cell::Cell::new(0);
         let run = |fail: bool| {
-            ensure_in(cache.path(), "demo", "a demo", |dir| {
+            ensure_in(cache.path(), "demo", "a demo", &sh, |dir, _sh| {
                 installs.set(installs.get() + 1);
                 std::fs::write(dir.join("tool"), b"x").unwrap();
                 if fail {

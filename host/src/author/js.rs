@@ -124,24 +124,18 @@ pub(super) fn build(
 /// needed.
 fn own_node_modules() -> Result<PathBuf, AuthorError> {
     let name = format!("js-{}", &hex::encode(Sha256::digest(PACKAGES))[..12]);
-    let prefix = match install::installed(&name) {
-        Some(prefix) => prefix,
-        None => {
-            let npm = NPM.find(&[])?;
-            install::ensure(&name, PACKAGES, |prefix| {
-                toolchain::run(
-                    &name,
-                    Command::new(npm)
-                        .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
-                        .arg("--prefix")
-                        .arg(prefix)
-                        .args(PACKAGES.split(' ')),
-                    false,
-                )?;
-                Ok(())
-            })?
-        }
-    };
+    let prefix = install::ensure(&name, PACKAGES, &NPM, |prefix, npm| {
+        toolchain::run(
+            &name,
+            Command::new(npm)
+                .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
+                .arg("--prefix")
+                .arg(prefix)
+                .args(PACKAGES.split(' ')),
+            false,
+        )?;
+        Ok(())
+    })?;
     Ok(prefix.join("node_modules"))
 }
 

@@ -55,14 +55,11 @@ fn componentize_py(project: &Path) -> Result<PathBuf, AuthorError> {
         return Ok(found);
     }
     let name = format!("componentize-py-{COMPONENTIZE_PY_VERSION}");
-    if let Some(venv) = install::installed(&name) {
-        return Ok(venv.join("bin").join(COMPONENTIZE_PY.name));
-    }
-    let python = PYTHON.find(&[])?;
     let venv = install::ensure(
         &name,
         &format!("componentize-py {COMPONENTIZE_PY_VERSION}"),
-        |venv| {
+        &PYTHON,
+        |venv, python| {
             toolchain::run(
                 &name,
                 Command::new(python).args(["-m", "venv"]).arg(venv),
