@@ -248,7 +248,7 @@ fn shorten(name: &str) -> String {
 }
 
 /// Whether `name` may be the tool name of a function of a plain component
-/// whose file slug is `slug`, as [`tool_names`] makes them: it starts with
+/// whose file slug is `slug`, as `tool_names` makes them: it starts with
 /// the snake-cased `<slug>_`, or, cut, with as much of it as a cut keeps.
 pub fn may_be_function_of(slug: &str, name: &str) -> bool {
     let prefix = snake(&format!("{slug}_"));
