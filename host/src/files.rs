@@ -23,7 +23,7 @@ pub(crate) fn create_private_dir(dir: &Path) -> anyhow::Result<()> {
 /// Write `path` through a temporary file in the same folder, fsynced and
 /// renamed over it, then fsync the folder: a crash leaves the old file or the
 /// new one, never a part.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let dir = path
         .parent()
         .with_context(|| format!("{} has no parent folder", path.display()))?;

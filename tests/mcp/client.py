@@ -5,7 +5,7 @@
 
 Runs every scenario over one transport, printing `ok <scenario>` for each;
 any failure raises (non-zero exit, with the traceback on stderr). The host
-directory must hold the tools this script calls (see host/tests/all/mcp.rs) and
+directory must hold the tools this script calls (see cli/tests/all/mcp.rs) and
 SESSION_ID an existing session.
 """
 
@@ -123,7 +123,7 @@ async def scenarios(session: ClientSession, session_id: str, notices: list):
 
 async def elicitation(session: ClientSession, session_id: str):
     await session.initialize()
-    # In the session: its events record the approval (checked by host/tests/all/mcp.rs).
+    # In the session: its events record the approval (checked by cli/tests/all/mcp.rs).
     result = await session.call_tool("context", {}, meta={"toolhost/sessionId": session_id})
     check(not result.is_error, result.content)
     check(result.structured_content["approvedBy"]["via"] == "mcp-elicitation", result.structured_content)

@@ -25,8 +25,8 @@ use http_body_util::BodyExt as _;
 use serde_json::Value;
 use tower::ServiceExt as _;
 
-use toolhost::serve::http::{App, ServeOptions, router};
 use toolhost::session::NewSession;
+use toolhost_serve::http::{App, ServeOptions, router};
 
 use crate::fixture;
 use request::{Names, Vars};

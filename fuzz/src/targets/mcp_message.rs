@@ -25,8 +25,8 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::sync::mpsc;
 
-use toolhost::serve::mcp::{McpOptions, ToolServer};
 use toolhost::session::{NewSession, SessionStore};
+use toolhost_serve::mcp::{McpOptions, ToolServer};
 
 use crate::fixture::{self, EXAMPLE_GRANTS as CONFIG, EXAMPLE_TOOLS as TOOLS};
 use crate::targets::{arbitrary_json, replace_all};

@@ -42,7 +42,7 @@ use send::Outbound;
 
 /// The TLS client configuration tools' requests use (web PKI roots, ring),
 /// for the host's own HTTPS clients too.
-pub(crate) fn client_tls_config() -> anyhow::Result<rustls::ClientConfig> {
+pub fn client_tls_config() -> anyhow::Result<rustls::ClientConfig> {
     send::tls_config()
         .map(|config| (*config).clone())
         .map_err(|e| anyhow::anyhow!("{e:?}"))

@@ -1,0 +1,64 @@
+//! The command line's shape: the commands and the arguments they share.
+//! Each command's own arguments live beside its handler in `commands/`.
+
+use clap::{Parser, Subcommand};
+
+use crate::commands::{DirArgs, author, call, check, inspect, serve};
+
+/// Run untrusted agent tools as sandboxed WebAssembly components.
+#[derive(Debug, Parser)]
+#[command(name = "toolhost", version, about)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// List and inspect the tools of a folder.
+    Tools {
+        #[command(subcommand)]
+        command: ToolsCommand,
+    },
+    /// Call tools.
+    Tool {
+        #[command(subcommand)]
+        command: ToolCommand,
+    },
+    /// Show a tool's metadata, schema, and imports beside its grants.
+    Inspect(inspect::InspectArgs),
+    /// Load every tool, report each failing check (exit 1 if any fails) and
+    /// lint descriptions, names and schemas (warnings; exit 1 with --strict).
+    Check(check::CheckArgs),
+    /// Write tools.lock: pin each tool's component, metadata and grants; while
+    /// it exists, a tool that differs from it is refused.
+    Lock(DirArgs),
+    /// Serve the HTTP API (and MCP at /mcp) until interrupted (Ctrl-C or SIGTERM).
+    Serve(serve::ServeArgs),
+    /// Serve MCP on stdin/stdout until stdin closes.
+    Mcp(serve::McpArgs),
+    /// Make a tool project (Rust, Python or TypeScript) that builds and
+    /// passes `toolhost check` as it is.
+    New(author::NewArgs),
+    /// Build tool projects into the host directory's `tools/`.
+    Build(author::BuildArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ToolsCommand {
+    /// List the enabled tools (and the files that did not load).
+    List {
+        #[command(flatten)]
+        dir: DirArgs,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ToolCommand {
+    /// Call a tool: in-process (an ephemeral session unless --session), or
+    /// on a running server with --url.
+    Call(call::CallArgs),
+}

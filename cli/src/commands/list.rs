@@ -1,0 +1,46 @@
+//! `toolhost tools list`.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use super::{load, permission_name, warn_failures};
+use crate::print::{print_json, print_table, summary};
+
+/// List the enabled tools, the unavailable ones and the files that failed.
+pub(crate) async fn list(dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
+    let host = load(dir).await?;
+    let registry = host.registry();
+    if as_json {
+        let mut listing = host.listing();
+        listing["failures"] = serde_json::to_value(registry.failures())?;
+        print_json(&listing)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let unavailable = registry.unavailable().iter().map(|u| {
+        [
+            u.name.clone(),
+            "-".to_string(),
+            "-".to_string(),
+            summary(&format!("unavailable: {}", u.reason), 70),
+        ]
+    });
+    let rows: Vec<[String; 4]> = registry
+        .tools()
+        .map(|t| {
+            [
+                t.name().to_string(),
+                t.metadata().effect.to_string(),
+                permission_name(t.policy().permission).to_string(),
+                summary(&t.metadata().description, 70),
+            ]
+        })
+        .chain(unavailable)
+        .collect();
+    let header = ["NAME", "EFFECT", "PERMISSION", "DESCRIPTION"].map(str::to_string);
+    print_table(&header, &rows);
+    if rows.is_empty() {
+        println!("(no tools in {})", host.tools_dir().display());
+    }
+    warn_failures(&host);
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,50 @@
+//! One module per command: its own arguments and its handler. What several
+//! commands share is here.
+
+pub(crate) mod author;
+pub(crate) mod call;
+pub(crate) mod check;
+pub(crate) mod inspect;
+pub(crate) mod list;
+pub(crate) mod lock;
+pub(crate) mod serve;
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use serde_json::{Value, json};
+use toolhost::Host;
+use toolhost::config::Permission;
+
+/// The host directory a command works on.
+#[derive(Debug, Args)]
+pub(crate) struct DirArgs {
+    /// The host directory: `toolhost.toml` and `tools/`.
+    #[arg(long, short = 'd', default_value = ".")]
+    pub(crate) dir: PathBuf,
+}
+
+/// Load the host directory for a one-shot command.
+pub(crate) async fn load(dir: &Path) -> anyhow::Result<Host> {
+    Host::builder(dir).build().await
+}
+
+/// Print each file that did not load, as a warning.
+pub(crate) fn warn_failures(host: &Host) {
+    for failure in host.registry().failures() {
+        eprintln!("warning: not loaded: {failure}");
+    }
+}
+
+pub(crate) fn cli_principal() -> Value {
+    let user = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
+    json!({ "type": "cli", "user": user })
+}
+
+/// A permission as `toolhost.toml` spells it.
+pub(crate) fn permission_name(permission: Permission) -> &'static str {
+    match permission {
+        Permission::AlwaysAllow => "always_allow",
+        Permission::AlwaysAsk => "always_ask",
+    }
+}

@@ -1,0 +1,95 @@
+//! The `toolhost` command.
+//!
+//! Exit codes: 0 success; 1 the tool ran and reported an error (or `check`
+//! found a failing tool); 2 the call or command was refused (unknown tool,
+//! invalid input, approval required, bad config or usage).
+
+mod args;
+mod author;
+mod client;
+mod commands;
+mod print;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+use args::{Cli, Command, ToolCommand, ToolsCommand};
+use commands::{author as author_commands, call, check, inspect, list, lock, serve};
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    match run(Cli::parse()).await {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if matches!(cli.command, Command::Serve(_) | Command::Mcp(_)) {
+        raise_open_file_limit();
+    } else {
+        quiet_on_closed_stdout();
+    }
+    match cli.command {
+        Command::Tools {
+            command: ToolsCommand::List { dir, json },
+        } => list::list(&dir.dir, json).await,
+        Command::Tool {
+            command: ToolCommand::Call(args),
+        } => call::call(args).await,
+        Command::Inspect(args) => inspect::inspect(args).await,
+        Command::Check(args) => check::check(args).await,
+        Command::Lock(dir) => lock::lock(&dir.dir).await,
+        Command::Serve(args) => serve::serve(args).await,
+        Command::Mcp(args) => serve::mcp(args).await,
+        Command::New(args) => author_commands::new(args),
+        Command::Build(args) => author_commands::build(args),
+    }
+}
+
+/// Let a closed stdout end the process quietly, as it does other Unix tools
+/// (`toolhost tools list | head`): Rust ignores SIGPIPE, which turns the
+/// next print into a panic. Not for the servers, whose peers may hang up.
+fn quiet_on_closed_stdout() {
+    #[cfg(unix)]
+    // SAFETY: signal(2) only changes how the process treats SIGPIPE; no
+    // handler runs, and nothing in these commands relies on ignoring it.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+/// Raise the soft limit on open descriptors to the hard one, so the
+/// servers' connections, tools' files and sockets, the compile cache and
+/// the key-value store do not run out at the common soft default of 1024.
+fn raise_open_file_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write only the struct passed.
+    let raised = unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && {
+            let before = limit.rlim_cur;
+            limit.rlim_cur = limit.rlim_max;
+            before == limit.rlim_max || libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0
+        }
+    };
+    if !raised {
+        tracing::warn!(
+            "cannot raise the open-file limit (RLIMIT_NOFILE): {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}

@@ -1,0 +1,394 @@
+//! The MCP server driven by the official Python `mcp` client, over stdio
+//! (`toolhost mcp`) and streamable HTTP (`serve`'s `/mcp`): see
+//! tests/mcp/client.py for the scenarios.
+//!
+//! The client lives in `$CARGO_TARGET_DIR/py` (scripts/test installs it), or
+//! wherever `TOOLHOST_TEST_PYTHON` points. Without it the tests skip, except
+//! under `CI=true`, where a missing toolchain is a failure.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{host, host_dir};
+use serde_json::{Value, json};
+use toolhost::session::{NewSession, SessionStore};
+use toolhost_serve::http::{self, App, ServeOptions};
+
+const TOOLS: &[&str] = &[
+    "echo",
+    "counter",
+    "notes",
+    "fetch_url",
+    "trap",
+    "chatty",
+    "context",
+    "spin",
+    "kv_probe",
+];
+
+const CONFIG: &str = r#"
+[tools.counter]
+kv = ["default"]
+[tools.notes]
+workspace = "write"
+[tools.fetch_url]
+http = ["https://example.com"]
+[tools.context]
+permission = "always_ask"
+[tools.spin]
+timeout_ms = 2500
+[tools.kv_probe]
+kv = ["default"]
+workspace = "write"
+timeout_ms = 20000
+
+[custom_tools.get_weather]
+description = "Get the current weather for a city. Returns Celsius and a one-word summary; no forecasts."
+input_schema = { type = "object", properties = { location = { type = "string" } } }
+"#;
+
+/// A Python with the `mcp` package, or `None` (skip) outside CI.
+fn python() -> Option<PathBuf> {
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target dir")
+        .to_path_buf();
+    let candidates = std::env::var_os("TOOLHOST_TEST_PYTHON")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([target.join("py/bin/python")]);
+    for python in candidates {
+        let works = Command::new(&python)
+            .args(["-c", "import mcp"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if works {
+            return Some(python);
+        }
+    }
+    let why = "no Python with the `mcp` package (scripts/test installs it into target/py)";
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+    eprintln!("skipping: {why}");
+    None
+}
+
+fn client_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/client.py")
+}
+
+fn run_client(python: &Path, args: &[&str]) {
+    let out = Command::new(python)
+        .arg(client_script())
+        .args(args)
+        .output()
+        .expect("run the Python client");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("all ok"),
+        "the MCP client failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    );
+}
+
+#[test]
+fn stdio_with_the_python_client() {
+    let Some(python) = python() else { return };
+    let dir = host_dir(TOOLS, CONFIG);
+    let store = SessionStore::open(
+        dir.path().join(".toolhost/sessions"),
+        Duration::from_secs(3600),
+    )
+    .expect("session store");
+    let session = store.create(NewSession::default()).expect("session");
+    let binary = env!("CARGO_BIN_EXE_toolhost");
+    let dir_arg = dir.path().to_str().expect("utf-8 path");
+    run_client(&python, &["stdio", binary, dir_arg, session.id()]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamable_http_with_the_python_client() {
+    let Some(python) = python() else { return };
+    let (_dir, host) = host(TOOLS, CONFIG).await;
+    let mut options = ServeOptions::from_config(&host).unwrap();
+    options.listen = "127.0.0.1:0".parse().unwrap();
+    options.token = Some("mcp-test-token-0123".into());
+    let listener = http::bind(&options).await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let app = App::new(Arc::new(host), options).unwrap();
+    let session = app.sessions.create(NewSession::default()).unwrap();
+    let server = tokio::spawn(http::run(listener, app, std::future::pending()));
+
+    let client = common::http_client();
+    let initialize = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "0"}}
+    });
+    let post = |origin: Option<&str>, token: Option<&str>| {
+        let mut request = client
+            .post(format!("{base}/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize);
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send()
+    };
+    let unauthorized = post(None, None).await.unwrap();
+    assert_eq!(unauthorized.status(), 401, "the API's token guards /mcp");
+    let foreign = post(Some("http://evil.example"), Some("mcp-test-token-0123"))
+        .await
+        .unwrap();
+    assert_eq!(foreign.status(), 403, "a foreign Origin is refused");
+    let local = post(Some("http://localhost:5173"), Some("mcp-test-token-0123"))
+        .await
+        .unwrap();
+    assert_eq!(local.status(), 200);
+
+    let url = format!("{base}/mcp");
+    let id = session.id().to_string();
+    tokio::task::spawn_blocking(move || {
+        run_client(&python, &["http", &url, "mcp-test-token-0123", &id]);
+    })
+    .await
+    .unwrap();
+    // Calls over /mcp are counted in the server's metrics, as HTTP API calls are.
+    let metrics = client
+        .get(format!("{base}/metrics"))
+        .bearer_auth("mcp-test-token-0123")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains(r#"toolhost_calls_total{tool="echo",outcome="ok"}"#),
+        "{metrics}"
+    );
+    server.abort();
+    // The approval the client's user gave by elicitation is in the session's
+    // events, as an approval over the HTTP API is.
+    let events: Vec<Value> = session
+        .events()
+        .since(None)
+        .iter()
+        .map(|e| e.to_json())
+        .collect();
+    let of = |kind: &str| events.iter().find(|e| e["type"] == kind).cloned();
+    let requested = of("approval.requested").expect("approval.requested recorded");
+    assert_eq!(requested["data"]["toolName"], "context");
+    let resolved = of("approval.resolved").expect("approval.resolved recorded");
+    assert_eq!(resolved["data"]["decision"], "approved");
+    assert_eq!(resolved["data"]["callId"], requested["data"]["callId"]);
+}
+
+/// Protocol hygiene without any client library: only JSON-RPC on stdout
+/// (even from a tool that prints), a request before `initialize` refused,
+/// `list_changed` after reloads that add a tool (on SIGHUP, and by watching
+/// the folder) or disable one (by watching `toolhost.toml`), and a clean
+/// exit when stdin closes.
+#[test]
+fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let dir = host_dir(&["echo", "chatty"], "");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["mcp", "--dir"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run toolhost mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut send = |message: serde_json::Value| {
+        writeln!(stdin, "{message}").expect("write");
+        stdin.flush().expect("flush");
+    };
+    let mut reply = || -> serde_json::Value {
+        let line = lines.next().expect("a line").expect("utf-8");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line:?}"))
+    };
+
+    send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    let early = reply();
+    assert_eq!(early["id"], 1);
+    assert!(
+        early["error"].is_object(),
+        "a request before initialize is refused: {early}"
+    );
+    send(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}),
+    );
+    assert_eq!(reply()["result"]["serverInfo"]["name"], "toolhost");
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "chatty", "arguments": {"bytes": 200000}}}));
+    let chatty = reply();
+    assert_eq!(chatty["id"], 3);
+    assert_eq!(chatty["result"]["isError"], false, "{chatty}");
+    send(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "after"}}}));
+    assert_eq!(reply()["result"]["content"][0]["text"], "after");
+
+    // A reload (SIGHUP) that adds a tool tells the client.
+    std::fs::copy(
+        common::artifact("counter"),
+        dir.path().join("tools/counter.wasm"),
+    )
+    .expect("add a tool");
+    let hangup = Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .expect("kill -HUP");
+    assert!(hangup.success());
+    let notice = reply();
+    assert_eq!(
+        notice["method"], "notifications/tools/list_changed",
+        "{notice}"
+    );
+    send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}));
+    let listed = reply();
+    let names: Vec<&str> = listed["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["chatty", "counter", "echo"], "{listed}");
+
+    // The folder is watched: a tool copied in is picked up without a signal.
+    std::fs::copy(
+        common::artifact("notes"),
+        dir.path().join("tools/notes.wasm"),
+    )
+    .expect("add a tool");
+    let notice = reply();
+    assert_eq!(
+        notice["method"], "notifications/tools/list_changed",
+        "{notice}"
+    );
+    send(json!({"jsonrpc": "2.0", "id": 6, "method": "tools/list"}));
+    assert_eq!(reply()["result"]["tools"].as_array().map(Vec::len), Some(4));
+
+    // So is toolhost.toml: disabling a tool there takes it out of the list.
+    std::fs::write(
+        dir.path().join("toolhost.toml"),
+        "[tools.notes]\nenabled = false\n",
+    )
+    .expect("edit the config");
+    let notice = reply();
+    assert_eq!(
+        notice["method"], "notifications/tools/list_changed",
+        "{notice}"
+    );
+    send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}));
+    assert_eq!(reply()["result"]["tools"].as_array().map(Vec::len), Some(3));
+
+    drop(stdin);
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no exit after stdin closed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    assert!(lines.next().is_none(), "nothing after the last reply");
+}
+
+/// A plain component's functions over MCP stdio: listed with their derived
+/// schemas, called with structured results, invalid input refused; a tool
+/// that did not load is refused with why.
+#[test]
+fn plain_component_functions_over_mcp() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let dir = host_dir(&["plain_shapes"], "");
+    std::fs::write(dir.path().join("tools/broken.wasm"), b"not a component").expect("broken");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["mcp", "--dir"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run toolhost mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut exchange = |message: serde_json::Value| -> serde_json::Value {
+        writeln!(stdin, "{message}").expect("write");
+        stdin.flush().expect("flush");
+        if message.get("id").is_none() {
+            return serde_json::Value::Null;
+        }
+        let line = lines.next().expect("a line").expect("utf-8");
+        serde_json::from_str(&line).expect("JSON-RPC")
+    };
+    exchange(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}),
+    );
+    exchange(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    let listed = exchange(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
+    let swap = listed["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "plain_shapes_swap")
+        .expect("swap listed")
+        .clone();
+    assert_eq!(
+        swap["inputSchema"]["properties"]["pair"]["maxItems"], 2,
+        "{swap}"
+    );
+    assert_eq!(
+        swap["annotations"]["destructiveHint"], true,
+        "write unless configured"
+    );
+
+    let called = exchange(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "plain_shapes_swap", "arguments": {"pair": ["a", 1]}}}));
+    assert_eq!(called["result"]["isError"], false, "{called}");
+    assert_eq!(
+        called["result"]["structuredContent"],
+        json!({"result": [1, "a"]})
+    );
+    let usage = &called["result"]["_meta"]["toolhost/usage"];
+    assert_eq!(usage["attempts"], 1, "{called}");
+    assert!(usage["wallUs"].as_u64().unwrap() > 0, "{called}");
+
+    let refused = exchange(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "plain_shapes_swap", "arguments": {"pair": [1, "a"]}}}));
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+
+    let broken = exchange(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {"name": "broken", "arguments": {}}}));
+    assert_eq!(
+        broken["error"]["data"]["code"], "tool_not_callable",
+        "{broken}"
+    );
+    let message = broken["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("did not load") && message.contains("not a WebAssembly file"),
+        "{broken}"
+    );
+
+    drop(stdin);
+    assert!(child.wait().expect("exit").success());
+}

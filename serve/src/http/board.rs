@@ -1,0 +1,494 @@
+//! Calls that wait for someone: an approval, or a custom tool's result.
+//!
+//! A call that parks here answers its HTTP request with `202` and its id;
+//! the call goes on in the background, the approval or result arrives on
+//! another request, and `GET …/calls/<id>` polls or long-polls the outcome.
+
+use futures::future::BoxFuture;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::json;
+use tokio::sync::{oneshot, watch};
+
+use toolhost::call::{
+    ApprovalDecision, ApprovalRequest, Approver, CallResult, CustomToolRunner, CustomToolUse,
+};
+use toolhost::error::CallError;
+use toolhost::output::ToolOutput;
+use toolhost::session::{EventData, EventKind, Session};
+
+/// Where a parked call stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Waiting for `POST …/approvals/<callId>`.
+    AwaitingApproval,
+    /// Waiting for a `user.custom_tool_result` event.
+    AwaitingCustomToolResult,
+    /// Running (approved, or answered).
+    Running,
+    /// Finished: the outcome is kept.
+    Done,
+}
+
+impl Status {
+    /// Whether a call in this state waits for someone (and so counts
+    /// against `max_waiting_calls`).
+    fn is_waiting(self) -> bool {
+        matches!(
+            self,
+            Self::AwaitingApproval | Self::AwaitingCustomToolResult
+        )
+    }
+}
+
+/// A finished call's outcome as the API reports it.
+pub type Outcome = Result<Arc<CallResult>, Arc<CallError>>;
+
+/// Calls that may wait for an approval or a custom tool's result at once,
+/// on one server, by default (`[server] max_waiting_calls`); one more is
+/// refused at once instead of parking.
+pub const MAX_WAITING_CALLS: usize = 1024;
+
+/// One call that parked.
+struct Parked {
+    tool_name: String,
+    session_id: String,
+    status: watch::Sender<(Status, Option<Outcome>)>,
+    approval: Mutex<Option<oneshot::Sender<ApprovalDecision>>>,
+    answer: Mutex<Option<oneshot::Sender<ToolOutput>>>,
+    finished_at: Mutex<Option<Instant>>,
+}
+
+/// A snapshot of a parked call for `GET …/calls/<id>`.
+#[derive(Debug, Clone)]
+pub struct CallView {
+    /// The tool.
+    pub tool_name: String,
+    /// The session.
+    pub session_id: String,
+    /// Where it stands.
+    pub status: Status,
+    /// The outcome, once done.
+    pub outcome: Option<Outcome>,
+}
+
+/// Why an answer could not be delivered.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    /// No parked call has this id.
+    #[error("no call `{0}` is known (it never waited, or its record expired)")]
+    NotFound(String),
+    /// The call is not waiting for this kind of answer.
+    #[error("call `{call}` is not waiting for {what} (it is {status:?})")]
+    NotWaiting {
+        /// The call id.
+        call: String,
+        /// What was offered.
+        what: &'static str,
+        /// Where it stands.
+        status: Status,
+    },
+}
+
+/// The parked calls of one server.
+pub struct Board {
+    calls: Mutex<HashMap<String, Arc<Parked>>>,
+    max_waiting: usize,
+    /// How many parked calls wait now: kept by [`Board::set_status`], so
+    /// parking never counts the calls one by one.
+    waiting: AtomicUsize,
+}
+
+impl Default for Board {
+    fn default() -> Self {
+        Self::with_max_waiting(MAX_WAITING_CALLS)
+    }
+}
+
+impl Board {
+    /// A board on which at most `max` calls wait at once.
+    pub fn with_max_waiting(max: usize) -> Self {
+        Self {
+            calls: Mutex::default(),
+            max_waiting: max,
+            waiting: AtomicUsize::new(0),
+        }
+    }
+
+    /// Park a call, or `None` when `max_waiting` calls wait already.
+    fn park(
+        &self,
+        call_id: &str,
+        tool_name: &str,
+        session_id: &str,
+        status: Status,
+    ) -> Option<Arc<Parked>> {
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        if !calls.contains_key(call_id) && self.waiting.load(Ordering::Relaxed) >= self.max_waiting
+        {
+            return None;
+        }
+        let entry = calls
+            .entry(call_id.to_string())
+            .or_insert_with(|| {
+                Arc::new(Parked {
+                    tool_name: tool_name.to_string(),
+                    session_id: session_id.to_string(),
+                    status: watch::channel((Status::Running, None)).0,
+                    approval: Mutex::new(None),
+                    answer: Mutex::new(None),
+                    finished_at: Mutex::new(None),
+                })
+            })
+            .clone();
+        self.set_status(&entry, status, None);
+        Some(entry)
+    }
+
+    /// Move a parked call to `status` (with its outcome, once done),
+    /// keeping the count of waiting calls.
+    fn set_status(&self, parked: &Parked, status: Status, outcome: Option<Outcome>) {
+        let mut was = Status::Running;
+        parked.status.send_modify(|s| {
+            was = std::mem::replace(&mut s.0, status);
+            if outcome.is_some() {
+                s.1 = outcome;
+            }
+        });
+        match (was.is_waiting(), status.is_waiting()) {
+            (false, true) => {
+                self.waiting.fetch_add(1, Ordering::Relaxed);
+            }
+            (true, false) => {
+                self.waiting.fetch_sub(1, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+    }
+
+    fn get(&self, call_id: &str) -> Option<Arc<Parked>> {
+        let calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        calls.get(call_id).cloned()
+    }
+
+    /// Record a call's outcome if it parked (calls that never waited leave no record).
+    pub fn finish(&self, call_id: &str, outcome: &Outcome) {
+        if let Some(parked) = self.get(call_id) {
+            *parked
+                .finished_at
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+            self.set_status(&parked, Status::Done, Some(outcome.clone()));
+        }
+    }
+
+    /// Where a parked call stands; with `wait`, wait up to that long for it
+    /// to finish first.
+    pub async fn view(&self, call_id: &str, wait: Duration) -> Option<CallView> {
+        let parked = self.get(call_id)?;
+        let mut rx = parked.status.subscribe();
+        if !wait.is_zero() {
+            let _ = tokio::time::timeout(wait, rx.wait_for(|s| s.0 == Status::Done)).await;
+        }
+        let (status, outcome) = rx.borrow().clone();
+        Some(CallView {
+            tool_name: parked.tool_name.clone(),
+            session_id: parked.session_id.clone(),
+            status,
+            outcome,
+        })
+    }
+
+    /// Approve or deny a call waiting for approval.
+    pub fn decide(&self, call_id: &str, decision: ApprovalDecision) -> Result<(), AnswerError> {
+        let parked = self.get(call_id);
+        deliver(call_id, parked, |p| &p.approval, decision, "an approval")
+    }
+
+    /// Deliver a custom tool's result. `session_id` must be the call's own.
+    pub fn answer(
+        &self,
+        call_id: &str,
+        session_id: &str,
+        output: ToolOutput,
+    ) -> Result<(), AnswerError> {
+        let parked = self.get(call_id).filter(|p| p.session_id == session_id);
+        deliver(
+            call_id,
+            parked,
+            |p| &p.answer,
+            output,
+            "a custom tool result",
+        )
+    }
+
+    /// Forget the finished calls of sessions that are gone.
+    pub fn forget_sessions(&self, removed: &[String]) {
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        calls.retain(|_, parked| {
+            let finished = parked
+                .finished_at
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_some();
+            !(finished && removed.contains(&parked.session_id))
+        });
+    }
+
+    /// Forget calls finished longer ago than `keep`.
+    pub fn sweep(&self, keep: Duration) {
+        let mut calls = self.calls.lock().unwrap_or_else(PoisonError::into_inner);
+        calls.retain(|_, parked| {
+            parked
+                .finished_at
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_none_or(|at| at.elapsed() < keep)
+        });
+    }
+}
+
+/// Hand `value` to the parked call through the slot `pick` selects, if the
+/// call waits there.
+fn deliver<T>(
+    call_id: &str,
+    parked: Option<Arc<Parked>>,
+    pick: impl Fn(&Parked) -> &Mutex<Option<oneshot::Sender<T>>>,
+    value: T,
+    what: &'static str,
+) -> Result<(), AnswerError> {
+    let parked = parked.ok_or_else(|| AnswerError::NotFound(call_id.to_string()))?;
+    let sender = pick(&parked)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    match sender.map(|tx| tx.send(value)) {
+        Some(Ok(())) => Ok(()),
+        _ => Err(AnswerError::NotWaiting {
+            call: call_id.to_string(),
+            what,
+            status: parked.status.borrow().0,
+        }),
+    }
+}
+
+/// Tells the request handler that its call parked, so it can answer `202`.
+#[derive(Default)]
+pub struct ParkSignal(Mutex<Option<oneshot::Sender<Status>>>);
+
+impl ParkSignal {
+    /// A signal and the receiver the handler waits on.
+    pub fn new() -> (Arc<Self>, oneshot::Receiver<Status>) {
+        let (tx, rx) = oneshot::channel();
+        (Arc::new(Self(Mutex::new(Some(tx)))), rx)
+    }
+
+    fn raise(&self, status: Status) {
+        if let Some(tx) = self.0.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            let _ = tx.send(status);
+        }
+    }
+}
+
+/// Approvals over HTTP: park the call, say it waits (the pipeline records
+/// `approval.requested`), and wait (bounded) for `POST …/approvals/<callId>`.
+pub struct BoardApprover {
+    /// Where the call parks.
+    pub board: Arc<Board>,
+    /// Raised when the call parks.
+    pub signal: Arc<ParkSignal>,
+    /// How long to wait before the approval expires.
+    pub timeout: Duration,
+}
+
+impl Approver for BoardApprover {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest) -> BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async move {
+            let Some(parked) = self.board.park(
+                &request.call_id,
+                &request.tool_name,
+                &request.session_id,
+                Status::AwaitingApproval,
+            ) else {
+                return ApprovalDecision::Unavailable {
+                    how: toolhost::Overloaded::TooManyWaiting {
+                        max: self.board.max_waiting,
+                    }
+                    .to_string(),
+                };
+            };
+            let (tx, rx) = oneshot::channel();
+            *parked
+                .approval
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(tx);
+            let expires_at = chrono::Utc::now()
+                + chrono::Duration::from_std(self.timeout).unwrap_or(chrono::Duration::MAX);
+            request.waiting(Some(expires_at));
+            self.signal.raise(Status::AwaitingApproval);
+            let decision = match tokio::time::timeout(self.timeout, rx).await {
+                Ok(Ok(decision)) => decision,
+                Ok(Err(_)) | Err(_) => {
+                    parked
+                        .approval
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .take();
+                    ApprovalDecision::Expired {
+                        waited: self.timeout,
+                    }
+                }
+            };
+            self.board.set_status(&parked, Status::Running, None);
+            decision
+        })
+    }
+}
+
+/// Custom tools over HTTP: park the call, emit `agent.custom_tool_use`, and
+/// wait (bounded) for the client's `user.custom_tool_result`.
+pub struct BoardCustomTools {
+    /// Where the call parks.
+    pub board: Arc<Board>,
+    /// Raised when the call parks.
+    pub signal: Arc<ParkSignal>,
+    /// How long to wait for the result.
+    pub timeout: Duration,
+}
+
+impl CustomToolRunner for BoardCustomTools {
+    fn run<'a>(
+        &'a self,
+        session: &'a Session,
+        request: &'a CustomToolUse,
+    ) -> BoxFuture<'a, Result<ToolOutput, CallError>> {
+        Box::pin(async move {
+            let Some(parked) = self.board.park(
+                &request.call_id,
+                &request.tool_name,
+                &request.session_id,
+                Status::AwaitingCustomToolResult,
+            ) else {
+                return Err(CallError::Overloaded(
+                    toolhost::Overloaded::TooManyWaiting {
+                        max: self.board.max_waiting,
+                    },
+                ));
+            };
+            let (tx, rx) = oneshot::channel();
+            *parked.answer.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
+            session.events().emit(
+                EventKind::CustomToolUse,
+                EventData::Json(json!({
+                    "customToolUseId": request.call_id,
+                    "callId": request.call_id,
+                    "name": request.tool_name,
+                    "input": request.input,
+                    "sessionId": request.session_id,
+                })),
+            );
+            self.signal.raise(Status::AwaitingCustomToolResult);
+            let output = match tokio::time::timeout(self.timeout, rx).await {
+                Ok(Ok(output)) => output,
+                Ok(Err(_)) | Err(_) => {
+                    parked
+                        .answer
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .take();
+                    ToolOutput::text(
+                        format!(
+                            "custom tool `{}` got no result: the client did not post a \
+                             user.custom_tool_result within {} s",
+                            request.tool_name,
+                            self.timeout.as_secs()
+                        ),
+                        true,
+                    )
+                }
+            };
+            self.board.set_status(&parked, Status::Running, None);
+            Ok(output)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_waiting_cap_is_the_boards_own() {
+        let board = Board::with_max_waiting(2);
+        for n in 0..2 {
+            assert!(
+                board
+                    .park(&format!("call_{n}"), "t", "s", Status::AwaitingApproval)
+                    .is_some()
+            );
+        }
+        assert!(
+            board
+                .park("call_2", "t", "s", Status::AwaitingCustomToolResult)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_call_that_stops_waiting_frees_its_place_at_once() {
+        let board = Board::with_max_waiting(1);
+        let parked = board
+            .park("call_a", "t", "s", Status::AwaitingApproval)
+            .expect("room for one");
+        assert!(
+            board
+                .park("call_b", "t", "s", Status::AwaitingApproval)
+                .is_none()
+        );
+        board.set_status(&parked, Status::Running, None);
+        assert_eq!(board.waiting.load(Ordering::Relaxed), 0);
+        assert!(
+            board
+                .park("call_b", "t", "s", Status::AwaitingCustomToolResult)
+                .is_some(),
+            "approved or answered, a call no longer counts as waiting"
+        );
+        board.set_status(&parked, Status::Running, None);
+        assert_eq!(board.waiting.load(Ordering::Relaxed), 1, "counted once");
+    }
+
+    #[test]
+    fn a_full_board_refuses_one_more_waiting_call_and_forgets_gone_sessions() {
+        let board = Board::default();
+        for n in 0..MAX_WAITING_CALLS {
+            let session = if n == 0 { "gone" } else { "kept" };
+            let parked = board.park(&format!("call_{n}"), "t", session, Status::AwaitingApproval);
+            assert!(parked.is_some(), "call {n} parks");
+        }
+        assert!(
+            board
+                .park("call_more", "t", "kept", Status::AwaitingApproval)
+                .is_none()
+        );
+        assert!(
+            board.park("call_1", "t", "kept", Status::Running).is_some(),
+            "a call already parked moves on"
+        );
+        let outcome: Outcome = Err(Arc::new(CallError::Internal(anyhow::anyhow!("x"))));
+        board.finish("call_0", &outcome);
+        assert!(
+            board
+                .park("call_more", "t", "kept", Status::AwaitingApproval)
+                .is_some(),
+            "a finished call frees its place"
+        );
+        board.forget_sessions(&["gone".to_string()]);
+        assert!(board.get("call_0").is_none(), "finished with its session");
+        assert!(board.get("call_2").is_some());
+    }
+}

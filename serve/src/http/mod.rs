@@ -1,0 +1,572 @@
+//! The HTTP API (`toolhost serve`): the call pipeline over JSON, sessions
+//! with their event streams, approvals, custom tools, health and metrics.
+//!
+//! Routes live under `/<slug>/v1`, where the slug is the config's `name`:
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET /healthz` | liveness (no token needed) |
+//! | `GET /metrics` | Prometheus text |
+//! | `GET /<slug>/v1/tools` | the enabled tools |
+//! | `POST /<slug>/v1/tools/<name>` | call a tool |
+//! | `POST, GET /<slug>/v1/sessions` | create, list sessions |
+//! | `GET /<slug>/v1/sessions/<id>` | one session |
+//! | `GET /<slug>/v1/sessions/<id>/events` | server-sent events, resumable |
+//! | `POST /<slug>/v1/sessions/<id>/events` | client events (custom tool results) |
+//! | `POST /<slug>/v1/approvals/<callId>` | approve or deny a waiting call |
+//! | `GET /<slug>/v1/calls/<callId>` | a waiting call's status or result |
+//! | `POST, GET, DELETE /mcp` | MCP over streamable HTTP ([`crate::mcp`]) |
+
+mod approvals;
+mod board;
+mod error;
+mod sessions;
+mod tools;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::json;
+
+pub use board::{Board, MAX_WAITING_CALLS, Status};
+pub use error::ApiError;
+
+use crate::mcp::{McpOptions, ToolServer};
+use crate::metrics::Metrics;
+use rmcp::transport::streamable_http_server::StreamableHttpService;
+use tokio_util::sync::CancellationToken;
+use toolhost::config::{
+    DEFAULT_APPROVAL_TIMEOUT_MS, DEFAULT_BODY_READ_TIMEOUT_MS, DEFAULT_CUSTOM_TOOL_TIMEOUT_MS,
+    DEFAULT_HEADER_READ_TIMEOUT_MS, DEFAULT_LISTEN, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_SESSION_RETENTION_SECS, DEFAULT_SHUTDOWN_GRACE_SECS,
+    MIN_TOKEN_CHARS,
+};
+use toolhost::host::Host;
+use toolhost::session::{
+    HistoryBudget, MAX_HISTORY_BYTES, MAX_SESSION_HISTORY_BYTES, MAX_SESSIONS, SessionStore,
+};
+
+/// The slug routes use when the config has no `name`.
+pub const DEFAULT_SLUG: &str = "toolhost";
+
+/// How `toolhost serve` runs; flags over `[server]` over the defaults.
+#[derive(Clone)]
+pub struct ServeOptions {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// The bearer token, if any.
+    pub token: Option<String>,
+    /// How long a call waits for an approval.
+    pub approval_timeout: Duration,
+    /// How long a custom tool call waits for its result.
+    pub custom_tool_timeout: Duration,
+    /// How long idle sessions and events are kept.
+    pub session_retention: Duration,
+    /// The largest request body.
+    pub max_body_bytes: usize,
+    /// How long calls running at shutdown may take to finish.
+    pub shutdown_grace: Duration,
+    /// Connections served at once; more wait in the listen backlog.
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers (and, on a
+    /// kept-alive connection, to start the next request).
+    pub header_read_timeout: Duration,
+    /// How long a client may pause while sending a request's body.
+    pub body_read_timeout: Duration,
+    /// Sessions kept at once.
+    pub max_sessions: usize,
+    /// Calls that may wait for an approval or a custom tool's result at once.
+    pub max_waiting_calls: usize,
+    /// Event payload bytes one session's history keeps.
+    pub session_history_bytes: usize,
+    /// Event payload bytes every session's history keeps together.
+    pub history_bytes: usize,
+}
+
+impl std::fmt::Debug for ServeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServeOptions")
+            .field("listen", &self.listen)
+            .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("approval_timeout", &self.approval_timeout)
+            .field("custom_tool_timeout", &self.custom_tool_timeout)
+            .field("session_retention", &self.session_retention)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("shutdown_grace", &self.shutdown_grace)
+            .field("max_connections", &self.max_connections)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .field("body_read_timeout", &self.body_read_timeout)
+            .field("max_sessions", &self.max_sessions)
+            .field("max_waiting_calls", &self.max_waiting_calls)
+            .field("session_history_bytes", &self.session_history_bytes)
+            .field("history_bytes", &self.history_bytes)
+            .finish()
+    }
+}
+
+impl ServeOptions {
+    /// The options `[server]` in the host's config gives.
+    pub fn from_config(host: &Host) -> anyhow::Result<Self> {
+        let config = host.config();
+        let server = &config.server;
+        let listen = server.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
+        Ok(Self {
+            listen: listen
+                .parse()
+                .with_context(|| format!("invalid listen address {listen:?}"))?,
+            token: server.token.clone(),
+            approval_timeout: Duration::from_millis(
+                server
+                    .approval_timeout_ms
+                    .unwrap_or(DEFAULT_APPROVAL_TIMEOUT_MS),
+            ),
+            custom_tool_timeout: Duration::from_millis(
+                server
+                    .custom_tool_timeout_ms
+                    .unwrap_or(DEFAULT_CUSTOM_TOOL_TIMEOUT_MS),
+            ),
+            session_retention: Duration::from_secs(
+                server
+                    .session_retention_secs
+                    .unwrap_or(DEFAULT_SESSION_RETENTION_SECS),
+            ),
+            max_body_bytes: server.max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES),
+            shutdown_grace: Duration::from_secs(
+                server
+                    .shutdown_grace_secs
+                    .unwrap_or(DEFAULT_SHUTDOWN_GRACE_SECS),
+            ),
+            max_connections: server.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS) as usize,
+            header_read_timeout: Duration::from_millis(
+                server
+                    .header_read_timeout_ms
+                    .unwrap_or(DEFAULT_HEADER_READ_TIMEOUT_MS),
+            ),
+            body_read_timeout: Duration::from_millis(
+                server
+                    .body_read_timeout_ms
+                    .unwrap_or(DEFAULT_BODY_READ_TIMEOUT_MS),
+            ),
+            max_sessions: server.max_sessions.unwrap_or(MAX_SESSIONS),
+            max_waiting_calls: server.max_waiting_calls.unwrap_or(MAX_WAITING_CALLS),
+            session_history_bytes: server
+                .session_history_mb
+                .map_or(MAX_SESSION_HISTORY_BYTES, |mb| mb << 20),
+            history_bytes: server.history_mb.map_or(MAX_HISTORY_BYTES, |mb| mb << 20),
+        })
+    }
+
+    /// The session store these options describe, kept under `root`.
+    pub fn session_store(&self, root: std::path::PathBuf) -> anyhow::Result<SessionStore> {
+        let history = HistoryBudget::new(self.session_history_bytes, self.history_bytes);
+        Ok(
+            SessionStore::open_with_history(root, self.session_retention, history)?
+                .with_max_sessions(self.max_sessions),
+        )
+    }
+}
+
+/// What every handler shares.
+pub struct App {
+    /// The tools and the pipeline.
+    pub host: Arc<Host>,
+    /// The sessions (shared with MCP over HTTP).
+    pub sessions: Arc<SessionStore>,
+    /// Calls waiting for an approval or a custom tool's result.
+    pub board: Arc<Board>,
+    /// Counters for `/metrics`.
+    pub metrics: Arc<Metrics>,
+    /// The slug routes live under.
+    pub slug: String,
+    /// The options in force.
+    pub options: ServeOptions,
+    /// Cancelled at shutdown: ends the open event and MCP streams, which
+    /// would otherwise hold the graceful shutdown forever.
+    shutdown: CancellationToken,
+}
+
+impl App {
+    /// The shared state for `host`, with sessions kept under its state directory.
+    pub fn new(host: Arc<Host>, options: ServeOptions) -> anyhow::Result<Arc<Self>> {
+        let sessions = Arc::new(options.session_store(host.sessions_dir())?);
+        let slug = host
+            .config()
+            .name
+            .clone()
+            .unwrap_or_else(|| DEFAULT_SLUG.to_string());
+        let metrics = Arc::new(Metrics::default());
+        host.observe(metrics.clone());
+        Ok(Arc::new(Self {
+            host,
+            sessions,
+            board: Arc::new(Board::with_max_waiting(options.max_waiting_calls)),
+            metrics,
+            slug,
+            options,
+            shutdown: CancellationToken::new(),
+        }))
+    }
+
+    /// Refuse a route under another slug, naming the one served.
+    fn check_slug(&self, slug: &str) -> Result<(), ApiError> {
+        if slug == self.slug {
+            Ok(())
+        } else {
+            Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!("this server serves `/{}/v1`, not `/{slug}/v1`", self.slug),
+            ))
+        }
+    }
+
+    /// Forget expired sessions and finished waiting calls.
+    pub fn sweep(&self) {
+        let removed = self.sessions.sweep();
+        if !removed.is_empty() {
+            tracing::info!("removed {} idle sessions", removed.len());
+            self.board.forget_sessions(&removed);
+        }
+        self.board.sweep(self.options.session_retention);
+    }
+}
+
+/// The router for `app`.
+pub fn router(app: Arc<App>) -> Router {
+    let api = Router::new()
+        .route("/metrics", get(metrics))
+        .route("/{slug}/v1/tools", get(tools::list))
+        .route("/{slug}/v1/tools/{name}", post(tools::call))
+        .route(
+            "/{slug}/v1/sessions",
+            post(sessions::create).get(sessions::list),
+        )
+        .route("/{slug}/v1/sessions/{id}", get(sessions::get))
+        .route(
+            "/{slug}/v1/sessions/{id}/events",
+            get(sessions::stream).post(sessions::post_events),
+        )
+        .route("/{slug}/v1/approvals/{call_id}", post(approvals::decide))
+        .route("/{slug}/v1/calls/{call_id}", get(approvals::poll))
+        .route_service("/mcp", mcp_service(&app))
+        .route_layer(middleware::from_fn_with_state(app.clone(), require_token))
+        .route_layer(middleware::from_fn_with_state(
+            app.clone(),
+            require_loopback_host,
+        ));
+    Router::new()
+        .route("/healthz", get(healthz))
+        .merge(api)
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(app.options.max_body_bytes))
+        .with_state(app)
+}
+
+/// MCP over streamable HTTP, with the HTTP API's sessions and token.
+fn mcp_service(
+    app: &Arc<App>,
+) -> StreamableHttpService<
+    ToolServer,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+> {
+    let server = ToolServer::new(
+        app.host.clone(),
+        app.sessions.clone(),
+        McpOptions::default(),
+    );
+    let public = !app.options.listen.ip().is_loopback();
+    let origins = app
+        .host
+        .config()
+        .server
+        .allowed_origins
+        .clone()
+        .unwrap_or_default();
+    server.http_service(
+        app.shutdown.child_token(),
+        public,
+        &origins,
+        app.options.max_body_bytes,
+    )
+}
+
+/// Serve `host` on `options.listen` until `shutdown` resolves; calls in
+/// flight get `options.shutdown_grace` to finish.
+pub async fn serve(
+    host: Arc<Host>,
+    options: ServeOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let listener = bind(&options).await?;
+    let app = App::new(host, options)?;
+    run(listener, app, shutdown).await
+}
+
+/// Bind the listen address, refusing a non-loopback one without a token.
+pub async fn bind(options: &ServeOptions) -> anyhow::Result<tokio::net::TcpListener> {
+    anyhow::ensure!(
+        options.listen.ip().is_loopback() || options.token.is_some(),
+        "refusing to listen on {} without a token: anyone who can reach it could run tools. \
+         Set one with --token, TOOLHOST_TOKEN or [server] token, or listen on 127.0.0.1",
+        options.listen
+    );
+    if let Some(token) = &options.token {
+        anyhow::ensure!(
+            token.len() >= MIN_TOKEN_CHARS,
+            "the token is too short: use at least {MIN_TOKEN_CHARS} characters"
+        );
+    }
+    tokio::net::TcpListener::bind(options.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", options.listen))
+}
+
+/// Serve `app` on an already bound listener until `shutdown` resolves.
+/// From then on no connection is accepted; requests in flight get
+/// `shutdown_grace` to finish, and whatever still runs after it is dropped.
+pub async fn run(
+    listener: tokio::net::TcpListener,
+    app: Arc<App>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let sweeper = {
+        let app = app.clone();
+        let every = (app.options.session_retention / 4)
+            .clamp(Duration::from_millis(100), Duration::from_secs(60));
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                app.sweep();
+            }
+        })
+    };
+    let cancel = app.shutdown.clone();
+    let (host, grace) = (app.host.clone(), app.options.shutdown_grace);
+    let connections = Connections::new(&app.options);
+    let service = router(app);
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            accepted = connections.accept(&listener) => {
+                let (stream, permit) = accepted;
+                let connection = connections.serve(stream, service.clone());
+                let watched = graceful.watch(connection);
+                tokio::spawn(async move {
+                    // A client that breaks the protocol or times out ends
+                    // only its own connection.
+                    let _ = watched.await;
+                    drop(permit);
+                });
+            }
+        }
+    }
+    drop(listener);
+    cancel.cancel();
+    let outcome = tokio::select! {
+        () = graceful.shutdown() => Ok(()),
+        () = tokio::time::sleep(grace) => {
+            tracing::warn!(
+                running = host.gate().running(),
+                queued = host.gate().waiting(),
+                "requests still in flight after the {} s shutdown grace (shutdown_grace_secs) are dropped",
+                grace.as_secs()
+            );
+            Ok(())
+        }
+    };
+    sweeper.abort();
+    outcome
+}
+
+/// How `serve` takes connections: at most `max_connections` at once (more
+/// wait in the kernel's listen backlog), each with a header and a body
+/// read timeout, so slow or idle clients cannot hold the server.
+struct Connections {
+    slots: Arc<tokio::sync::Semaphore>,
+    http: hyper::server::conn::http1::Builder,
+    body_read_timeout: Duration,
+}
+
+/// How long `accept` backs off after an error such as running out of
+/// descriptors, instead of spinning.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+
+impl Connections {
+    fn new(options: &ServeOptions) -> Self {
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(options.header_read_timeout);
+        Self {
+            slots: Arc::new(tokio::sync::Semaphore::new(options.max_connections)),
+            http,
+            body_read_timeout: options.body_read_timeout,
+        }
+    }
+
+    /// The next connection, once a slot is free for it.
+    async fn accept(
+        &self,
+        listener: &tokio::net::TcpListener,
+    ) -> (tokio::net::TcpStream, tokio::sync::OwnedSemaphorePermit) {
+        let Ok(permit) = self.slots.clone().acquire_owned().await else {
+            unreachable!("the connection semaphore is never closed")
+        };
+        loop {
+            match listener.accept().await {
+                Ok((stream, _)) => return (stream, permit),
+                Err(e) => {
+                    tracing::warn!("cannot accept a connection: {e}");
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                }
+            }
+        }
+    }
+
+    /// Serve one connection with `router`, every request body under the
+    /// body read timeout.
+    fn serve(
+        &self,
+        stream: tokio::net::TcpStream,
+        router: Router,
+    ) -> impl hyper_util::server::graceful::GracefulConnection + use<> {
+        let timeout = self.body_read_timeout;
+        let service =
+            hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                let request = request.map(|body| {
+                    axum::body::Body::new(tower_http::timeout::TimeoutBody::new(timeout, body))
+                });
+                tower::ServiceExt::oneshot(router.clone(), request)
+            });
+        self.http
+            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+    }
+}
+
+async fn require_token(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    let Some(expected) = &app.options.token else {
+        return next.run(request).await;
+    };
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match given {
+        Some(token) if constant_time_eq(token.as_bytes(), expected.as_bytes()) => {
+            next.run(request).await
+        }
+        Some(_) => ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "the bearer token is wrong",
+        )
+        .into_response(),
+        None => ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "this server needs `Authorization: Bearer <token>`",
+        )
+        .into_response(),
+    }
+}
+
+/// On a loopback address every request must name a loopback host: a web
+/// page whose own name was rebound to 127.0.0.1 (DNS rebinding) sends that
+/// name and is refused, so it cannot call tools through a browser.
+async fn require_loopback_host(
+    State(app): State<Arc<App>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if !app.options.listen.ip().is_loopback() {
+        return next.run(request).await;
+    }
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .or_else(|| request.uri().authority().map(|a| a.as_str()))
+        .unwrap_or_default();
+    if is_loopback_host(host) {
+        return next.run(request).await;
+    }
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        "host_not_allowed",
+        format!(
+            "Host {host:?} is not a loopback name: a server on a loopback address answers \
+             only requests for localhost, 127.0.0.1 or [::1]"
+        ),
+    )
+    .into_response()
+}
+
+/// Whether `authority` (`name[:port]`) names this machine.
+fn is_loopback_host(authority: &str) -> bool {
+    let name = match authority.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => authority.split(':').next().unwrap_or_default(),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn healthz(State(app): State<Arc<App>>) -> axum::Json<serde_json::Value> {
+    axum::Json(json!({
+        "ok": true,
+        "slug": app.slug,
+        "tools": app.host.registry().tools().count(),
+    }))
+}
+
+async fn metrics(State(app): State<Arc<App>>) -> Response {
+    let text = app
+        .metrics
+        .render(app.sessions.list().len(), app.host.gate());
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
+
+async fn not_found(request: Request) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        format!("no route {} {}", request.method(), request.uri().path()),
+    )
+}
+
+async fn method_not_allowed(request: Request) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!(
+            "{} is not allowed on {}",
+            request.method(),
+            request.uri().path()
+        ),
+    )
+}

@@ -1,0 +1,288 @@
+//! Sessions: create, list, show; the event stream (server-sent events,
+//! resumable from `Last-Event-ID`); client events (custom tool results).
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use futures::{Stream, StreamExt as _};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::broadcast::error::RecvError;
+
+use super::App;
+use super::board::AnswerError;
+use super::error::{ApiError, JsonBody, PathParams, Query};
+use toolhost::output::{ContentBlock, ToolOutput};
+use toolhost::session::{
+    Event, EventData, EventKind, NewSession, Session, SessionMode, parse_instant, principal_id,
+};
+
+/// The body of `POST /<slug>/v1/sessions`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct CreateBody {
+    channel: Option<String>,
+    key: Option<String>,
+    #[serde(default)]
+    mode: Option<String>,
+    as_of: Option<String>,
+    auth: Option<Value>,
+}
+
+fn session_json(session: &Session) -> Value {
+    json!({
+        "id": session.id(),
+        "channel": session.channel(),
+        "key": session.key(),
+        "continuationToken": session.continuation_token(),
+        "mode": session.mode(),
+        "asOf": session.as_of().map(|t| t.to_rfc3339()),
+        "owner": session.auth().and_then(principal_id),
+        "createdAt": session.created_at().to_rfc3339(),
+        "lastActiveAt": session.last_active().to_rfc3339(),
+        "busy": session.is_busy(),
+    })
+}
+
+fn invalid(message: impl Into<String>) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, "invalid_request", message)
+}
+
+fn find(app: &App, id: &str) -> Result<Arc<Session>, ApiError> {
+    app.sessions.get(id).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "session_not_found",
+            format!("session `{id}` not found"),
+        )
+    })
+}
+
+pub(super) async fn create(
+    State(app): State<Arc<App>>,
+    PathParams(slug): PathParams<String>,
+    JsonBody(body): JsonBody<CreateBody>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    app.check_slug(&slug)?;
+    let mode = match body.mode.as_deref() {
+        None | Some("live") => SessionMode::Live,
+        Some("dry-run") => SessionMode::DryRun,
+        Some(other) => {
+            return Err(invalid(format!(
+                "`mode` {other:?} is not one of \"live\", \"dry-run\""
+            )));
+        }
+    };
+    let as_of = body
+        .as_of
+        .as_deref()
+        .map(parse_instant)
+        .transpose()
+        .map_err(|e| invalid(format!("`asOf` {e}")))?;
+    if body.auth.as_ref().is_some_and(|a| !a.is_object()) {
+        return Err(invalid("`auth` must be a JSON object"));
+    }
+    let session = app.sessions.create(NewSession {
+        channel: body.channel,
+        key: body.key,
+        mode,
+        as_of,
+        auth: body.auth,
+    })?;
+    Ok((StatusCode::CREATED, Json(session_json(&session))))
+}
+
+pub(super) async fn list(
+    State(app): State<Arc<App>>,
+    PathParams(slug): PathParams<String>,
+) -> Result<Json<Value>, ApiError> {
+    app.check_slug(&slug)?;
+    let sessions: Vec<Value> = app
+        .sessions
+        .list()
+        .iter()
+        .map(|s| session_json(s))
+        .collect();
+    Ok(Json(json!({ "sessions": sessions })))
+}
+
+pub(super) async fn get(
+    State(app): State<Arc<App>>,
+    PathParams((slug, id)): PathParams<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    app.check_slug(&slug)?;
+    Ok(Json(session_json(&*find(&app, &id)?)))
+}
+
+/// `?after=<event id>`: replay from there (as `Last-Event-ID` does).
+#[derive(Deserialize)]
+pub(super) struct StreamQuery {
+    after: Option<u64>,
+}
+
+pub(super) async fn stream(
+    State(app): State<Arc<App>>,
+    PathParams((slug, id)): PathParams<(String, String)>,
+    Query(query): Query<StreamQuery>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    app.check_slug(&slug)?;
+    let session = find(&app, &id)?;
+    let after = match headers.get("last-event-id") {
+        Some(value) => Some(
+            value
+                .to_str()
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .ok_or_else(|| invalid("`Last-Event-ID` must be an event id (a number)"))?,
+        ),
+        None => query.after,
+    };
+    let events = event_stream(session, after).take_until(app.shutdown.clone().cancelled_owned());
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}
+
+/// Kept events after `after`, then live ones; a subscriber that falls
+/// behind the live feed catches up from the kept history.
+fn event_stream(
+    session: Arc<Session>,
+    after: Option<u64>,
+) -> impl Stream<Item = Result<SseEvent, Infallible>> {
+    let feed = session.events().subscribe();
+    let backlog: VecDeque<Event> = session.events().since(after).into();
+    let last = after.unwrap_or(0);
+    futures::stream::unfold(
+        (session, feed, backlog, last),
+        |(session, mut feed, mut backlog, mut last)| async move {
+            loop {
+                if let Some(event) = backlog.pop_front() {
+                    if event.id <= last {
+                        continue;
+                    }
+                    last = event.id;
+                    return Some((Ok(sse(&event)), (session, feed, backlog, last)));
+                }
+                match feed.recv().await {
+                    Ok(event) => backlog.push_back(event),
+                    Err(RecvError::Lagged(_)) => {
+                        backlog = session.events().since(Some(last)).into();
+                    }
+                    Err(RecvError::Closed) => return None,
+                }
+            }
+        },
+    )
+}
+
+fn sse(event: &Event) -> SseEvent {
+    SseEvent::default()
+        .id(event.id.to_string())
+        .event(event.kind.name())
+        .json_data(event)
+        .unwrap_or_else(|_| SseEvent::default().comment("unserializable event"))
+}
+
+/// The body of `POST …/sessions/<id>/events`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ClientEvents {
+    events: Vec<Value>,
+    /// The poster's auth: checked against the session owner's.
+    auth: Option<Value>,
+}
+
+/// A `user.custom_tool_result`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CustomToolResult {
+    #[serde(rename = "type")]
+    _kind: String,
+    /// The call id, or the id of the `agent.custom_tool_use` event.
+    custom_tool_use_id: Value,
+    content: Vec<ContentBlock>,
+    #[serde(default)]
+    is_error: bool,
+}
+
+pub(super) async fn post_events(
+    State(app): State<Arc<App>>,
+    PathParams((slug, id)): PathParams<(String, String)>,
+    JsonBody(body): JsonBody<ClientEvents>,
+) -> Result<Json<Value>, ApiError> {
+    app.check_slug(&slug)?;
+    let session = find(&app, &id)?;
+    if !session.admits(body.auth.as_ref()) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "session_forbidden",
+            format!("session `{id}` belongs to another principal"),
+        ));
+    }
+    for (index, event) in body.events.into_iter().enumerate() {
+        let at = |message: String| invalid(format!("events[{index}]: {message}"));
+        match event.get("type").and_then(Value::as_str) {
+            Some("user.custom_tool_result") => {}
+            Some(other) => {
+                return Err(at(format!(
+                    "type {other:?} is not accepted; clients post \"user.custom_tool_result\""
+                )));
+            }
+            None => return Err(at("missing `type`".into())),
+        }
+        let result: CustomToolResult =
+            serde_json::from_value(event).map_err(|e| at(e.to_string()))?;
+        let call_id = call_id_of(&session, &result.custom_tool_use_id).map_err(at)?;
+        let output = ToolOutput {
+            content: result.content,
+            structured: None,
+            is_error: result.is_error,
+        };
+        let payload = json!({
+            "customToolUseId": call_id,
+            "isError": output.is_error,
+            "content": output.content,
+        });
+        app.board
+            .answer(&call_id, session.id(), output)
+            .map_err(|e| match e {
+                AnswerError::NotFound(_) => ApiError::new(
+                    StatusCode::NOT_FOUND,
+                    "call_not_found",
+                    format!("events[{index}]: {e}"),
+                ),
+                AnswerError::NotWaiting { .. } => ApiError::new(
+                    StatusCode::CONFLICT,
+                    "call_not_waiting",
+                    format!("events[{index}]: {e}"),
+                ),
+            })?;
+        session
+            .events()
+            .emit(EventKind::CustomToolResult, EventData::Json(payload));
+    }
+    Ok(Json(json!({ "ok": true })))
+}
+
+/// A `custom_tool_use_id`: the call id, or the number of its event.
+fn call_id_of(session: &Session, id: &Value) -> Result<String, String> {
+    match id {
+        Value::String(call_id) => Ok(call_id.clone()),
+        Value::Number(n) => {
+            let event = n
+                .as_u64()
+                .and_then(|n| session.events().get(n))
+                .ok_or_else(|| format!("no event {n} in this session"))?;
+            let data = event.to_json();
+            match (event.kind, data["data"]["callId"].as_str()) {
+                (EventKind::CustomToolUse, Some(call_id)) => Ok(call_id.to_string()),
+                _ => Err(format!("event {n} is not an agent.custom_tool_use")),
+            }
+        }
+        _ => Err("`custom_tool_use_id` must be a call id or an event id".into()),
+    }
+}

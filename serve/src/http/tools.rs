@@ -1,0 +1,115 @@
+//! `GET /<slug>/v1/tools` and `POST /<slug>/v1/tools/<name>`.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use super::App;
+use super::board::{BoardApprover, BoardCustomTools, Outcome, ParkSignal};
+use super::error::{ApiError, JsonBody, PathParams};
+use toolhost::call::{CallInput, CallOptions, NoCustomTools, new_call_id};
+
+pub(super) async fn list(
+    State(app): State<Arc<App>>,
+    PathParams(slug): PathParams<String>,
+) -> Result<Json<Value>, ApiError> {
+    app.check_slug(&slug)?;
+    Ok(Json(app.host.listing()))
+}
+
+/// The body of a call.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct CallBody {
+    /// The tool's input; `{}` when absent.
+    input: Option<Box<RawValue>>,
+    session_id: Option<String>,
+    continuation_token: Option<String>,
+    /// The caller's auth: checked against the session owner's.
+    auth: Option<Value>,
+}
+
+pub(super) async fn call(
+    State(app): State<Arc<App>>,
+    PathParams((slug, name)): PathParams<(String, String)>,
+    JsonBody(body): JsonBody<CallBody>,
+) -> Result<Response, ApiError> {
+    app.check_slug(&slug)?;
+    let bound = app.sessions.bind(
+        body.session_id.as_deref(),
+        body.continuation_token.as_deref(),
+        body.auth.as_ref(),
+    )?;
+    let input = body.input.map_or_else(
+        || CallInput::Text("{}".into()),
+        |raw| CallInput::Text(raw.get().into()),
+    );
+    let call_id = new_call_id();
+    let (signal, parked) = ParkSignal::new();
+    let mut options = CallOptions::new(bound.session.clone())
+        .with_call_id(call_id.clone())
+        .with_approver(Arc::new(BoardApprover {
+            board: app.board.clone(),
+            signal: signal.clone(),
+            timeout: app.options.approval_timeout,
+        }));
+    options = if bound.scratch {
+        options.with_custom_tools(Arc::new(NoCustomTools))
+    } else {
+        options.with_custom_tools(Arc::new(BoardCustomTools {
+            board: app.board.clone(),
+            signal,
+            timeout: app.options.custom_tool_timeout,
+        }))
+    };
+    let task = {
+        let app = app.clone();
+        let call_id = call_id.clone();
+        let name = name.clone();
+        tokio::spawn(async move {
+            let outcome: Outcome = app
+                .host
+                .call(&name, input, &options)
+                .await
+                .map_err(Arc::new);
+            app.board.finish(&call_id, &outcome);
+            outcome
+        })
+    };
+    tokio::pin!(task);
+    tokio::select! {
+        joined = &mut task => {
+            let outcome = joined.map_err(|e| {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", format!("the call failed: {e}"))
+            })?;
+            outcome_response(outcome)
+        }
+        Ok(status) = parked => Ok((
+            StatusCode::ACCEPTED,
+            Json(json!({
+                "ok": true,
+                "toolName": name,
+                "callId": call_id,
+                "sessionId": bound.session.id(),
+                "status": status,
+                "poll": format!("/{}/v1/calls/{call_id}", app.slug),
+            })),
+        )
+            .into_response()),
+    }
+}
+
+/// The HTTP answer for a finished call: `200` with the envelope, or the
+/// refusal's status and error body.
+pub(super) fn outcome_response(outcome: Outcome) -> Result<Response, ApiError> {
+    match outcome {
+        Ok(result) => Ok(Json(&*result).into_response()),
+        Err(error) => Err(ApiError::from(&*error)),
+    }
+}

@@ -1,0 +1,362 @@
+//! The MCP server: the same call pipeline over the Model Context Protocol,
+//! on stdio (`toolhost mcp`) and as streamable HTTP at `/mcp` on `serve`.
+//!
+//! Built on `rmcp`. The server speaks the protocol versions with an
+//! `initialize` handshake (up to 2025-11-25): the stateless 2026-07-28
+//! version has no server-to-client requests, and approvals use elicitation.
+//!
+//! Per-call session settings come from the request's `_meta`
+//! (`toolhost/sessionId`, `toolhost/continuationToken`, `toolhost/dryRun`,
+//! `toolhost/asOf`) over the server's own (`--session`, `--dry-run`, `--as-of`).
+
+mod approve;
+mod convert;
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, FixedOffset};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, ErrorData,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::{NotificationContext, Peer, RequestContext};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{RoleServer, ServerHandler, ServiceExt as _};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use toolhost::call::CallOptions;
+use toolhost::error::CallError;
+use toolhost::host::Host;
+use toolhost::session::{Session, SessionMode, SessionSpec, SessionStore, parse_instant};
+
+/// How often a long call reports progress to a client that asked for it.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// The server's own session settings, used where a request's `_meta` gives none.
+#[derive(Debug, Clone, Default)]
+pub struct McpOptions {
+    /// Run every call in this session.
+    pub session: Option<String>,
+    /// Run calls in dry-run sessions.
+    pub dry_run: bool,
+    /// Bound time arguments by this instant.
+    pub as_of: Option<DateTime<FixedOffset>>,
+    /// Who the client is, for session owner checks.
+    pub caller: Option<Value>,
+}
+
+/// The MCP face of a [`Host`]. Cheap to clone: one per MCP session.
+#[derive(Clone)]
+pub struct ToolServer {
+    host: Arc<Host>,
+    sessions: Arc<SessionStore>,
+    options: Arc<McpOptions>,
+    peers: Peers,
+}
+
+impl ToolServer {
+    /// A server for `host`, binding sessions in `sessions`.
+    pub fn new(host: Arc<Host>, sessions: Arc<SessionStore>, options: McpOptions) -> Self {
+        Self {
+            host,
+            sessions,
+            options: Arc::new(options),
+            peers: Peers::default(),
+        }
+    }
+
+    /// Tell every connected client when the host's tools change, until the
+    /// host goes away.
+    pub fn forward_tool_changes(&self) -> tokio::task::JoinHandle<()> {
+        let mut changes = self.host.tool_changes();
+        let peers = self.peers.clone();
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                peers.tools_changed();
+            }
+        })
+    }
+
+    /// Serve one client on stdin/stdout until stdin closes.
+    pub async fn serve_stdio(self) -> anyhow::Result<()> {
+        let forwarder = self.forward_tool_changes();
+        // Non-blocking pipes where stdio are pipes (no blocking-pool hop per message).
+        let running = self.serve(rmcp::transport::stdio_pipes()).await?;
+        let reason = running.waiting().await;
+        forwarder.abort();
+        tracing::debug!(?reason, "MCP stdio session ended");
+        Ok(())
+    }
+
+    /// The streamable HTTP transport for `serve`'s `/mcp`, stopped by `cancel`.
+    /// `Host` and `Origin` are checked against loopback names unless
+    /// `public` (a non-loopback listen address, which requires a token);
+    /// request bodies over `max_body_bytes` are refused.
+    pub fn http_service(
+        self,
+        cancel: CancellationToken,
+        public: bool,
+        extra_origins: &[String],
+        max_body_bytes: usize,
+    ) -> StreamableHttpService<Self, LocalSessionManager> {
+        let mut origins: Vec<String> =
+            ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"]
+                .into_iter()
+                .map(str::to_string)
+                .collect();
+        origins.extend(extra_origins.iter().cloned());
+        let mut config = StreamableHttpServerConfig::default()
+            .with_allowed_origins(origins)
+            .with_cancellation_token(cancel)
+            .with_max_request_body_bytes(max_body_bytes);
+        if public {
+            config = config.disable_allowed_hosts();
+        }
+        self.forward_tool_changes();
+        StreamableHttpService::new(
+            move || Ok(self.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        )
+    }
+
+    /// The session a call runs in, from its `_meta` over the server's options.
+    fn session_for(
+        &self,
+        meta: &serde_json::Map<String, Value>,
+    ) -> Result<Arc<Session>, ErrorData> {
+        let text = |key: &str| meta.get(key).and_then(Value::as_str).map(str::to_string);
+        let session_id = text("toolhost/sessionId").or_else(|| self.options.session.clone());
+        let token = text("toolhost/continuationToken");
+        let dry_run = match meta.get("toolhost/dryRun") {
+            None => self.options.dry_run,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                return Err(ErrorData::invalid_params(
+                    "`_meta.toolhost/dryRun` must be a boolean",
+                    None,
+                ));
+            }
+        };
+        let as_of = match text("toolhost/asOf") {
+            Some(t) => Some(parse_instant(&t).map_err(|e| {
+                ErrorData::invalid_params(format!("`_meta.toolhost/asOf`: {e}"), None)
+            })?),
+            None => self.options.as_of,
+        };
+        let scratch = SessionSpec {
+            channel: Some("mcp".into()),
+            mode: if dry_run {
+                SessionMode::DryRun
+            } else {
+                SessionMode::Live
+            },
+            as_of,
+            ..SessionSpec::default()
+        };
+        let bound = self
+            .sessions
+            .bind_or(
+                session_id.as_deref(),
+                token.as_deref(),
+                self.options.caller.as_ref(),
+                scratch,
+            )
+            .map_err(|e| {
+                ErrorData::invalid_params(e.to_string(), Some(json!({ "code": e.code() })))
+            })?;
+        if !bound.scratch
+            && (meta.contains_key("toolhost/dryRun") || meta.contains_key("toolhost/asOf"))
+        {
+            return Err(ErrorData::invalid_params(
+                "a session keeps its own mode and asOf: do not pass toolhost/dryRun or toolhost/asOf with a session",
+                None,
+            ));
+        }
+        Ok(bound.session)
+    }
+}
+
+impl ServerHandler for ToolServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+        .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "Tools run in sandboxes with only the capabilities the operator granted. \
+             Pass `toolhost/sessionId`, `toolhost/dryRun` or `toolhost/asOf` in a call's _meta \
+             to choose its session.",
+        )
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.peers.add(context.peer);
+    }
+
+    /// A request rmcp could not decode as one this server handles: an
+    /// unknown method, or a known one with params MCP does not define.
+    /// rmcp's default answer names only the method (and so says nothing
+    /// for `""`).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        const OFFERED: &[&str] = &["initialize", "ping", "tools/list", "tools/call"];
+        let method = request.method;
+        Err(if OFFERED.contains(&method.as_str()) {
+            ErrorData::invalid_params(
+                format!("the params of {method:?} are not the ones MCP defines"),
+                None,
+            )
+        } else {
+            ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!(
+                    "this server has no method {method:?}; it offers {}",
+                    OFFERED.join(", ")
+                ),
+                None,
+            )
+        })
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let registry = self.host.registry();
+        let tools = registry
+            .tools()
+            .filter(|t| !t.is_custom())
+            .map(|t| convert::tool(t))
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let registry = self.host.registry();
+        let Some(tool) = registry.get(&name).filter(|t| !t.is_custom()).cloned() else {
+            if let Some(reason) = registry.not_callable_reason(&name) {
+                return Err(ErrorData::invalid_params(
+                    format!("tool `{name}` cannot be called here: {reason}"),
+                    Some(json!({ "code": "tool_not_callable" })),
+                ));
+            }
+            let known: Vec<&str> = registry
+                .tools()
+                .filter(|t| !t.is_custom())
+                .map(|t| t.name())
+                .collect();
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}` (available: {})", known.join(", ")),
+                Some(json!({ "code": "unknown_tool", "availableTools": known })),
+            ));
+        };
+        let session = self.session_for(&context.meta)?;
+        let client = context
+            .client_info()
+            .map_or_else(|| "the MCP client".to_string(), |i| i.name);
+        let approver = approve::ElicitApprover {
+            peer: context.peer.clone(),
+            can_elicit: context
+                .client_capabilities()
+                .is_some_and(|c| c.elicitation.is_some()),
+            client,
+        };
+        let options = CallOptions::new(session).with_approver(Arc::new(approver));
+        let input = Value::Object(request.arguments.unwrap_or_default());
+        let call = self.host.call(&name, input, &options);
+        tokio::pin!(call);
+        let progress = context.meta.get_progress_token();
+        let started = Instant::now();
+        let mut ticks = progress.as_ref().map(|_| {
+            tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY)
+        });
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut call => break outcome,
+                () = context.ct.cancelled() => {
+                    // Dropping the call stops the tool where it is.
+                    return Err(ErrorData::internal_error("the call was cancelled", None));
+                }
+                () = next_tick(&mut ticks) => {
+                    if let Some(token) = progress.clone() {
+                        let elapsed = started.elapsed().as_secs_f64();
+                        let note = ProgressNotificationParam::new(token, elapsed)
+                            .with_message(format!("`{name}` running for {elapsed:.0} s"));
+                        let _ = context.peer.notify_progress(note).await;
+                    }
+                }
+            }
+        };
+        match outcome {
+            Ok(result) => Ok(convert::result(&tool, &result).into()),
+            Err(error @ (CallError::InvalidInput { .. } | CallError::UnknownTool { .. })) => {
+                let details = match &error {
+                    CallError::InvalidInput { errors, .. } => {
+                        json!({ "code": error.code(), "errors": errors })
+                    }
+                    _ => json!({ "code": error.code() }),
+                };
+                Err(ErrorData::invalid_params(error.to_string(), Some(details)))
+            }
+            Err(error) => Ok(convert::refusal(error.code(), error.to_string()).into()),
+        }
+    }
+}
+
+/// The next progress tick, or never when the client asked for no progress.
+async fn next_tick(ticks: &mut Option<tokio::time::Interval>) {
+    match ticks {
+        Some(ticks) => {
+            ticks.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// The clients connected now, to tell when the tools change.
+#[derive(Clone, Default)]
+struct Peers(Arc<Mutex<Vec<Peer<RoleServer>>>>);
+
+impl Peers {
+    fn add(&self, peer: Peer<RoleServer>) {
+        let mut peers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        peers.retain(|p| !p.is_transport_closed());
+        peers.push(peer);
+    }
+
+    fn tools_changed(&self) {
+        let peers: Vec<_> = {
+            let mut peers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            peers.retain(|p| !p.is_transport_closed());
+            peers.clone()
+        };
+        for peer in peers {
+            tokio::spawn(async move {
+                let notify = peer.notify_tool_list_changed();
+                let _ = tokio::time::timeout(Duration::from_secs(5), notify).await;
+            });
+        }
+    }
+}
