@@ -1,5 +1,5 @@
-//! The command line's shape: the commands and the arguments they share.
-//! Each command's own arguments live beside its handler in `commands/`.
+//! The command line's shape: the commands. Each command's arguments live
+//! beside its handler in `commands/`, the ones they share in its `mod.rs`.
 
 use clap::{Parser, Subcommand};
 

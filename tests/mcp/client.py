@@ -78,12 +78,12 @@ async def scenarios(session: ClientSession, session_id: str, notices: list):
     check(again.content[0].text == "still valid", "the stream survived a tool that prints")
     print("ok stdout_tool", flush=True)
 
-    try:
-        await session.call_tool("echo", {"text": 5})
-        raise AssertionError("invalid input was accepted")
-    except MCPError as error:
-        check(error.error.code == types.INVALID_PARAMS, error.error)
-        check("/text" in str(error.error.data), error.error.data)
+    # Invalid arguments are a tool error the model reads (SEP-1303).
+    invalid = await session.call_tool("echo", {"text": 5})
+    check(invalid.is_error, invalid)
+    check("at /text:" in invalid.content[0].text, invalid.content)
+    check(invalid.meta["code"] == "invalid_tool_input", invalid.meta)
+    check(invalid.meta["errors"][0]["pointer"] == "/text", invalid.meta)
     try:
         await session.call_tool("nope", {})
         raise AssertionError("an unknown tool was called")

@@ -375,7 +375,26 @@ fn plain_component_functions_over_mcp() {
 
     let refused = exchange(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
         "params": {"name": "plain_shapes_swap", "arguments": {"pair": [1, "a"]}}}));
-    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    // Invalid arguments reach the model as a tool error it can correct
+    // (SEP-1303), each at its pointer; unknown tools stay -32602.
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let text = refused["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("plain_shapes_swap") && text.contains("- at /pair/0:"),
+        "{refused}"
+    );
+    let meta = &refused["result"]["_meta"];
+    assert_eq!(meta["code"], "invalid_tool_input", "{refused}");
+    assert_eq!(meta["errors"][0]["pointer"], "/pair/0", "{refused}");
+    let unknown = exchange(json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
+        "params": {"name": "no_such_tool", "arguments": {}}}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    assert_eq!(
+        unknown["error"]["data"]["code"], "unknown_tool",
+        "{unknown}"
+    );
 
     let broken = exchange(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
         "params": {"name": "broken", "arguments": {}}}));

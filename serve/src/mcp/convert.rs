@@ -7,6 +7,7 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 
+use toolhost::InputError;
 use toolhost::call::CallResult;
 use toolhost::output::ContentBlock;
 use toolhost::registry::Tool;
@@ -155,5 +156,21 @@ pub fn refusal(code: &str, message: String) -> CallToolResult {
     let mut meta = MetaObject::new();
     meta.insert("code".into(), json!(code));
     result.meta = Some(meta);
+    result
+}
+
+/// Invalid arguments as a tool execution error the model can read and
+/// correct (MCP 2025-11-25, SEP-1303): the text lists each error at its JSON
+/// pointer; `_meta` holds the code and the errors as data.
+pub fn invalid_input(tool: &str, errors: &[InputError]) -> CallToolResult {
+    let mut text = format!("invalid arguments for tool `{tool}`; correct them and call again:");
+    for error in errors {
+        text.push_str("\n- ");
+        text.push_str(&error.to_string());
+    }
+    let mut result = refusal("invalid_tool_input", text);
+    if let Some(meta) = result.meta.as_mut() {
+        meta.insert("errors".into(), json!(errors));
+    }
     result
 }

@@ -311,15 +311,13 @@ impl ServerHandler for ToolServer {
         };
         match outcome {
             Ok(result) => Ok(convert::result(&tool, &result).into()),
-            Err(error @ (CallError::InvalidInput { .. } | CallError::UnknownTool { .. })) => {
-                let details = match &error {
-                    CallError::InvalidInput { errors, .. } => {
-                        json!({ "code": error.code(), "errors": errors })
-                    }
-                    _ => json!({ "code": error.code() }),
-                };
-                Err(ErrorData::invalid_params(error.to_string(), Some(details)))
+            Err(CallError::InvalidInput { tool, errors }) => {
+                Ok(convert::invalid_input(&tool, &errors).into())
             }
+            Err(error @ CallError::UnknownTool { .. }) => Err(ErrorData::invalid_params(
+                error.to_string(),
+                Some(json!({ "code": error.code() })),
+            )),
             Err(error) => Ok(convert::refusal(error.code(), error.to_string()).into()),
         }
     }
