@@ -59,6 +59,7 @@ pub use call::{
     ApprovalDecision, ApprovalRequest, Approver, CallInput, CallObserver, CallOptions, CallRef,
     CallResult, CallTrace, CustomToolRunner, CustomToolUse, NoApprover, NoCustomTools, PreApproved,
 };
+pub use caps::log::{LogLine, LogWatcher};
 pub use config::Config;
 pub use error::{CallError, InputError};
 pub use host::{Host, HostBuilder};

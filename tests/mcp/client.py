@@ -25,6 +25,24 @@ def check(condition, message):
         raise AssertionError(message)
 
 
+LOGS = []
+
+
+async def on_log(params):
+    LOGS.append(params)
+
+
+async def logged_lines(count):
+    """The log lines received once `count` have come (over streamable HTTP
+    they come on the standalone stream, so they may trail the result)."""
+    deadline = time.monotonic() + 10
+    while len(LOGS) < count and time.monotonic() < deadline:
+        await anyio.sleep(0.05)
+    lines = [(m.level, m.logger, m.data) for m in LOGS]
+    LOGS.clear()
+    return lines
+
+
 def by_name(tools):
     return {tool.name: tool for tool in tools}
 
@@ -33,6 +51,7 @@ async def scenarios(session: ClientSession, session_id: str, notices: list):
     init = await session.initialize()
     check(init.server_info.name == "toolhost", init.server_info)
     check(init.capabilities.tools and init.capabilities.tools.list_changed, init.capabilities)
+    check(init.capabilities.logging is not None, init.capabilities)
     print("ok initialize", flush=True)
 
     tools = by_name((await session.list_tools()).tools)
@@ -77,6 +96,17 @@ async def scenarios(session: ClientSession, session_id: str, notices: list):
     again = await session.call_tool("echo", {"text": "still valid"})
     check(again.content[0].text == "still valid", "the stream survived a tool that prints")
     print("ok stdout_tool", flush=True)
+
+    await session.set_logging_level("warning")
+    logged = await session.call_tool("chatty", {"bytes": 0, "log": True})
+    check(not logged.is_error, logged)
+    lines = await logged_lines(2)
+    check(lines == [("warning", "chatty", "warn line"), ("error", "chatty", "error line")], lines)
+    await session.set_logging_level("debug")
+    await session.call_tool("chatty", {"bytes": 0, "log": True})
+    lines = await logged_lines(4)
+    check([level for level, _, _ in lines] == ["debug", "info", "warning", "error"], lines)
+    print("ok logging", flush=True)
 
     # Invalid arguments are a tool error the model reads (SEP-1303).
     invalid = await session.call_tool("echo", {"text": 5})
@@ -146,7 +176,7 @@ async def main():
         binary, host_dir, session_id = args
         params = StdioServerParameters(command=binary, args=["mcp", "--dir", host_dir])
         async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write, message_handler=on_message) as session:
+            async with ClientSession(read, write, logging_callback=on_log, message_handler=on_message) as session:
                 await scenarios(session, session_id, notices)
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write, elicitation_callback=approve) as session:
@@ -156,7 +186,7 @@ async def main():
         headers = {"Authorization": f"Bearer {token}"}
         async with create_mcp_http_client(headers=headers) as http:
             async with streamable_http_client(url, http_client=http) as (read, write):
-                async with ClientSession(read, write, message_handler=on_message) as session:
+                async with ClientSession(read, write, logging_callback=on_log, message_handler=on_message) as session:
                     await scenarios(session, session_id, notices)
         async with create_mcp_http_client(headers=headers) as http:
             async with streamable_http_client(url, http_client=http) as (read, write):

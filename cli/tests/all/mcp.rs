@@ -241,6 +241,51 @@ fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
                 "params": {"name": "echo", "arguments": {"text": "after"}}}));
     assert_eq!(reply()["result"]["content"][0]["text"], "after");
 
+    // A tool's log lines come as notifications/message before its result:
+    // at info and above until the client sets a level, then at that level.
+    fn logged_call(
+        send: &mut impl FnMut(serde_json::Value),
+        reply: &mut impl FnMut() -> serde_json::Value,
+        id: u64,
+    ) -> Vec<(String, String, String)> {
+        send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "chatty", "arguments": {"bytes": 0, "log": true}}}));
+        let mut logged = Vec::new();
+        loop {
+            let message = reply();
+            if message["id"] == id {
+                assert_eq!(message["result"]["isError"], false, "{message}");
+                return logged;
+            }
+            assert_eq!(message["method"], "notifications/message", "{message}");
+            let params = &message["params"];
+            let field = |key: &str| params[key].as_str().unwrap_or_default().to_string();
+            logged.push((field("level"), field("logger"), field("data")));
+        }
+    }
+    let by_level = |lines: &[(String, String, String)]| -> Vec<String> {
+        assert!(lines.iter().all(|(_, logger, _)| logger == "chatty"));
+        lines.iter().map(|(level, _, _)| level.clone()).collect()
+    };
+    assert_eq!(
+        by_level(&logged_call(&mut send, &mut reply, 40)),
+        ["info", "warning", "error"]
+    );
+    send(
+        json!({"jsonrpc": "2.0", "id": 41, "method": "logging/setLevel",
+                "params": {"level": "debug"}}),
+    );
+    assert_eq!(reply()["id"], 41);
+    let debug = logged_call(&mut send, &mut reply, 42);
+    assert_eq!(by_level(&debug), ["debug", "info", "warning", "error"]);
+    assert_eq!(debug[2].2, "warn line");
+    send(
+        json!({"jsonrpc": "2.0", "id": 43, "method": "logging/setLevel",
+                "params": {"level": "error"}}),
+    );
+    assert_eq!(reply()["id"], 43);
+    assert_eq!(by_level(&logged_call(&mut send, &mut reply, 44)), ["error"]);
+
     // A reload (SIGHUP) that adds a tool tells the client.
     std::fs::copy(
         common::artifact("counter"),

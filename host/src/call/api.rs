@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::envelope::CallResult;
+use crate::caps::log::LogWatcher;
 use crate::error::CallError;
 use crate::output::ToolOutput;
 use crate::session::{EventData, EventKind, Session};
@@ -232,6 +233,8 @@ pub struct CallOptions {
     pub custom_tools: Arc<dyn CustomToolRunner>,
     /// The call id to use; a fresh one when absent.
     pub call_id: Option<String>,
+    /// Who sees the tool's log lines while it runs, besides the trace.
+    pub log_watcher: Option<Arc<dyn LogWatcher>>,
 }
 
 impl CallOptions {
@@ -242,6 +245,7 @@ impl CallOptions {
             approver: Arc::new(NoApprover("no approver is available".into())),
             custom_tools: Arc::new(NoCustomTools),
             call_id: None,
+            log_watcher: None,
         }
     }
 
@@ -254,6 +258,13 @@ impl CallOptions {
     /// The same options with someone to answer custom tool calls.
     pub fn with_custom_tools(mut self, runner: Arc<dyn CustomToolRunner>) -> Self {
         self.custom_tools = runner;
+        self
+    }
+
+    /// The same options with someone to see the tool's log lines as they
+    /// are logged (MCP sends them to the client).
+    pub fn with_log_watcher(mut self, watcher: Arc<dyn LogWatcher>) -> Self {
+        self.log_watcher = Some(watcher);
         self
     }
 

@@ -79,7 +79,7 @@ impl Host {
             input: input.clone(),
             input_text,
             started,
-            trace: TraceLog::default(),
+            trace: TraceLog::watched(options.log_watcher.clone()),
             stdout: Capture::new(tool.policy().limits.stdio_bytes),
             stderr: Capture::new(tool.policy().limits.stdio_bytes),
             meter: Meter::new(tool.policy().limits.host),

@@ -2,7 +2,9 @@
 //!
 //! A tool's log lines, and the host's notes about the call (refused requests,
 //! limits hit), go into one bounded buffer that ends up in the call's
-//! `action.result` trace event.
+//! `action.result` trace event. A surface that can show the tool's lines
+//! while the call runs (MCP's `notifications/message`) passes a
+//! [`LogWatcher`] in the call's options.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -30,16 +32,42 @@ struct Buffer {
     dropped: usize,
 }
 
+/// Sees each line a tool logs, as it logs it, once the line is kept (cut to
+/// [`MAX_LOG_LINE_BYTES`]; none past [`MAX_LOG_LINES`]). It is called from
+/// the tool's own host call, so it must not block.
+pub trait LogWatcher: Send + Sync {
+    /// The tool logged `line`.
+    fn line(&self, line: &LogLine);
+}
+
 /// A call's shared, bounded trace buffer. Cloning shares it.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct TraceLog {
     buffer: Arc<Mutex<Buffer>>,
+    watcher: Option<Arc<dyn LogWatcher>>,
+}
+
+impl std::fmt::Debug for TraceLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceLog")
+            .field("buffer", &self.buffer)
+            .field("watched", &self.watcher.is_some())
+            .finish()
+    }
 }
 
 impl TraceLog {
+    /// A buffer whose tool lines `watcher`, if any, also sees.
+    pub fn watched(watcher: Option<Arc<dyn LogWatcher>>) -> Self {
+        Self {
+            watcher,
+            ..Self::default()
+        }
+    }
+
     /// Add a line from the host about this call.
     pub fn host(&self, message: impl Into<String>) {
-        self.push("host", message.into());
+        self.push("host", message.into(), false);
     }
 
     /// The lines kept and how many were dropped past the cap.
@@ -48,12 +76,9 @@ impl TraceLog {
         (buffer.lines.clone(), buffer.dropped)
     }
 
-    fn push(&self, level: &'static str, mut message: String) {
-        let mut buffer = self.buffer.lock().unwrap_or_else(PoisonError::into_inner);
-        if buffer.lines.len() >= MAX_LOG_LINES {
-            buffer.dropped += 1;
-            return;
-        }
+    /// Keep a line unless the buffer is full, and show a tool's kept line
+    /// to the watcher (outside the lock).
+    fn push(&self, level: &'static str, mut message: String, from_tool: bool) {
         if message.len() > MAX_LOG_LINE_BYTES {
             let mut end = MAX_LOG_LINE_BYTES;
             while !message.is_char_boundary(end) {
@@ -62,7 +87,20 @@ impl TraceLog {
             message.truncate(end);
             message.push('…');
         }
-        buffer.lines.push(LogLine { level, message });
+        let line = LogLine { level, message };
+        let watcher = self.watcher.as_ref().filter(|_| from_tool);
+        let seen = watcher.map(|_| line.clone());
+        {
+            let mut buffer = self.buffer.lock().unwrap_or_else(PoisonError::into_inner);
+            if buffer.lines.len() >= MAX_LOG_LINES {
+                buffer.dropped += 1;
+                return;
+            }
+            buffer.lines.push(line);
+        }
+        if let (Some(watcher), Some(line)) = (watcher, seen) {
+            watcher.line(&line);
+        }
     }
 }
 
@@ -74,7 +112,7 @@ impl Host for TraceLog {
             Level::Warn => "warn",
             Level::Error => "error",
         };
-        self.push(level, message);
+        self.push(level, message, true);
     }
 }
 
@@ -111,5 +149,33 @@ mod tests {
         let (lines, _) = log.snapshot();
         assert!(lines[0].message.len() <= MAX_LOG_LINE_BYTES + '…'.len_utf8());
         assert!(lines[0].message.ends_with('…'));
+    }
+
+    #[test]
+    fn the_watcher_sees_each_kept_tool_line_and_no_host_note() {
+        #[derive(Default)]
+        struct Seen(Mutex<Vec<LogLine>>);
+        impl LogWatcher for Seen {
+            fn line(&self, line: &LogLine) {
+                self.0.lock().unwrap().push(line.clone());
+            }
+        }
+        let seen = Arc::new(Seen::default());
+        let mut log = TraceLog::watched(Some(seen.clone()));
+        log.host("a host note");
+        Host::log(&mut log, Level::Warn, "x".repeat(MAX_LOG_LINE_BYTES + 10));
+        for i in 0..MAX_LOG_LINES {
+            Host::log(&mut log, Level::Debug, format!("line {i}"));
+        }
+        let seen = seen.0.lock().unwrap();
+        assert_eq!(
+            seen.len(),
+            MAX_LOG_LINES - 1,
+            "only kept lines, no host note"
+        );
+        assert_eq!(seen[0].level, "warn");
+        assert!(seen[0].message.ends_with('…'), "cut as kept");
+        assert_eq!(seen[1].message, "line 0");
+        assert_eq!(log.snapshot().1, 2, "the two past the cap were dropped");
     }
 }

@@ -11,6 +11,7 @@
 
 mod approve;
 mod convert;
+mod logging;
 
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -57,6 +58,8 @@ pub struct ToolServer {
     sessions: Arc<SessionStore>,
     options: Arc<McpOptions>,
     peers: Peers,
+    /// The level this client set (`logging/setLevel`); each client its own.
+    log_level: logging::ClientLevel,
 }
 
 impl ToolServer {
@@ -67,6 +70,16 @@ impl ToolServer {
             sessions,
             options: Arc::new(options),
             peers: Peers::default(),
+            log_level: logging::ClientLevel::default(),
+        }
+    }
+
+    /// This server for one more client: the same host and peers, a log
+    /// level of its own.
+    fn for_new_client(&self) -> Self {
+        Self {
+            log_level: logging::ClientLevel::default(),
+            ..self.clone()
         }
     }
 
@@ -119,7 +132,7 @@ impl ToolServer {
         }
         self.forward_tool_changes();
         StreamableHttpService::new(
-            move || Ok(self.clone()),
+            move || Ok(self.for_new_client()),
             Arc::new(LocalSessionManager::default()),
             config,
         )
@@ -184,12 +197,12 @@ impl ToolServer {
 
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
+        ServerConfig::new(logging::declared(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build(),
-        )
+        ))
         .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
         .with_instructions(
             "Tools run in sandboxes with only the capabilities the operator granted. \
@@ -215,7 +228,13 @@ impl ServerHandler for ToolServer {
         request: CustomRequest,
         _context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        const OFFERED: &[&str] = &["initialize", "ping", "tools/list", "tools/call"];
+        const OFFERED: &[&str] = &[
+            "initialize",
+            "ping",
+            "logging/setLevel",
+            "tools/list",
+            "tools/call",
+        ];
         let method = request.method;
         Err(if OFFERED.contains(&method.as_str()) {
             ErrorData::invalid_params(
@@ -232,6 +251,20 @@ impl ServerHandler for ToolServer {
                 None,
             )
         })
+    }
+
+    #[expect(
+        deprecated,
+        reason = "rmcp 3.11 marks logging deprecated for the 2026-07-28 protocol (SEP-2577); \
+                  this server speaks 2025-11-25, where it is current"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level.set(request.level);
+        Ok(())
     }
 
     async fn list_tools(
@@ -283,7 +316,10 @@ impl ServerHandler for ToolServer {
                 .is_some_and(|c| c.elicitation.is_some()),
             client,
         };
-        let options = CallOptions::new(session).with_approver(Arc::new(approver));
+        let logs = logging::forward(&name, self.log_level.clone(), context.peer.clone());
+        let options = CallOptions::new(session)
+            .with_approver(Arc::new(approver))
+            .with_log_watcher(logs.watcher());
         let input = Value::Object(request.arguments.unwrap_or_default());
         let call = self.host.call(&name, input, &options);
         tokio::pin!(call);
@@ -309,6 +345,7 @@ impl ServerHandler for ToolServer {
                 }
             }
         };
+        logs.finish().await;
         match outcome {
             Ok(result) => Ok(convert::result(&tool, &result).into()),
             Err(CallError::InvalidInput { tool, errors }) => {

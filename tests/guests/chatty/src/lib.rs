@@ -1,5 +1,6 @@
 //! Test guest: prints the requested number of bytes to stdout and to stderr
-//! (the host must capture and truncate them), then returns "done".
+//! (the host must capture and truncate them), logs a line at each level if
+//! asked, then returns "done".
 
 use std::io::Write;
 
@@ -10,6 +11,9 @@ use toolhost_sdk::prelude::*;
 struct Input {
     /// Bytes to print to each of stdout and stderr.
     bytes: usize,
+    /// Also log one line at each level, least severe first.
+    #[serde(default)]
+    log: bool,
 }
 
 /// Writes `bytes` bytes of numbered lines; stops quietly if the stream fails.
@@ -32,12 +36,18 @@ struct Chatty;
 
 impl Tool for Chatty {
     type Input = Input;
-    const DESCRIPTION: &'static str = "Prints `bytes` bytes to stdout and stderr.";
+    const DESCRIPTION: &'static str = "Prints `bytes` bytes to stdout and stderr, and logs a line at each level when `log` is true.";
     const EFFECT: EffectDecl = EffectDecl::Fixed(Effect::Read);
 
     fn execute(input: Input, _ctx: &CallContext) -> Result<Output, ToolError> {
         spew(std::io::stdout().lock(), "stdout", input.bytes);
         spew(std::io::stderr().lock(), "stderr", input.bytes);
+        if input.log {
+            toolhost_sdk::log::debug("debug line");
+            toolhost_sdk::log::info("info line");
+            toolhost_sdk::log::warn("warn line");
+            toolhost_sdk::log::error("error line");
+        }
         Ok("done".into())
     }
 }
