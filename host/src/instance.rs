@@ -129,15 +129,7 @@ impl Instance {
         let hostcall_bytes = host.hostcall_bytes(bounds.output_bytes);
         // A body buffers one write in flight and one queued (buffer_chunks + 1).
         let http = caps.http.with_body_chunk_bytes(host.per_handle_bytes() / 2);
-        let state = CallState::new(
-            caps.wasi,
-            http,
-            caps.kv,
-            caps.files,
-            trace.clone(),
-            bounds,
-            deadline,
-        );
+        let state = CallState::new(Caps { http, ..caps }, trace.clone(), bounds, deadline);
         let mut store = engine.store(pre.engine(), state);
         store.set_max_component_handles(host.handles as usize);
         store.set_hostcall_fuel(hostcall_bytes);

@@ -59,7 +59,9 @@ pub use call::{
     ApprovalDecision, ApprovalRequest, Approver, CallInput, CallObserver, CallOptions, CallRef,
     CallResult, CallTrace, CustomToolRunner, CustomToolUse, NoApprover, NoCustomTools, PreApproved,
 };
-pub use caps::log::{LogLine, LogWatcher};
+pub use caps::CallWatcher;
+pub use caps::log::LogLine;
+pub use caps::progress::Progress;
 pub use config::Config;
 pub use error::{CallError, InputError};
 pub use host::{Host, HostBuilder};

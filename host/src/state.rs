@@ -11,9 +11,11 @@ use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use crate::caps::Caps;
 use crate::caps::http::HttpCtx;
 use crate::caps::kv::{KvCtx, KvView};
 use crate::caps::log::TraceLog;
+use crate::caps::progress::ProgressFeed;
 use crate::caps::workspace::FilesView;
 use crate::caps::workspace::open_files::OpenFiles;
 use crate::usage::{CallBounds, Meter};
@@ -26,6 +28,7 @@ pub struct CallState {
     pub(crate) kv: KvCtx,
     pub(crate) files: OpenFiles,
     pub(crate) trace: TraceLog,
+    pub(crate) progress: ProgressFeed,
     pub(crate) table: ResourceTable,
     pub(crate) limits: CallLimits,
     pub(crate) meter: Arc<Meter>,
@@ -36,15 +39,14 @@ pub struct CallState {
 impl CallState {
     /// State for one instance of a tool, with the given capabilities and
     /// bounds.
-    pub(crate) fn new(
-        wasi: WasiCtx,
-        http: HttpCtx,
-        kv: KvCtx,
-        files: OpenFiles,
-        trace: TraceLog,
-        bounds: CallBounds,
-        deadline: Instant,
-    ) -> Self {
+    pub(crate) fn new(caps: Caps, trace: TraceLog, bounds: CallBounds, deadline: Instant) -> Self {
+        let Caps {
+            wasi,
+            http,
+            kv,
+            files,
+            progress,
+        } = caps;
         let CallBounds {
             memory_bytes,
             host: budget,
@@ -62,6 +64,7 @@ impl CallState {
             kv,
             files,
             trace,
+            progress,
             table,
             limits: CallLimits::new(memory_bytes),
             meter,
@@ -89,6 +92,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
     })?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
     crate::caps::log::add_to_linker(linker, |s| &mut s.trace)?;
+    crate::caps::progress::add_to_linker(linker, |s| &mut s.progress)?;
     crate::caps::kv::add_to_linker(linker, |s| KvView {
         ctx: &mut s.kv,
         table: &mut s.table,

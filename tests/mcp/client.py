@@ -108,6 +108,16 @@ async def scenarios(session: ClientSession, session_id: str, notices: list):
     check([level for level, _, _ in lines] == ["debug", "info", "warning", "error"], lines)
     print("ok logging", flush=True)
 
+    reports = []
+
+    async def on_report(progress, total, message):
+        reports.append((progress, total, message))
+
+    stepped = await session.call_tool("chatty", {"bytes": 0, "progress": 3}, progress_callback=on_report)
+    check(not stepped.is_error, stepped)
+    check(reports == [(1.0, 3.0, "step 1"), (2.0, 3.0, "step 2"), (3.0, 3.0, "step 3")], reports)
+    print("ok tool_progress", flush=True)
+
     # Invalid arguments are a tool error the model reads (SEP-1303).
     invalid = await session.call_tool("echo", {"text": 5})
     check(invalid.is_error, invalid)

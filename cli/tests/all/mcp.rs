@@ -286,6 +286,36 @@ fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
     assert_eq!(reply()["id"], 43);
     assert_eq!(by_level(&logged_call(&mut send, &mut reply, 44)), ["error"]);
 
+    // A tool's progress reports reach a client that sent a progress token,
+    // before the result; one that goes back is dropped, and the trace says so.
+    send(json!({"jsonrpc": "2.0", "id": 45, "method": "tools/call",
+                "params": {"name": "chatty", "arguments": {"bytes": 0, "progress": 3},
+                           "_meta": {"progressToken": "p45"}}}));
+    let mut reports = Vec::new();
+    let result = loop {
+        let message = reply();
+        if message["id"] == 45 {
+            break message;
+        }
+        assert_eq!(message["method"], "notifications/progress", "{message}");
+        let params = &message["params"];
+        assert_eq!(params["progressToken"], "p45", "{message}");
+        assert_eq!(params["total"], 3.0, "{message}");
+        reports.push((
+            params["progress"].as_f64().unwrap_or_default(),
+            params["message"].as_str().unwrap_or_default().to_string(),
+        ));
+    };
+    assert_eq!(
+        reports,
+        [
+            (1.0, "step 1".to_string()),
+            (2.0, "step 2".to_string()),
+            (3.0, "step 3".to_string())
+        ]
+    );
+    assert_eq!(result["result"]["isError"], false, "{result}");
+
     // A reload (SIGHUP) that adds a tool tells the client.
     std::fs::copy(
         common::artifact("counter"),

@@ -12,13 +12,13 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
 
 use common::server::Server;
 use common::{dry_run, live};
-use toolhost::Host;
+use toolhost::{CallWatcher, Host, Progress};
 
 /// One language's build of the three examples.
 struct Lang {
@@ -131,6 +131,26 @@ impl Lang {
     }
 }
 
+/// The progress reports a call made, as (done, total, message).
+#[derive(Default)]
+struct Reports(Mutex<Vec<(f64, Option<f64>, String)>>);
+
+impl Reports {
+    fn take(&self) -> Vec<(f64, Option<f64>, String)> {
+        std::mem::take(&mut self.0.lock().unwrap())
+    }
+}
+
+impl CallWatcher for Reports {
+    fn progress(&self, report: &Progress) {
+        let message = report.message.clone().unwrap_or_default();
+        self.0
+            .lock()
+            .unwrap()
+            .push((report.progress, report.total, message));
+    }
+}
+
 fn text_of(result: &Value) -> String {
     match result {
         Value::String(text) => text.clone(),
@@ -146,7 +166,8 @@ async fn word_count_reads_the_workspace_in_every_language() {
             .host("[tools.{p}word_count]\nworkspace = \"read\"\n")
             .await;
         let tool = lang.name("word_count");
-        let options = live();
+        let reports = Arc::new(Reports::default());
+        let options = live().with_watcher(reports.clone());
         let workspace = options.session.workspace().unwrap();
         std::fs::create_dir_all(workspace.join("docs")).unwrap();
         std::fs::write(workspace.join("docs/a.txt"), "one two\nthree  four\n\nfive").unwrap();
@@ -160,6 +181,14 @@ async fn word_count_reads_the_workspace_in_every_language() {
             counted.result,
             json!({"path": "docs/a.txt", "lines": 3, "words": 5, "bytes": 25}),
             "{label}"
+        );
+        assert_eq!(
+            reports.take(),
+            [
+                (1.0, Some(2.0), "read the file".to_string()),
+                (2.0, Some(2.0), "counted".to_string())
+            ],
+            "{label}: the SDK's progress helper"
         );
 
         let missing = host

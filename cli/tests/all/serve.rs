@@ -815,6 +815,40 @@ async fn the_event_stream_replays_from_last_event_id() {
     assert_eq!(all.next().await["id"], 5);
 }
 
+/// A tool's progress reports are `call.progress` events in its session,
+/// between the call's request and result; one that goes back is dropped
+/// and noted in the trace.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_reports_are_session_events() {
+    let server = start(&["chatty"], "").await;
+    let session = server.session(json!({})).await;
+    let id = session["id"].as_str().unwrap();
+    let (status, done) = server
+        .call(
+            "chatty",
+            json!({"input": {"bytes": 0, "progress": 2}, "sessionId": id}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    let call_id = done["callId"].as_str().unwrap();
+    let mut events = server.events(id, None).await;
+    assert_eq!(events.next().await["type"], "actions.requested");
+    for step in 1..=2 {
+        let event = events.next().await;
+        assert_eq!(event["type"], "call.progress", "{event}");
+        let data = &event["data"];
+        assert_eq!(data["callId"], call_id, "{event}");
+        assert_eq!(data["toolName"], "chatty", "{event}");
+        assert_eq!(data["progress"], f64::from(step), "{event}");
+        assert_eq!(data["total"], 2.0, "{event}");
+        assert_eq!(data["message"], format!("step {step}"), "{event}");
+    }
+    let result = events.next().await;
+    assert_eq!(result["type"], "action.result", "{result}");
+    let logs = result["data"]["trace"]["logs"].to_string();
+    assert!(logs.contains("1 progress reports dropped"), "{result}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_guards_every_route_but_healthz() {
     let server = start_with(&["echo"], "", |o| {

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::envelope::CallResult;
-use crate::caps::log::LogWatcher;
+use crate::caps::CallWatcher;
 use crate::error::CallError;
 use crate::output::ToolOutput;
 use crate::session::{EventData, EventKind, Session};
@@ -233,8 +233,8 @@ pub struct CallOptions {
     pub custom_tools: Arc<dyn CustomToolRunner>,
     /// The call id to use; a fresh one when absent.
     pub call_id: Option<String>,
-    /// Who sees the tool's log lines while it runs, besides the trace.
-    pub log_watcher: Option<Arc<dyn LogWatcher>>,
+    /// Who sees the tool's log lines and progress while it runs.
+    pub watcher: Option<Arc<dyn CallWatcher>>,
 }
 
 impl CallOptions {
@@ -245,7 +245,7 @@ impl CallOptions {
             approver: Arc::new(NoApprover("no approver is available".into())),
             custom_tools: Arc::new(NoCustomTools),
             call_id: None,
-            log_watcher: None,
+            watcher: None,
         }
     }
 
@@ -261,10 +261,10 @@ impl CallOptions {
         self
     }
 
-    /// The same options with someone to see the tool's log lines as they
-    /// are logged (MCP sends them to the client).
-    pub fn with_log_watcher(mut self, watcher: Arc<dyn LogWatcher>) -> Self {
-        self.log_watcher = Some(watcher);
+    /// The same options with someone to see the tool's log lines and
+    /// progress as they come (MCP sends them to the client).
+    pub fn with_watcher(mut self, watcher: Arc<dyn CallWatcher>) -> Self {
+        self.watcher = Some(watcher);
         self
     }
 

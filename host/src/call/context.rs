@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::envelope::CallRef;
 use crate::caps::http::{Network, RequestBudget};
 use crate::caps::log::TraceLog;
+use crate::caps::progress::ProgressFeed;
 use crate::caps::stdio::Capture;
 use crate::host::Host;
 use crate::registry::Tool;
@@ -28,6 +29,7 @@ pub(super) struct Call<'a> {
     pub(super) input_text: String,
     pub(super) started: Instant,
     pub(super) trace: TraceLog,
+    pub(super) progress: ProgressFeed,
     pub(super) stdout: Capture,
     pub(super) stderr: Capture,
     pub(super) network: Network,

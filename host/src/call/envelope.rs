@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::caps::log::LogLine;
+use crate::caps::progress::Progress;
 #[cfg(doc)]
 use crate::error::CallError;
 use crate::output::ToolOutput;
@@ -102,6 +103,17 @@ pub struct CallRequested {
     pub input_bytes: usize,
     /// The session.
     pub session_id: String,
+}
+
+/// The payload of a `call.progress` event: a running call's report.
+#[derive(Debug, Serialize)]
+pub struct CallProgress {
+    /// Which call.
+    #[serde(flatten)]
+    pub call: CallRef,
+    /// The report.
+    #[serde(flatten)]
+    pub report: Progress,
 }
 
 /// The payload of an `action.result` for a call refused after it was requested.

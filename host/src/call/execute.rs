@@ -118,6 +118,7 @@ impl Call<'_> {
             network: &self.network,
             http_budget: &self.http_budget,
             file_slots: self.host.file_slots(),
+            progress: &self.progress,
         };
         let grants = &self.tool.policy().grants;
         Caps::for_call(grants, effect, workspace, self.host.kv_backend(), &shared)

@@ -8,8 +8,8 @@
 //! - [`envelope`]: what a call leaves behind (result, trace, event payloads);
 //! - `input`: the input's checks; `context`: what a call's stages share;
 //!   `pipeline`: the stages; `workspace`: the call's workspace; `execute`:
-//!   running the tool with retries; `outcome`: turning what happened into
-//!   the envelope.
+//!   running the tool with retries; `watch`: what a running call reports
+//!   (progress events); `outcome`: turning what happened into the envelope.
 
 pub mod api;
 mod context;
@@ -18,12 +18,13 @@ mod execute;
 mod input;
 mod outcome;
 mod pipeline;
+mod watch;
 mod workspace;
 
 pub use api::{
     ApprovalDecision, ApprovalRequest, Approver, CallInput, CallObserver, CallOptions,
     CustomToolRunner, CustomToolUse, NoApprover, NoCustomTools, PreApproved, new_call_id,
 };
-pub use envelope::{CallRef, CallRefused, CallRequested, CallResult, CallTrace};
+pub use envelope::{CallProgress, CallRef, CallRefused, CallRequested, CallResult, CallTrace};
 pub use execute::MAX_ATTEMPTS;
 pub use pipeline::STUB_TEXT;

@@ -5,6 +5,7 @@
 use super::context::{Call, Done};
 use super::envelope::{CallResult, CallTrace};
 use crate::bindings::types;
+use crate::caps::progress::MAX_PROGRESS_REPORTS;
 use crate::output::ToolOutput;
 use crate::usage::Limit;
 
@@ -59,6 +60,13 @@ impl Call<'_> {
         output: ToolOutput,
         failure: Option<String>,
     ) -> CallResult {
+        let progress_dropped = self.progress.dropped();
+        if progress_dropped > 0 {
+            self.trace.host(format!(
+                "{progress_dropped} progress reports dropped: not growing, not a finite \
+                 number of at least 0, or past {MAX_PROGRESS_REPORTS} a call"
+            ));
+        }
         let (logs, logs_dropped) = self.trace.snapshot();
         let (stdout, stdout_truncated) = self.stdout.contents();
         let (stderr, stderr_truncated) = self.stderr.contents();

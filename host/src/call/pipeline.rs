@@ -13,11 +13,13 @@ use super::api::{
     new_call_id,
 };
 use super::context::{Call, Done};
-use super::envelope::{CallRefused, CallRequested, CallResult};
+use super::envelope::{CallRef, CallRefused, CallRequested, CallResult};
 use super::input::{check_time_args, parse_input};
+use super::watch::Watch;
 use crate::admission::CallSlot;
 use crate::caps::http::{HttpLimits, Network, RequestBudget};
 use crate::caps::log::TraceLog;
+use crate::caps::progress::ProgressFeed;
 use crate::caps::stdio::Capture;
 use crate::config::Permission;
 use crate::error::CallError;
@@ -71,15 +73,25 @@ impl Host {
 
         let network = tool_network(self.network(), tool);
         let input = Arc::new(input);
+        let id = options.call_id.clone().unwrap_or_else(new_call_id);
+        let watch = Watch {
+            session: options.session.clone(),
+            call: CallRef {
+                id: id.clone(),
+                tool: tool.name().to_string(),
+            },
+            surface: options.watcher.clone(),
+        };
         let call = Call {
             host: self,
             tool,
             session,
-            id: options.call_id.clone().unwrap_or_else(new_call_id),
+            id,
             input: input.clone(),
             input_text,
             started,
-            trace: TraceLog::watched(options.log_watcher.clone()),
+            trace: TraceLog::watched(options.watcher.clone()),
+            progress: ProgressFeed::watched(Some(Arc::new(watch))),
             stdout: Capture::new(tool.policy().limits.stdio_bytes),
             stderr: Capture::new(tool.policy().limits.stdio_bytes),
             meter: Meter::new(tool.policy().limits.host),

@@ -4,12 +4,13 @@
 //! limits hit), go into one bounded buffer that ends up in the call's
 //! `action.result` trace event. A surface that can show the tool's lines
 //! while the call runs (MCP's `notifications/message`) passes a
-//! [`LogWatcher`] in the call's options.
+//! [`CallWatcher`] in the call's options.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 
+use super::CallWatcher;
 use crate::bindings::toolhost::tool::log::{Host, Level};
 
 /// The most log lines one call keeps; later lines are counted, not kept.
@@ -32,19 +33,11 @@ struct Buffer {
     dropped: usize,
 }
 
-/// Sees each line a tool logs, as it logs it, once the line is kept (cut to
-/// [`MAX_LOG_LINE_BYTES`]; none past [`MAX_LOG_LINES`]). It is called from
-/// the tool's own host call, so it must not block.
-pub trait LogWatcher: Send + Sync {
-    /// The tool logged `line`.
-    fn line(&self, line: &LogLine);
-}
-
 /// A call's shared, bounded trace buffer. Cloning shares it.
 #[derive(Clone, Default)]
 pub struct TraceLog {
     buffer: Arc<Mutex<Buffer>>,
-    watcher: Option<Arc<dyn LogWatcher>>,
+    watcher: Option<Arc<dyn CallWatcher>>,
 }
 
 impl std::fmt::Debug for TraceLog {
@@ -58,7 +51,7 @@ impl std::fmt::Debug for TraceLog {
 
 impl TraceLog {
     /// A buffer whose tool lines `watcher`, if any, also sees.
-    pub fn watched(watcher: Option<Arc<dyn LogWatcher>>) -> Self {
+    pub fn watched(watcher: Option<Arc<dyn CallWatcher>>) -> Self {
         Self {
             watcher,
             ..Self::default()
@@ -99,7 +92,7 @@ impl TraceLog {
             buffer.lines.push(line);
         }
         if let (Some(watcher), Some(line)) = (watcher, seen) {
-            watcher.line(&line);
+            watcher.log(&line);
         }
     }
 }
@@ -155,8 +148,8 @@ mod tests {
     fn the_watcher_sees_each_kept_tool_line_and_no_host_note() {
         #[derive(Default)]
         struct Seen(Mutex<Vec<LogLine>>);
-        impl LogWatcher for Seen {
-            fn line(&self, line: &LogLine) {
+        impl CallWatcher for Seen {
+            fn log(&self, line: &LogLine) {
                 self.0.lock().unwrap().push(line.clone());
             }
         }

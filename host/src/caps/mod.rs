@@ -13,6 +13,7 @@
 pub mod http;
 pub mod kv;
 pub mod log;
+pub mod progress;
 pub mod stdio;
 pub mod workspace;
 
@@ -26,10 +27,27 @@ use crate::tool::Effect;
 use crate::usage::Meter;
 use http::{HttpCtx, Network, RequestBudget};
 use kv::{KvBackend, KvCtx};
-use log::TraceLog;
+use log::{LogLine, TraceLog};
+use progress::{Progress, ProgressFeed};
 use stdio::Capture;
 use workspace::WasiSetup;
 use workspace::open_files::{FileSlots, OpenFiles};
+
+/// Sees what a running call tells its caller before it ends: each log line
+/// it keeps and each progress report it accepts (MCP sends them to the
+/// client as they come). Called from the tool's own host calls, so it must
+/// not block.
+pub trait CallWatcher: Send + Sync {
+    /// The tool logged `line` (cut as the trace keeps it).
+    fn log(&self, line: &LogLine) {
+        let _ = line;
+    }
+
+    /// The tool reported progress (`done` grows from report to report).
+    fn progress(&self, report: &Progress) {
+        let _ = report;
+    }
+}
 
 /// The capabilities one instance gets.
 pub(crate) struct Caps {
@@ -42,6 +60,8 @@ pub(crate) struct Caps {
     /// The workspace files the instance holds open, each with its
     /// host-wide slot.
     pub files: OpenFiles,
+    /// Where its progress reports go.
+    pub progress: ProgressFeed,
 }
 
 /// What the capabilities of one call share with the pipeline, across its
@@ -61,6 +81,8 @@ pub(crate) struct CallShared<'a> {
     pub http_budget: &'a RequestBudget,
     /// The host's slots for open workspace files.
     pub file_slots: &'a FileSlots,
+    /// Its progress reports.
+    pub progress: &'a ProgressFeed,
 }
 
 impl Caps {
@@ -99,6 +121,7 @@ impl Caps {
             .with_budget(shared.http_budget.clone()),
             kv,
             files: OpenFiles::new(shared.file_slots.clone()),
+            progress: shared.progress.clone(),
         })
     }
 
@@ -117,6 +140,7 @@ impl Caps {
             http: HttpCtx::deny_all(trace.clone()),
             kv: KvCtx::deny_all(),
             files: OpenFiles::new(FileSlots::with_cap(0)),
+            progress: ProgressFeed::default(),
         })
     }
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
-use crate::call::envelope::{CallRefused, CallRequested, CallResult, CallTrace};
+use crate::call::envelope::{CallProgress, CallRefused, CallRequested, CallResult, CallTrace};
 use crate::usage::Usage;
 
 /// How many events a session keeps for replay.
@@ -82,6 +82,9 @@ pub enum EventKind {
     /// A waiting call was approved, denied, or expired.
     #[serde(rename = "approval.resolved")]
     ApprovalResolved,
+    /// A running call reported how far it has got.
+    #[serde(rename = "call.progress")]
+    CallProgress,
     /// A custom tool was called: the client runs it and answers.
     #[serde(rename = "agent.custom_tool_use")]
     CustomToolUse,
@@ -98,6 +101,7 @@ impl EventKind {
             Self::ActionResult => "action.result",
             Self::ApprovalRequested => "approval.requested",
             Self::ApprovalResolved => "approval.resolved",
+            Self::CallProgress => "call.progress",
             Self::CustomToolUse => "agent.custom_tool_use",
             Self::CustomToolResult => "user.custom_tool_result",
         }
@@ -138,6 +142,8 @@ pub enum EventData {
     Result(Arc<CallResult>),
     /// A call was refused after it was requested.
     Refused(Arc<CallRefused>),
+    /// A running call's progress report.
+    Progress(Arc<CallProgress>),
     /// Any other payload.
     Json(Value),
     /// What is left of a payload the history dropped to stay in its bytes.
@@ -161,6 +167,7 @@ impl EventData {
                         + logs
                 }
                 Self::Refused(refused) => refused.error.to_string().len(),
+                Self::Progress(progress) => progress.report.message.as_ref().map_or(0, String::len),
                 Self::Json(value) => value.to_string().len(),
                 Self::Dropped(_) => 0,
             }
@@ -186,7 +193,7 @@ impl EventData {
                 call_id: value["callId"].as_str().map(str::to_string),
                 ..DroppedPayload::EMPTY
             },
-            Self::Refused(_) | Self::Dropped(_) => return None,
+            Self::Refused(_) | Self::Progress(_) | Self::Dropped(_) => return None,
         };
         Some(Self::Dropped(Arc::new(dropped)))
     }
@@ -233,6 +240,7 @@ impl Serialize for EventData {
             }
             .serialize(serializer),
             Self::Refused(refused) => refused.serialize(serializer),
+            Self::Progress(progress) => progress.serialize(serializer),
             Self::Json(value) => value.serialize(serializer),
             Self::Dropped(dropped) => dropped.serialize(serializer),
         }

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Annotated
 
-from toolhost import Effect, Failed, Field, InvalidInput, prompt, tool
+from toolhost import Effect, Failed, Field, InvalidInput, progress, prompt, tool
 
 WORKSPACE = "/workspace"
 
@@ -38,12 +38,15 @@ def word_count(input: Input) -> dict:
         raise InvalidInput(f"no file named {input.path} in the workspace") from None
     except OSError as err:
         raise Failed(f"{err.strerror or err} (os error {err.errno})") from None
-    return {
+    progress.report(1, 2, "read the file")
+    counted = {
         "path": input.path,
         "lines": data.count(b"\n"),
         "words": len(data.decode("utf-8", "replace").split()),
         "bytes": len(data),
     }
+    progress.report(2, 2, "counted")
+    return counted
 
 
 def _quote(text: str) -> str:

@@ -5,7 +5,7 @@
  * The TypeScript twin of `word_count` (Rust) and `py_word_count` (Python);
  * one test suite runs all three. Needs `workspace = "read"` in its grant.
  */
-import { InvalidInput, decodeUtf8, defineTool, fs, prompt } from "toolhost";
+import { InvalidInput, decodeUtf8, defineTool, fs, progress, prompt } from "toolhost";
 
 interface Input {
   path: string;
@@ -51,9 +51,11 @@ export default defineTool<Input>({
       }
       throw err;
     }
+    progress(1, 2, "read the file");
     let lines = 0;
     for (const byte of bytes) if (byte === 0x0a) lines++;
     const words = decodeUtf8(bytes).split(WHITESPACE).filter((word) => word !== "").length;
+    progress(2, 2, "counted");
     return { path: input.path, lines, words, bytes: bytes.length };
   },
 });

@@ -48,8 +48,10 @@ impl Tool for WordCount {
             }
             Err(err) => return Err(err.into()),
         };
+        toolhost_sdk::progress::report(1.0, Some(2.0), Some("read the file"));
         let lines = bytes.iter().filter(|&&b| b == b'\n').count();
         let words = String::from_utf8_lossy(&bytes).split_whitespace().count();
+        toolhost_sdk::progress::report(2.0, Some(2.0), Some("counted"));
         Ok(json!({
             "path": input.path,
             "lines": lines,

@@ -31,6 +31,7 @@ export type { FetchOptions, HttpErrorKind } from "./http.ts";
 export { fs, FsError, WORKSPACE } from "./fs.ts";
 export type { DirEntry, FileStat } from "./fs.ts";
 export { log } from "./log.ts";
+export { progress } from "./progress.ts";
 export { encodeUtf8, decodeUtf8 } from "./utf8.ts";
 export type { LogLevel } from "./log.ts";
 export { engine } from "toolhost/engine";

@@ -20,11 +20,12 @@ Build it into a component with ``toolhost build DIR`` (it runs componentize-py
 
 Sandboxed resources: files under ``/workspace`` with ``open``/``pathlib``,
 key-value buckets with :mod:`toolhost.kv`, outgoing HTTP with
-:mod:`toolhost.http`, trace lines with :mod:`toolhost.log`. Anything not
-granted raises an exception (never traps).
+:mod:`toolhost.http`, trace lines with :mod:`toolhost.log`, progress reports
+with :mod:`toolhost.progress`. Anything not granted raises an exception
+(never traps).
 """
 
-from . import http, kv, log
+from . import http, kv, log, progress
 from .context import CallContext, Session, SessionMode
 from .decorator import Effect, tool
 from .errors import Failed, InvalidInput, ToolError, Transient
@@ -37,5 +38,5 @@ __all__ = [
     "CallContext", "Session", "SessionMode",
     "ToolError", "InvalidInput", "Transient", "Failed",
     "Output", "Text", "Json", "Image", "Document", "SearchResult",
-    "kv", "http", "log",
+    "kv", "http", "log", "progress",
 ]

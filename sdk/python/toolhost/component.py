@@ -23,7 +23,7 @@ from wit_world.imports import toolhost_tool_types as wit
 # Python files. Load every binding the helpers use now (they import lazily so
 # that they also import outside a component).
 from wit_world.imports import (  # noqa: F401
-    atomics, error, log, outgoing_handler, poll, store, streams, wasi_http_types,
+    atomics, error, log, outgoing_handler, poll, progress, store, streams, wasi_http_types,
 )
 
 from .context import CallContext

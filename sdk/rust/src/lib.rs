@@ -47,9 +47,10 @@
 //!
 //! What a sandbox may be granted is reached through ordinary interfaces:
 //! files under `/workspace` with `std::fs`, key-value buckets with [`kv`],
-//! outgoing HTTP with [`http`], trace lines with [`log`]. Anything not granted
-//! fails with an error, never a trap. The generated `wasi` and `toolhost`
-//! bindings are in [`bindings`] for anything the helpers do not cover.
+//! outgoing HTTP with [`http`], trace lines with [`log`], progress reports
+//! with [`progress`]. Anything not granted fails with an error, never a trap.
+//! The generated `wasi` and `toolhost` bindings are in [`bindings`] for
+//! anything the helpers do not cover.
 //!
 //! [toolhost]: https://github.com/toolhost/toolhost
 
@@ -65,6 +66,7 @@ pub mod http;
 pub mod kv;
 pub mod log;
 mod output;
+pub mod progress;
 mod text;
 
 pub use context::{CallContext, Session, SessionMode};

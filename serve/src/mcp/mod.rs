@@ -11,7 +11,7 @@
 
 mod approve;
 mod convert;
-mod logging;
+mod notify;
 
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, FixedOffset};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, ErrorData,
-    Implementation, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, ServerCapabilities, ServerConfig,
+    Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -59,7 +59,7 @@ pub struct ToolServer {
     options: Arc<McpOptions>,
     peers: Peers,
     /// The level this client set (`logging/setLevel`); each client its own.
-    log_level: logging::ClientLevel,
+    log_level: notify::ClientLevel,
 }
 
 impl ToolServer {
@@ -70,7 +70,7 @@ impl ToolServer {
             sessions,
             options: Arc::new(options),
             peers: Peers::default(),
-            log_level: logging::ClientLevel::default(),
+            log_level: notify::ClientLevel::default(),
         }
     }
 
@@ -78,7 +78,7 @@ impl ToolServer {
     /// level of its own.
     fn for_new_client(&self) -> Self {
         Self {
-            log_level: logging::ClientLevel::default(),
+            log_level: notify::ClientLevel::default(),
             ..self.clone()
         }
     }
@@ -197,7 +197,7 @@ impl ToolServer {
 
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(logging::declared(
+        ServerConfig::new(notify::declared(
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
@@ -316,14 +316,19 @@ impl ServerHandler for ToolServer {
                 .is_some_and(|c| c.elicitation.is_some()),
             client,
         };
-        let logs = logging::forward(&name, self.log_level.clone(), context.peer.clone());
+        let progress = context.meta.get_progress_token();
+        let notes = notify::CallNotes::start(
+            &name,
+            self.log_level.clone(),
+            progress.clone(),
+            context.peer.clone(),
+        );
         let options = CallOptions::new(session)
             .with_approver(Arc::new(approver))
-            .with_log_watcher(logs.watcher());
+            .with_watcher(notes.watcher());
         let input = Value::Object(request.arguments.unwrap_or_default());
         let call = self.host.call(&name, input, &options);
         tokio::pin!(call);
-        let progress = context.meta.get_progress_token();
         let started = Instant::now();
         let mut ticks = progress.as_ref().map(|_| {
             tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY)
@@ -336,16 +341,12 @@ impl ServerHandler for ToolServer {
                     return Err(ErrorData::internal_error("the call was cancelled", None));
                 }
                 () = next_tick(&mut ticks) => {
-                    if let Some(token) = progress.clone() {
-                        let elapsed = started.elapsed().as_secs_f64();
-                        let note = ProgressNotificationParam::new(token, elapsed)
-                            .with_message(format!("`{name}` running for {elapsed:.0} s"));
-                        let _ = context.peer.notify_progress(note).await;
-                    }
+                    let elapsed = started.elapsed().as_secs_f64();
+                    notes.heartbeat(elapsed, format!("`{name}` running for {elapsed:.0} s"));
                 }
             }
         };
-        logs.finish().await;
+        notes.finish().await;
         match outcome {
             Ok(result) => Ok(convert::result(&tool, &result).into()),
             Err(CallError::InvalidInput { tool, errors }) => {

@@ -1,6 +1,7 @@
 // WIT bindings as componentize-js (StarlingMonkey) exposes them: named
 // exports per interface, `undefined` for none, `bigint` for 64-bit integers.
 import * as log from "toolhost:tool/log@0.1.0";
+import * as progress from "toolhost:tool/progress@0.1.0";
 import * as kvStore from "wasi:keyvalue/store@0.2.0-draft2";
 import * as kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
 import * as httpTypes from "wasi:http/types@0.2.12";
@@ -45,6 +46,7 @@ export const engine: Engine = {
   none: undefined,
   int64: (value: number) => BigInt(Math.trunc(value)),
   log: log as any,
+  progress: progress as any,
   kvStore: kvStore as any,
   kvAtomics: { increment },
   httpTypes,

@@ -16,6 +16,8 @@ export interface Engine {
   int64(value: number): number | bigint;
   /** `toolhost:tool/log` */
   log: { log(level: string, message: string): void };
+  /** `toolhost:tool/progress` */
+  progress: { report(done: number, total: number | null | undefined, message: string | null | undefined): void };
   /** `wasi:keyvalue/store` */
   kvStore: { open(name: string): any };
   /** `wasi:keyvalue/atomics` */

@@ -1,6 +1,6 @@
 //! Test guest: prints the requested number of bytes to stdout and to stderr
-//! (the host must capture and truncate them), logs a line at each level if
-//! asked, then returns "done".
+//! (the host must capture and truncate them), logs a line at each level and
+//! reports progress if asked, then returns "done".
 
 use std::io::Write;
 
@@ -14,6 +14,10 @@ struct Input {
     /// Also log one line at each level, least severe first.
     #[serde(default)]
     log: bool,
+    /// Also report progress `1..=progress` of `progress`, then a report
+    /// that goes back (the host drops it).
+    #[serde(default)]
+    progress: u32,
 }
 
 /// Writes `bytes` bytes of numbered lines; stops quietly if the stream fails.
@@ -36,7 +40,7 @@ struct Chatty;
 
 impl Tool for Chatty {
     type Input = Input;
-    const DESCRIPTION: &'static str = "Prints `bytes` bytes to stdout and stderr, and logs a line at each level when `log` is true.";
+    const DESCRIPTION: &'static str = "Prints `bytes` bytes to stdout and stderr, logs a line at each level when `log` is true, and reports `progress` steps.";
     const EFFECT: EffectDecl = EffectDecl::Fixed(Effect::Read);
 
     fn execute(input: Input, _ctx: &CallContext) -> Result<Output, ToolError> {
@@ -47,6 +51,14 @@ impl Tool for Chatty {
             toolhost_sdk::log::info("info line");
             toolhost_sdk::log::warn("warn line");
             toolhost_sdk::log::error("error line");
+        }
+        let total = f64::from(input.progress);
+        for step in 1..=input.progress {
+            let message = format!("step {step}");
+            toolhost_sdk::progress::report(f64::from(step), Some(total), Some(&message));
+        }
+        if input.progress > 0 {
+            toolhost_sdk::progress::report(0.5, Some(total), Some("going back"));
         }
         Ok("done".into())
     }
