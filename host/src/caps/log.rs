@@ -72,14 +72,7 @@ impl TraceLog {
     /// Keep a line unless the buffer is full, and show a tool's kept line
     /// to the watcher (outside the lock).
     fn push(&self, level: &'static str, mut message: String, from_tool: bool) {
-        if message.len() > MAX_LOG_LINE_BYTES {
-            let mut end = MAX_LOG_LINE_BYTES;
-            while !message.is_char_boundary(end) {
-                end -= 1;
-            }
-            message.truncate(end);
-            message.push('…');
-        }
+        cut(&mut message, MAX_LOG_LINE_BYTES);
         let line = LogLine { level, message };
         let watcher = self.watcher.as_ref().filter(|_| from_tool);
         let seen = watcher.map(|_| line.clone());
@@ -106,6 +99,19 @@ impl Host for TraceLog {
             Level::Error => "error",
         };
         self.push(level, message, true);
+    }
+}
+
+/// Cut `text` to at most `max` bytes on a character boundary, marking the
+/// cut with `…`: how the trace keeps a tool's long text.
+pub(crate) fn cut(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
     }
 }
 

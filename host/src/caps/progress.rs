@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::Serialize;
 
 use super::CallWatcher;
+use super::log::cut;
 use crate::bindings::toolhost::tool::progress::Host;
 
 /// The most progress reports one call keeps.
@@ -88,14 +89,7 @@ impl ProgressFeed {
             reports.kept += 1;
         }
         let message = message.map(|mut text| {
-            if text.len() > MAX_PROGRESS_MESSAGE_BYTES {
-                let mut end = MAX_PROGRESS_MESSAGE_BYTES;
-                while !text.is_char_boundary(end) {
-                    end -= 1;
-                }
-                text.truncate(end);
-                text.push('…');
-            }
+            cut(&mut text, MAX_PROGRESS_MESSAGE_BYTES);
             text
         });
         Some(Progress {

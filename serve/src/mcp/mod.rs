@@ -35,7 +35,8 @@ use toolhost::error::CallError;
 use toolhost::host::Host;
 use toolhost::session::{Session, SessionMode, SessionSpec, SessionStore, parse_instant};
 
-/// How often a long call reports progress to a client that asked for it.
+/// How often a call whose tool reports no progress of its own sends a
+/// heartbeat to a client that asked for progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 /// The server's own session settings, used where a request's `_meta` gives none.
