@@ -99,11 +99,10 @@ impl ClientLevel {
     }
 }
 
-/// One note for the client.
+/// One note for the client: a heartbeat is a progress report with no total.
 enum Note {
     Log(LogLine),
     Progress(Progress),
-    Heartbeat { seconds: f64, message: String },
 }
 
 /// The call's side: the [`CallWatcher`] its capabilities report to.
@@ -163,16 +162,11 @@ impl CallNotes {
         let task = tokio::spawn(async move {
             let mut last_sent: Option<f64> = None;
             while let Some(note) = notes.recv().await {
-                let value = match &note {
-                    Note::Log(_) => None,
-                    Note::Progress(report) => Some(report.progress),
-                    Note::Heartbeat { seconds, .. } => Some(*seconds),
-                };
-                if let Some(value) = value {
-                    if last_sent.is_some_and(|last| value <= last) {
+                if let Note::Progress(report) = &note {
+                    if last_sent.is_some_and(|last| report.progress <= last) {
                         continue;
                     }
-                    last_sent = Some(value);
+                    last_sent = Some(report.progress);
                 }
                 let sent = match (note, progress.clone()) {
                     (Note::Log(line), _) => {
@@ -191,11 +185,6 @@ impl CallNotes {
                         if let Some(message) = report.message {
                             note = note.with_message(message);
                         }
-                        peer.notify_progress(note).await
-                    }
-                    (Note::Heartbeat { seconds, message }, Some(token)) => {
-                        let note =
-                            ProgressNotificationParam::new(token, seconds).with_message(message);
                         peer.notify_progress(note).await
                     }
                     (_, None) => continue,
@@ -225,7 +214,11 @@ impl CallNotes {
     /// own progress or the client asked for none.
     pub fn heartbeat(&self, seconds: f64, message: String) {
         if self.notes.wants_progress && !self.notes.tool_reports.load(Ordering::Relaxed) {
-            self.notes.send(Note::Heartbeat { seconds, message });
+            self.notes.send(Note::Progress(Progress {
+                progress: seconds,
+                total: None,
+                message: Some(message),
+            }));
         }
     }
 
