@@ -79,7 +79,7 @@ macro_rules! call_guest {
             return Err(Failure::Host("the tool does not implement the toolhost contract".into()));
         };
         let deadline = host_deadline(store);
-        let call = guest.toolhost_tool_tool().$method(&mut *store $(, $arg)*);
+        let call = guest.$method(&mut *store $(, $arg)*);
         let outcome = tokio::time::timeout_at(deadline, call).await;
         settle(outcome, store, *budget)
     }};

@@ -63,6 +63,28 @@ pub enum ContentBlock {
         /// The text.
         text: String,
     },
+    /// Audio.
+    Audio {
+        /// Its media type, e.g. `audio/wav`.
+        #[serde(rename = "mediaType")]
+        media_type: String,
+        /// The bytes, base64 in JSON.
+        #[serde(serialize_with = "base64_bytes", deserialize_with = "from_base64")]
+        data: Vec<u8>,
+    },
+    /// A link to a resource, given instead of its bytes.
+    ResourceLink {
+        /// Where the resource is.
+        uri: String,
+        /// A short name for it.
+        name: String,
+        /// What it holds, for the model.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+        /// Its media type, when known.
+        #[serde(default, rename = "mediaType", skip_serializing_if = "Option::is_none")]
+        media_type: Option<String>,
+    },
 }
 
 /// A tool's result.
@@ -125,6 +147,16 @@ impl ToolOutput {
                         title: hit.title,
                         text: hit.text,
                     },
+                    types::ContentBlock::Audio(blob) => ContentBlock::Audio {
+                        media_type: blob.media_type,
+                        data: blob.data,
+                    },
+                    types::ContentBlock::ResourceLink(link) => ContentBlock::ResourceLink {
+                        uri: link.uri,
+                        name: link.name,
+                        description: link.description,
+                        media_type: link.media_type,
+                    },
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
@@ -157,7 +189,9 @@ impl ToolOutput {
             .iter()
             .map(|block| match block {
                 types::ContentBlock::Text(text) | types::ContentBlock::Json(text) => text.len(),
-                types::ContentBlock::Image(blob) => blob.data.len() + blob.media_type.len(),
+                types::ContentBlock::Image(blob) | types::ContentBlock::Audio(blob) => {
+                    blob.data.len() + blob.media_type.len()
+                }
                 types::ContentBlock::Document(doc) => {
                     doc.body.data.len()
                         + doc.body.media_type.len()
@@ -165,6 +199,12 @@ impl ToolOutput {
                 }
                 types::ContentBlock::SearchResult(hit) => {
                     hit.source.len() + hit.title.len() + hit.text.len()
+                }
+                types::ContentBlock::ResourceLink(link) => {
+                    link.uri.len()
+                        + link.name.len()
+                        + link.description.as_ref().map_or(0, String::len)
+                        + link.media_type.as_ref().map_or(0, String::len)
                 }
             })
             .sum();

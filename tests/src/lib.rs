@@ -1,10 +1,11 @@
-//! The example tools and test guests, built once for `wasm32-wasip2`.
+//! The example tools, test guests and MCP conformance fixtures, built once
+//! for `wasm32-wasip2`.
 //!
-//! The build script compiles every crate in `plugins/` and `tests/guests/`
-//! with one `cargo build` (into `target/guests`) and this crate exposes the
-//! resulting files: one constant per component (`ECHO`, `TRAP`, …) holding
-//! the absolute path of its `.wasm`, and the lists [`PLUGINS`] and
-//! [`GUESTS`]. Tests share the build instead of compiling guests themselves:
+//! The build script compiles every crate in `plugins/`, `tests/guests/` and
+//! `tests/conformance/tools/` with one `cargo build` (into `target/guests`)
+//! and this crate exposes the resulting files: one constant per component
+//! (`ECHO`, `TRAP`, …) holding the absolute path of its `.wasm`, and the
+//! lists [`PLUGINS`], [`GUESTS`] and [`CONFORMANCE`]. Tests share the build instead of compiling guests themselves:
 //!
 //! ```no_run
 //! let dir = toolhost_test_artifacts::tools_dir(&[
@@ -63,7 +64,8 @@ mod tests {
     fn every_artifact_is_a_component() {
         assert!(PLUGINS.len() >= 8, "{PLUGINS:?}");
         assert!(GUESTS.len() >= 15, "{GUESTS:?}");
-        for (slug, path) in PLUGINS.iter().chain(GUESTS) {
+        assert!(CONFORMANCE.len() >= 10, "{CONFORMANCE:?}");
+        for (slug, path) in PLUGINS.iter().chain(GUESTS).chain(CONFORMANCE) {
             let bytes = fs::read(path).unwrap_or_else(|err| panic!("{slug}: {path}: {err}"));
             assert_eq!(
                 bytes.get(..8),

@@ -14,6 +14,8 @@ mod common;
 
 mod author;
 mod cli;
+mod conformance;
+mod contract;
 mod http;
 mod lock;
 mod mcp;

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use common::server::Server;
 use common::{dry_run, live};
+use toolhost::output::ContentBlock;
 use toolhost::{CallWatcher, Host, Progress};
 
 /// One language's build of the three examples.
@@ -347,6 +348,18 @@ async fn fetch_url_reaches_only_granted_hosts_in_every_language() {
         );
         assert_eq!(fetched.result["body"], json!("x".repeat(100)), "{label}");
         assert_eq!(fetched.result["truncated"], json!(false), "{label}");
+        // Every SDK's resource-link block arrives as the same content block.
+        let link = fetched.output.content.last();
+        assert_eq!(
+            link,
+            Some(&ContentBlock::ResourceLink {
+                uri: server.url("/page"),
+                name: "page".into(),
+                description: Some("The fetched page, at its final URL.".into()),
+                media_type: Some("text/plain".into()),
+            }),
+            "{label}"
+        );
 
         let cut = host
             .call(

@@ -9,9 +9,11 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
+use wasmtime::component::HasSelf;
 
 use super::CallWatcher;
 use crate::bindings::toolhost::tool::log::{Host, Level};
+use crate::bindings::v0_1::toolhost::tool::log as v0_1;
 
 /// The most log lines one call keeps; later lines are counted, not kept.
 pub const MAX_LOG_LINES: usize = 1000;
@@ -115,14 +117,27 @@ pub(crate) fn cut(text: &mut String, max: usize) {
     }
 }
 
-/// Link `toolhost:tool/log` into a linker whose store data holds a [`TraceLog`].
+/// Contract 0.1.0's `log`, the same interface.
+impl v0_1::Host for TraceLog {
+    fn log(&mut self, level: v0_1::Level, message: String) {
+        let level = match level {
+            v0_1::Level::Debug => Level::Debug,
+            v0_1::Level::Info => Level::Info,
+            v0_1::Level::Warn => Level::Warn,
+            v0_1::Level::Error => Level::Error,
+        };
+        Host::log(self, level, message);
+    }
+}
+
+/// Link `toolhost:tool/log`, of every contract version, into a linker whose
+/// store data holds a [`TraceLog`].
 pub fn add_to_linker<T: Send + 'static>(
     linker: &mut wasmtime::component::Linker<T>,
     get: fn(&mut T) -> &mut TraceLog,
 ) -> wasmtime::Result<()> {
-    crate::bindings::toolhost::tool::log::add_to_linker::<T, wasmtime::component::HasSelf<TraceLog>>(
-        linker, get,
-    )
+    crate::bindings::toolhost::tool::log::add_to_linker::<T, HasSelf<TraceLog>>(linker, get)?;
+    v0_1::add_to_linker::<T, HasSelf<TraceLog>>(linker, get)
 }
 
 #[cfg(test)]

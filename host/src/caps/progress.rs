@@ -11,10 +11,12 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
+use wasmtime::component::HasSelf;
 
 use super::CallWatcher;
 use super::log::cut;
 use crate::bindings::toolhost::tool::progress::Host;
+use crate::bindings::v0_1::toolhost::tool::progress as v0_1;
 
 /// The most progress reports one call keeps.
 pub const MAX_PROGRESS_REPORTS: usize = 256;
@@ -110,16 +112,23 @@ impl Host for ProgressFeed {
     }
 }
 
-/// Link `toolhost:tool/progress` into a linker whose store data holds a
-/// [`ProgressFeed`].
+/// Contract 0.1.0's `progress`, the same interface.
+impl v0_1::Host for ProgressFeed {
+    fn report(&mut self, done: f64, total: Option<f64>, message: Option<String>) {
+        Host::report(self, done, total, message);
+    }
+}
+
+/// Link `toolhost:tool/progress`, of every contract version, into a linker
+/// whose store data holds a [`ProgressFeed`].
 pub fn add_to_linker<T: Send + 'static>(
     linker: &mut wasmtime::component::Linker<T>,
     get: fn(&mut T) -> &mut ProgressFeed,
 ) -> wasmtime::Result<()> {
-    crate::bindings::toolhost::tool::progress::add_to_linker::<
-        T,
-        wasmtime::component::HasSelf<ProgressFeed>,
-    >(linker, get)
+    crate::bindings::toolhost::tool::progress::add_to_linker::<T, HasSelf<ProgressFeed>>(
+        linker, get,
+    )?;
+    v0_1::add_to_linker::<T, HasSelf<ProgressFeed>>(linker, get)
 }
 
 #[cfg(test)]

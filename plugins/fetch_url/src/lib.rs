@@ -27,9 +27,10 @@ impl Tool for FetchUrl {
     type Input = Input;
     const DESCRIPTION: &'static str = "
         Fetch a URL with GET and return its status, final URL (after up to 5
-        redirects), content type and body as text, cut at `max_bytes`. Use it
-        to read a page or an API response from a host the operator allowed;
-        other hosts are refused. It cannot send a body or other methods.
+        redirects), content type and body as text, cut at `max_bytes`, and a
+        link to the page. Use it to read a page or an API response from a host
+        the operator allowed; other hosts are refused. It cannot send a body or
+        other methods.
     ";
     const EFFECT: EffectDecl = EffectDecl::Fixed(Effect::Read);
 
@@ -43,14 +44,22 @@ impl Tool for FetchUrl {
                 url = http::resolve(&url, location)?;
                 continue;
             }
-            return Ok(json!({
+            let content_type = response.header("content-type").map(str::to_string);
+            let mut output = Output::from(json!({
                 "status": response.status,
                 "url": url,
-                "contentType": response.header("content-type"),
+                "contentType": content_type,
                 "body": response.text(),
                 "truncated": response.truncated,
-            })
-            .into());
+            }));
+            // The page itself, for a client that would rather read it whole.
+            output.content.push(Content::ResourceLink {
+                uri: url,
+                name: "page".into(),
+                description: Some("The fetched page, at its final URL.".into()),
+                media_type: content_type,
+            });
+            return Ok(output);
         }
         Err(ToolError::failed(format!(
             "more than {MAX_REDIRECTS} redirects; last Location: {url}"

@@ -6,7 +6,7 @@ Build: toolhost build plugins/python/py_fetch_url (componentize-py 0.25.1 on PAT
 from dataclasses import dataclass
 from typing import Annotated
 
-from toolhost import Effect, Failed, Field, http, prompt, tool
+from toolhost import Effect, Failed, Field, Json, Output, ResourceLink, http, prompt, tool
 
 MAX_REDIRECTS = 5
 """Redirects followed before giving up."""
@@ -23,24 +23,29 @@ class Input:
 @tool(
     description=prompt("""
         Fetch a URL with GET and return its status, final URL (after up to 5
-        redirects), content type and body as text, cut at `max_bytes`. Use it
-        to read a page or an API response from a host the operator allowed;
-        other hosts are refused. It cannot send a body or other methods.
+        redirects), content type and body as text, cut at `max_bytes`, and a
+        link to the page. Use it to read a page or an API response from a host
+        the operator allowed; other hosts are refused. It cannot send a body or
+        other methods.
     """),
     effect=Effect.READ,
 )
-def fetch_url(input: Input) -> dict:
+def fetch_url(input: Input) -> Output:
     url = input.url
     for _ in range(MAX_REDIRECTS + 1):
         response = http.fetch(url, max_body_bytes=input.max_bytes)
         if response.is_redirect:
             url = http.resolve(url, response.header("location"))
             continue
-        return {
+        content_type = response.header("content-type")
+        fetched = {
             "status": response.status,
             "url": url,
-            "contentType": response.header("content-type"),
+            "contentType": content_type,
             "body": response.text(),
             "truncated": response.truncated,
         }
+        # The page itself, for a client that would rather read it whole.
+        page = ResourceLink(url, "page", "The fetched page, at its final URL.", content_type)
+        return Output([Json(fetched), page], fetched)
     raise Failed(f"more than {MAX_REDIRECTS} redirects; last Location: {url}")

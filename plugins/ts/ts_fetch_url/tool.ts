@@ -4,7 +4,7 @@
  * The TypeScript twin of `fetch_url` (Rust); one test suite runs both.
  * Needs the page's origin in its `http` grant.
  */
-import { Failed, defineTool, http, prompt } from "toolhost";
+import { Failed, Output, defineTool, http, json, prompt, resourceLink } from "toolhost";
 
 /** Redirects followed before giving up. */
 const MAX_REDIRECTS = 5;
@@ -17,9 +17,10 @@ interface Input {
 export default defineTool<Input>({
   description: prompt`
     Fetch a URL with GET and return its status, final URL (after up to 5
-    redirects), content type and body as text, cut at \`max_bytes\`. Use it
-    to read a page or an API response from a host the operator allowed;
-    other hosts are refused. It cannot send a body or other methods.
+    redirects), content type and body as text, cut at \`max_bytes\`, and a
+    link to the page. Use it to read a page or an API response from a host
+    the operator allowed; other hosts are refused. It cannot send a body or
+    other methods.
   `,
   inputSchema: {
     $schema: "https://json-schema.org/draft/2020-12/schema",
@@ -51,13 +52,20 @@ export default defineTool<Input>({
         url = http.resolve(url, location);
         continue;
       }
-      return {
+      const contentType = response.header("content-type");
+      const fetched = {
         status: response.status,
         url,
-        contentType: response.header("content-type") ?? null,
+        contentType: contentType ?? null,
         body: response.text(),
         truncated: response.truncated,
       };
+      // The page itself, for a client that would rather read it whole.
+      const page = resourceLink(url, "page", {
+        description: "The fetched page, at its final URL.",
+        ...(contentType === undefined ? {} : { mediaType: contentType }),
+      });
+      return new Output({ content: [json(fetched), page], structured: fetched });
     }
     throw new Failed(`more than ${MAX_REDIRECTS} redirects; last Location: ${url}`);
   },

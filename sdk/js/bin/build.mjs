@@ -142,22 +142,23 @@ try {
 // Wasmtime's real WASI 0.2 on top. It has no wasi:http, so the stubbed
 // `wasi:http/types` carries its own `input-stream`, which no longer matches
 // the real `wasi:io/streams` one, and pre-initialization fails ("mismatched
-// resource types"). Renaming the WIT's WASI 0.2.x packages to 9.0.x makes all
-// of them stubs (consistent with each other) for that one step. The names are
-// then put back, same length, to a 0.2 version one below (`0.2.12` becomes
+// resource types"). Renaming the WIT's WASI 0.2.x packages to 9.0.x (WASI's
+// only: the toolhost contract is 0.2.x too) makes all of them stubs
+// (consistent with each other) for that one step. The names are then put
+// back, same length, to a 0.2 version one below (`0.2.12` becomes
 // `0.2.11`): the runtime's own WASI adapter already imports the `0.2.12`
 // names, and a component may not import one name twice. Hosts match 0.2.x
 // imports semver-compatibly, so `0.2.11` binds to the host's 0.2.12.
 async function shiftWit(from, to) {
   const versions = new Map();
   const shift = (text) =>
-    text.replace(/@0\.2\.(\d+)(?![-+\w])/g, (_, patch) => {
+    text.replace(/(wasi:[\w-]+(?:\/[\w-]+)?)@0\.2\.(\d+)(?![-+\w])/g, (_, name, patch) => {
       const shifted = `9.0.${patch}`;
       let back = String(Number(patch) - 1);
       if (back.length !== patch.length || Number(patch) === 0) back = String(Number(patch) + 1);
       if (back.length !== patch.length) throw new Error(`cannot shift WASI version 0.2.${patch}`);
       versions.set(shifted, `0.2.${back}`);
-      return `@${shifted}`;
+      return `${name}@${shifted}`;
     });
   async function copy(src, dst) {
     await mkdir(dst, { recursive: true });

@@ -21,7 +21,7 @@ export { defineTool, exportTool } from "./tool.ts";
 export type { CallContext, Effect, JsonSchema, Session, Tool, ToolDefinition, ToolResult, ZodLike } from "./tool.ts";
 export { ToolError, InvalidInput, Transient, Failed, toToolError } from "./errors.ts";
 export type { ToolErrorKind } from "./errors.ts";
-export { Output, text, json, image, document, searchResult, isContentBlock } from "./output.ts";
+export { Output, text, json, image, audio, document, searchResult, resourceLink, isContentBlock } from "./output.ts";
 export type { ContentBlock } from "./output.ts";
 export { dedent, prompt, unwrap } from "./text.ts";
 export { kv, Bucket, KvError } from "./kv.ts";

@@ -4,7 +4,9 @@ export type ContentBlock =
   | { type: "json"; value: unknown }
   | { type: "image"; mediaType: string; data: Uint8Array }
   | { type: "document"; mediaType: string; data: Uint8Array; name?: string }
-  | { type: "searchResult"; source: string; title: string; text: string };
+  | { type: "searchResult"; source: string; title: string; text: string }
+  | { type: "audio"; mediaType: string; data: Uint8Array }
+  | { type: "resourceLink"; uri: string; name: string; description?: string; mediaType?: string };
 
 /** A text block. */
 export const text = (text: string): ContentBlock => ({ type: "text", text });
@@ -27,7 +29,16 @@ export const searchResult = (source: string, title: string, text: string): Conte
   text,
 });
 
-const BLOCK_TYPES = new Set(["text", "json", "image", "document", "searchResult"]);
+/** An audio block, e.g. `audio("audio/wav", bytes)`. */
+export const audio = (mediaType: string, data: Uint8Array): ContentBlock => ({ type: "audio", mediaType, data });
+/** A link to a resource the client can fetch or read, instead of its bytes. */
+export const resourceLink = (
+  uri: string,
+  name: string,
+  options: { description?: string; mediaType?: string } = {},
+): ContentBlock => ({ type: "resourceLink", uri, name, ...options });
+
+const BLOCK_TYPES = new Set(["text", "json", "image", "document", "searchResult", "audio", "resourceLink"]);
 
 /** Whether `value` is a content block made by the helpers above. */
 export function isContentBlock(value: unknown): value is ContentBlock {
@@ -99,6 +110,14 @@ export class Output {
   }
   withSearchResult(source: string, title: string, text: string): this {
     this.content.push(searchResult(source, title, text));
+    return this;
+  }
+  withAudio(mediaType: string, data: Uint8Array): this {
+    this.content.push(audio(mediaType, data));
+    return this;
+  }
+  withResourceLink(uri: string, name: string, options: { description?: string; mediaType?: string } = {}): this {
+    this.content.push(resourceLink(uri, name, options));
     return this;
   }
   withStructured(structured: Record<string, unknown>): this {

@@ -160,6 +160,18 @@ function blockToWit(block: ContentBlock): any {
       };
     case "searchResult":
       return { tag: "search-result", val: { source: block.source, title: block.title, text: block.text } };
+    case "audio":
+      return { tag: "audio", val: { mediaType: block.mediaType, data: block.data } };
+    case "resourceLink":
+      return {
+        tag: "resource-link",
+        val: {
+          uri: block.uri,
+          name: block.name,
+          description: optionText(block.description),
+          mediaType: optionText(block.mediaType),
+        },
+      };
     default:
       throw new Failed(`unknown content block type ${JSON.stringify((block as any).type)}`);
   }

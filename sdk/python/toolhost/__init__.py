@@ -29,7 +29,7 @@ from . import http, kv, log, progress
 from .context import CallContext, Session, SessionMode
 from .decorator import Effect, tool
 from .errors import Failed, InvalidInput, ToolError, Transient
-from .output import Document, Image, Json, Output, SearchResult, Text
+from .output import Audio, Document, Image, Json, Output, ResourceLink, SearchResult, Text
 from .schema import Field, schema_of
 from .text import dedent, prompt
 
@@ -37,6 +37,6 @@ __all__ = [
     "tool", "Effect", "Field", "schema_of", "prompt", "dedent",
     "CallContext", "Session", "SessionMode",
     "ToolError", "InvalidInput", "Transient", "Failed",
-    "Output", "Text", "Json", "Image", "Document", "SearchResult",
+    "Output", "Text", "Json", "Image", "Audio", "Document", "SearchResult", "ResourceLink",
     "kv", "http", "log", "progress",
 ]

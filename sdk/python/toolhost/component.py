@@ -29,7 +29,7 @@ from wit_world.imports import (  # noqa: F401
 from .context import CallContext
 from .decorator import Effect, registered
 from .errors import ToolError
-from .output import Document, Image, Json, Output, SearchResult, Text, _dumps
+from .output import Audio, Document, Image, Json, Output, ResourceLink, SearchResult, Text, _dumps
 
 _SPEC = registered()
 
@@ -49,6 +49,11 @@ def _block(block: Any) -> Any:
             wit.Document(wit.Blob(block.media_type, bytes(block.data)), block.name))
     if isinstance(block, SearchResult):
         return wit.ContentBlock_SearchResult(wit.SearchResult(block.source, block.title, block.text))
+    if isinstance(block, Audio):
+        return wit.ContentBlock_Audio(wit.Blob(block.media_type, bytes(block.data)))
+    if isinstance(block, ResourceLink):
+        return wit.ContentBlock_ResourceLink(
+            wit.ResourceLink(block.uri, block.name, block.description, block.media_type))
     raise TypeError(f"not a content block: {type(block).__name__}")
 
 

@@ -5,7 +5,8 @@ A tool may return:
 - ``str``: one text block;
 - ``dict`` (or a dataclass instance): one JSON block, and the structured result;
 - a list of blocks (:class:`Text`, :class:`Json`, :class:`Image`,
-  :class:`Document`, :class:`SearchResult`);
+  :class:`Audio`, :class:`Document`, :class:`SearchResult`,
+  :class:`ResourceLink`);
 - any other JSON value: one JSON block;
 - ``None``: no blocks;
 - an :class:`Output` for full control (e.g. ``is_error``).
@@ -18,7 +19,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-__all__ = ["Text", "Json", "Image", "Document", "SearchResult", "Content", "Output", "to_output"]
+__all__ = [
+    "Text", "Json", "Image", "Audio", "Document", "SearchResult", "ResourceLink", "Content",
+    "Output", "to_output",
+]
 
 
 @dataclass
@@ -44,6 +48,14 @@ class Image:
 
 
 @dataclass
+class Audio:
+    """An audio block: raw bytes and their media type (e.g. ``audio/wav``)."""
+
+    data: bytes
+    media_type: str = "audio/wav"
+
+
+@dataclass
 class Document:
     """A document block: raw bytes, media type and an optional name or title."""
 
@@ -61,8 +73,18 @@ class SearchResult:
     text: str
 
 
-Content = Union[Text, Json, Image, Document, SearchResult]
-_BLOCKS = (Text, Json, Image, Document, SearchResult)
+@dataclass
+class ResourceLink:
+    """A link to a resource the client can fetch or read, instead of its bytes."""
+
+    uri: str
+    name: str
+    description: Optional[str] = None
+    media_type: Optional[str] = None
+
+
+Content = Union[Text, Json, Image, Audio, Document, SearchResult, ResourceLink]
+_BLOCKS = (Text, Json, Image, Audio, Document, SearchResult, ResourceLink)
 
 
 @dataclass

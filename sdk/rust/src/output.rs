@@ -39,6 +39,24 @@ pub enum Content {
         /// The matching text.
         text: String,
     },
+    /// Audio.
+    Audio {
+        /// The IANA media type, e.g. `audio/wav`.
+        media_type: String,
+        /// The raw bytes.
+        data: Vec<u8>,
+    },
+    /// A link to a resource the client can fetch or read, instead of its bytes.
+    ResourceLink {
+        /// Where the resource is.
+        uri: String,
+        /// A short name for it.
+        name: String,
+        /// What it holds, for the model.
+        description: Option<String>,
+        /// Its IANA media type, when known.
+        media_type: Option<String>,
+    },
 }
 
 /// A tool's result.
@@ -130,6 +148,27 @@ impl Output {
         self
     }
 
+    /// Appends an audio block.
+    pub fn with_audio(mut self, media_type: impl Into<String>, data: impl Into<Vec<u8>>) -> Self {
+        self.content.push(Content::Audio {
+            media_type: media_type.into(),
+            data: data.into(),
+        });
+        self
+    }
+
+    /// Appends a link to a resource (`description` and `media_type` may be
+    /// set on the block afterwards).
+    pub fn with_resource_link(mut self, uri: impl Into<String>, name: impl Into<String>) -> Self {
+        self.content.push(Content::ResourceLink {
+            uri: uri.into(),
+            name: name.into(),
+            description: None,
+            media_type: None,
+        });
+        self
+    }
+
     /// Appends a search-result block.
     pub fn with_search_result(
         mut self,
@@ -191,6 +230,20 @@ impl Content {
                 source,
                 title,
                 text,
+            }),
+            Content::Audio { media_type, data } => {
+                wit::ContentBlock::Audio(wit::Blob { media_type, data })
+            }
+            Content::ResourceLink {
+                uri,
+                name,
+                description,
+                media_type,
+            } => wit::ContentBlock::ResourceLink(wit::ResourceLink {
+                uri,
+                name,
+                description,
+                media_type,
             }),
         }
     }

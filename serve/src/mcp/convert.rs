@@ -2,7 +2,7 @@
 
 use base64::Engine as _;
 use rmcp::model::{
-    CallToolResult, ContentBlock as McpBlock, JsonObject, MetaObject, ResourceContents,
+    CallToolResult, ContentBlock as McpBlock, JsonObject, MetaObject, Resource, ResourceContents,
     Tool as McpTool, ToolAnnotations,
 };
 use serde_json::{Value, json};
@@ -120,24 +120,28 @@ pub fn result(tool: &Tool, result: &CallResult) -> CallToolResult {
     mcp
 }
 
-/// One block: text and JSON as text, images as images, documents and
-/// search results as embedded resources.
+/// One block: text and JSON as text, images and audio as themselves,
+/// documents and search results as embedded resources (a document as text
+/// when it is text), resource links as links.
 fn content_block(block: &ContentBlock, call_id: &str, index: usize) -> McpBlock {
     let b64 = |data: &[u8]| base64::engine::general_purpose::STANDARD.encode(data);
     match block {
         ContentBlock::Text { text } => McpBlock::text(text.clone()),
         ContentBlock::Json { json } => McpBlock::text(json.to_string()),
         ContentBlock::Image { media_type, data } => McpBlock::image(b64(data), media_type.clone()),
+        ContentBlock::Audio { media_type, data } => McpBlock::audio(b64(data), media_type.clone()),
         ContentBlock::Document {
             media_type,
             data,
             name,
         } => {
             let name = name.clone().unwrap_or_else(|| format!("document-{index}"));
-            McpBlock::resource(
-                ResourceContents::blob(b64(data), format!("toolhost://calls/{call_id}/{name}"))
-                    .with_mime_type(media_type.clone()),
-            )
+            let uri = format!("toolhost://calls/{call_id}/{name}");
+            let contents = match std::str::from_utf8(data) {
+                Ok(text) if is_textual(media_type) => ResourceContents::text(text, uri),
+                _ => ResourceContents::blob(b64(data), uri),
+            };
+            McpBlock::resource(contents.with_mime_type(media_type.clone()))
         }
         ContentBlock::SearchResult {
             source,
@@ -147,7 +151,36 @@ fn content_block(block: &ContentBlock, call_id: &str, index: usize) -> McpBlock 
             ResourceContents::text(format!("{title}\n\n{text}"), source.clone())
                 .with_mime_type("text/plain"),
         ),
+        ContentBlock::ResourceLink {
+            uri,
+            name,
+            description,
+            media_type,
+        } => {
+            let mut link = Resource::new(uri.clone(), name.clone());
+            link.description = description.clone();
+            link.mime_type = media_type.clone();
+            McpBlock::resource_link(link)
+        }
     }
+}
+
+/// Whether a document of this media type is text a client reads as text:
+/// `text/*`, JSON, XML, YAML and JavaScript (parameters ignored).
+fn is_textual(media_type: &str) -> bool {
+    let essence = media_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence.starts_with("text/")
+        || essence.ends_with("+json")
+        || essence.ends_with("+xml")
+        || matches!(
+            essence.as_str(),
+            "application/json" | "application/xml" | "application/yaml" | "application/javascript"
+        )
 }
 
 /// A refusal that is not a protocol problem, as an `isError` result.
@@ -173,4 +206,77 @@ pub fn invalid_input(tool: &str, errors: &[InputError]) -> CallToolResult {
         meta.insert("errors".into(), json!(errors));
     }
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mcp_json(block: ContentBlock) -> Value {
+        serde_json::to_value(content_block(&block, "call_1", 0)).unwrap()
+    }
+
+    #[test]
+    fn audio_and_images_are_themselves() {
+        let audio = mcp_json(ContentBlock::Audio {
+            media_type: "audio/wav".into(),
+            data: b"RIFF".to_vec(),
+        });
+        assert_eq!(
+            audio,
+            json!({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"})
+        );
+    }
+
+    #[test]
+    fn resource_links_keep_what_the_tool_said() {
+        let link = mcp_json(ContentBlock::ResourceLink {
+            uri: "https://example.com/r.pdf".into(),
+            name: "r.pdf".into(),
+            description: Some("the report".into()),
+            media_type: Some("application/pdf".into()),
+        });
+        assert_eq!(
+            link,
+            json!({
+                "type": "resource_link",
+                "uri": "https://example.com/r.pdf",
+                "name": "r.pdf",
+                "description": "the report",
+                "mimeType": "application/pdf",
+            })
+        );
+        let bare = mcp_json(ContentBlock::ResourceLink {
+            uri: "toolhost://x".into(),
+            name: "x".into(),
+            description: None,
+            media_type: None,
+        });
+        assert_eq!(
+            bare,
+            json!({"type": "resource_link", "uri": "toolhost://x", "name": "x"})
+        );
+    }
+
+    #[test]
+    fn textual_documents_are_text_and_others_blobs() {
+        let document = |media_type: &str, data: &[u8]| {
+            mcp_json(ContentBlock::Document {
+                media_type: media_type.into(),
+                data: data.to_vec(),
+                name: Some("d".into()),
+            })["resource"]
+                .clone()
+        };
+        let text = document("text/plain; charset=utf-8", b"hello");
+        assert_eq!(text["text"], "hello");
+        assert_eq!(text["uri"], "toolhost://calls/call_1/d");
+        assert_eq!(text["mimeType"], "text/plain; charset=utf-8");
+        assert_eq!(document("application/vnd.api+json", b"{}")["text"], "{}");
+        let pdf = document("application/pdf", b"%PDF");
+        assert_eq!(pdf["blob"], "JVBERg==");
+        assert!(pdf.get("text").is_none());
+        // Text that is not UTF-8 stays bytes.
+        assert_eq!(document("text/plain", &[0xff, 0xfe])["blob"], "//4=");
+    }
 }

@@ -1,7 +1,7 @@
 // WIT bindings as componentize-qjs (QuickJS) exposes them: one default
 // export per interface, `null` for none, `number` for 64-bit integers.
-import log from "toolhost:tool/log@0.1.0";
-import progress from "toolhost:tool/progress@0.1.0";
+import log from "toolhost:tool/log@0.2.0";
+import progress from "toolhost:tool/progress@0.2.0";
 import kvStore from "wasi:keyvalue/store@0.2.0-draft2";
 import kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
 import httpTypes from "wasi:http/types@0.2.12";

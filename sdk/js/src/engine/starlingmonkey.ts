@@ -1,7 +1,7 @@
 // WIT bindings as componentize-js (StarlingMonkey) exposes them: named
 // exports per interface, `undefined` for none, `bigint` for 64-bit integers.
-import * as log from "toolhost:tool/log@0.1.0";
-import * as progress from "toolhost:tool/progress@0.1.0";
+import * as log from "toolhost:tool/log@0.2.0";
+import * as progress from "toolhost:tool/progress@0.2.0";
 import * as kvStore from "wasi:keyvalue/store@0.2.0-draft2";
 import * as kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
 import * as httpTypes from "wasi:http/types@0.2.12";
