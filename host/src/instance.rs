@@ -199,6 +199,30 @@ impl Instance {
         call_guest!(self, call_dry_run_result(input))
     }
 
+    /// Call `prompts.list-prompts` (none when the component offers none).
+    pub async fn list_prompts(&mut self) -> Result<Vec<crate::bindings::Prompt>, Failure> {
+        call_guest!(self, call_list_prompts())
+    }
+
+    /// Call `prompts.get-prompt`.
+    pub async fn get_prompt(
+        &mut self,
+        name: &str,
+        arguments: &[(String, String)],
+    ) -> Result<Result<crate::bindings::PromptResult, String>, Failure> {
+        call_guest!(self, call_get_prompt(name, arguments))
+    }
+
+    /// Call `prompts.complete-argument`.
+    pub async fn complete_argument(
+        &mut self,
+        name: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<Vec<String>, Failure> {
+        call_guest!(self, call_complete_argument(name, argument, value))
+    }
+
     /// Call `execute`.
     pub async fn execute(
         &mut self,

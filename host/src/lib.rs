@@ -45,6 +45,7 @@ pub mod lint;
 pub mod lock;
 pub mod output;
 pub mod plain;
+pub mod prompts;
 pub mod registry;
 pub mod reload;
 pub mod session;

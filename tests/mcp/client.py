@@ -65,6 +65,26 @@ async def scenarios(session: ClientSession, session_id: str, notices: list):
     check("get_weather" not in tools, "custom tools are not served over MCP")
     print("ok list_tools", flush=True)
 
+    check(init.capabilities.prompts and init.capabilities.prompts.list_changed, init.capabilities)
+    check(init.capabilities.completions is not None, init.capabilities)
+    prompts = {p.name: p for p in (await session.list_prompts()).prompts}
+    report = prompts["word_count_report"]
+    check([(a.name, a.required) for a in report.arguments] == [("path", True), ("style", False)],
+          report.arguments)
+    got = await session.get_prompt("word_count_report", {"path": "notes.md", "style": "detailed"})
+    check(len(got.messages) == 1 and got.messages[0].role == "user", got.messages)
+    check("word_count on `notes.md`" in got.messages[0].content.text, got.messages)
+    check("a detailed report" in got.messages[0].content.text, got.messages)
+    try:
+        await session.get_prompt("word_count_report", {})
+        raise AssertionError("a prompt without its required argument was filled in")
+    except MCPError as err:
+        check("`path` is required" in str(err), err)
+    completed = await session.complete(
+        types.PromptReference(type="ref/prompt", name="word_count_report"), {"name": "style", "value": "b"})
+    check(completed.completion.values == ["brief"], completed.completion)
+    print("ok prompts", flush=True)
+
     result = await session.call_tool("echo", {"text": "hello", "uppercase": True})
     check(not result.is_error, result)
     check(result.content[0].text == "HELLO", result.content)

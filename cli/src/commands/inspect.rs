@@ -146,6 +146,24 @@ fn print_inspection(tool: &Tool) -> anyhow::Result<()> {
             indent(&serde_json::to_string_pretty(output)?)
         );
     }
+    if !tool.prompts().is_empty() {
+        println!("prompts (for MCP clients; * marks a required argument):");
+        for prompt in tool.prompts() {
+            let arguments: Vec<String> = prompt
+                .arguments
+                .iter()
+                .map(|a| format!("{}{}", a.name, if a.required { "*" } else { "" }))
+                .collect();
+            let about = prompt.description.as_deref().unwrap_or_default();
+            println!(
+                "  {}({}) {}",
+                prompt.name,
+                arguments.join(", "),
+                terminal_safe(about)
+            );
+        }
+        println!();
+    }
     println!("imports (what it could ask for) and grants:");
     for import in tool.imports() {
         println!(

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use common::host_dir;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn toolhost(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_toolhost"))
@@ -308,7 +308,7 @@ fn tool_output_never_reaches_host_stdout() {
 #[test]
 fn list_check_and_inspect() {
     let dir = host_dir(
-        &["echo", "manage_pr", "bad_schema"],
+        &["echo", "manage_pr", "bad_schema", "word_count"],
         "[tools.manage_pr]\nworkspace = \"read\"\n",
     );
     let out = toolhost(dir.path(), &["tools", "list"]);
@@ -326,7 +326,7 @@ fn list_check_and_inspect() {
 
     let out = toolhost(dir.path(), &["tools", "list", "--json"]);
     let listing: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(listing["tools"].as_array().unwrap().len(), 2);
+    assert_eq!(listing["tools"].as_array().unwrap().len(), 3);
     assert_eq!(listing["failures"][0]["tool"], "bad_schema");
 
     let out = toolhost(dir.path(), &["check"]);
@@ -341,12 +341,21 @@ fn list_check_and_inspect() {
         "{text}"
     );
     assert!(text.contains("by-input"));
+    assert!(!text.contains("prompts"), "{text}");
+
+    let out = toolhost(dir.path(), &["inspect", "word_count"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("word_count_report(path*, style) Ask for a file's word count"),
+        "{text}"
+    );
 
     let file = dir.path().join("tools/echo.wasm");
     let out = toolhost(dir.path(), &["inspect", file.to_str().unwrap(), "--json"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let inspected: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(inspected["name"], "echo");
+    assert_eq!(inspected["prompts"], json!([]));
     assert_eq!(inspected["sha256"].as_str().unwrap().len(), 64);
 }
 

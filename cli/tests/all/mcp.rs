@@ -28,6 +28,7 @@ const TOOLS: &[&str] = &[
     "context",
     "spin",
     "kv_probe",
+    "word_count",
 ];
 
 const CONFIG: &str = r#"
@@ -369,6 +370,27 @@ fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
     );
     send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}));
     assert_eq!(reply()["result"]["tools"].as_array().map(Vec::len), Some(3));
+
+    // A tool whose component offers a prompt changes the prompts too; the
+    // changes above did not.
+    std::fs::copy(
+        common::artifact("word_count"),
+        dir.path().join("tools/word_count.wasm"),
+    )
+    .expect("add a tool");
+    for method in [
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+    ] {
+        let notice = reply();
+        assert_eq!(notice["method"], method, "{notice}");
+    }
+    send(json!({"jsonrpc": "2.0", "id": 8, "method": "prompts/list"}));
+    let listed = reply();
+    assert_eq!(
+        listed["result"]["prompts"][0]["name"], "word_count_report",
+        "{listed}"
+    );
 
     drop(stdin);
     let started = std::time::Instant::now();

@@ -10,6 +10,7 @@
 
 use crate::common;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -19,6 +20,7 @@ use serde_json::{Value, json};
 use common::server::Server;
 use common::{dry_run, live};
 use toolhost::output::ContentBlock;
+use toolhost::prompts::{PromptMessage, PromptResult, Role};
 use toolhost::{CallWatcher, Host, Progress};
 
 /// One language's build of the three examples.
@@ -231,6 +233,89 @@ async fn word_count_reads_the_workspace_in_every_language() {
             .await
             .unwrap();
         assert!(!ran.stubbed && ran.is_error, "{label}: {:?}", ran.result);
+    }
+}
+
+#[tokio::test]
+async fn word_count_offers_a_prompt_in_every_language() {
+    for lang in languages() {
+        let label = lang.label;
+        let (_dir, host) = lang.host("").await;
+        let tool = lang.name("word_count");
+        let name = lang.name("word_count_report");
+        let registry = host.registry();
+        let offered: Vec<_> = registry
+            .prompts()
+            .map(|(tool, prompt)| (tool.name().to_string(), prompt.clone()))
+            .collect();
+        assert_eq!(offered.len(), 1, "{label}: {offered:?}");
+        let (offered_by, prompt) = &offered[0];
+        assert_eq!(offered_by, &tool, "{label}");
+        assert_eq!(prompt.name, name, "{label}");
+        let arguments: Vec<_> = prompt
+            .arguments
+            .iter()
+            .map(|a| (a.name.as_str(), a.required))
+            .collect();
+        assert_eq!(arguments, [("path", true), ("style", false)], "{label}");
+
+        let args = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let text = |result: &PromptResult| match &result.messages[..] {
+            [
+                PromptMessage {
+                    role: Role::User,
+                    content: ContentBlock::Text { text },
+                },
+            ] => text.clone(),
+            other => panic!("{label}: {other:?}"),
+        };
+        let brief = host
+            .get_prompt(&name, &args(&[("path", "notes.md")]))
+            .await
+            .unwrap();
+        assert_eq!(
+            text(&brief),
+            format!(
+                "Use {tool} on `notes.md` and give a brief report of its lines, words and bytes."
+            ),
+            "{label}"
+        );
+        let detailed = host
+            .get_prompt(&name, &args(&[("path", "a.md"), ("style", "detailed")]))
+            .await
+            .unwrap();
+        assert!(text(&detailed).contains("a detailed report"), "{label}");
+
+        let missing = host.get_prompt(&name, &args(&[])).await.unwrap_err();
+        assert_eq!(missing.code(), "invalid_prompt_arguments", "{label}");
+        assert!(
+            missing.to_string().contains("`path` is required"),
+            "{label}: {missing}"
+        );
+        let unknown = host
+            .get_prompt(&name, &args(&[("path", "a"), ("colour", "red")]))
+            .await
+            .unwrap_err();
+        assert!(
+            unknown.to_string().contains("no argument `colour`"),
+            "{label}: {unknown}"
+        );
+
+        let completed = host
+            .complete_prompt_argument(&name, "style", "d")
+            .await
+            .unwrap();
+        assert_eq!(completed, ["detailed"], "{label}");
+        let none = host
+            .complete_prompt_argument(&name, "path", "no")
+            .await
+            .unwrap();
+        assert!(none.is_empty(), "{label}: {none:?}");
     }
 }
 

@@ -70,6 +70,29 @@ async fn bad_tools_are_reported_and_good_ones_load() {
 }
 
 #[tokio::test]
+async fn a_prompt_name_offered_twice_refuses_the_second_file() {
+    let dir = host_dir(&["word_count"], "");
+    std::fs::copy(
+        artifact("word_count"),
+        dir.path().join("tools/word_count_copy.wasm"),
+    )
+    .unwrap();
+    let host = load(dir.path()).await;
+    let failure = failure_for(&host, "word_count_copy");
+    assert!(
+        failure.contains("offers the prompt `word_count_report`")
+            && failure.contains("word_count.wasm already offers"),
+        "{failure}"
+    );
+    let registry = host.registry();
+    let offered: Vec<_> = registry
+        .prompts()
+        .map(|(tool, prompt)| (tool.name(), prompt.name.as_str()))
+        .collect();
+    assert_eq!(offered, [("word_count", "word_count_report")]);
+}
+
+#[tokio::test]
 async fn more_than_128_tools_is_a_load_error() {
     let dir = host_dir(&[], "");
     let tools = dir.path().join("tools");

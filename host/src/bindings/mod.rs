@@ -1,11 +1,14 @@
 //! Host bindings for the toolhost contract (`toolhost:tool/contract`), of
 //! every version the host runs: the current one (`wit/`), and 0.1.0
-//! ([`v0_1`]), whose components keep loading. The rest of the host sees one
-//! [`ContractPre`] and one [`Contract`], whose calls take and return the
-//! current types.
+//! ([`v0_1`]), whose components keep loading; and for the optional
+//! `prompts` export (`toolhost:tool/prompt-provider`). The rest of the host
+//! sees one [`ContractPre`] and one [`Contract`], whose calls take and
+//! return the current types.
 
 use wasmtime::Store;
 use wasmtime::component::InstancePre;
+
+use self::prompt_provider::exports::toolhost::tool::prompts as guest_prompts;
 
 pub(crate) mod v0_1;
 
@@ -28,15 +31,31 @@ mod current {
     });
 }
 
+mod prompt_provider {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "toolhost:tool/prompt-provider",
+        exports: { default: async },
+        with: { "toolhost:tool/types": crate::bindings::types },
+    });
+}
+
 pub use self::current::exports::toolhost::tool::tool as guest;
 pub use self::current::toolhost::tool::types;
 pub use self::current::{toolhost, wasi};
+#[cfg(test)]
+pub use self::guest_prompts::PromptArgument;
+pub use self::guest_prompts::{Prompt, PromptResult, Role};
 
 /// A component that implements the contract, its imports resolved: ready to
 /// instantiate once per call.
 pub(crate) enum ContractPre<T: 'static> {
-    /// Built against the current contract.
-    Current(current::ContractPre<T>),
+    /// Built against the current contract; `prompts` when it offers some.
+    Current {
+        pre: InstancePre<T>,
+        tool: current::ContractIndices,
+        prompts: Option<prompt_provider::PromptProviderIndices>,
+    },
     /// Built against contract 0.1.0.
     V0_1(v0_1::ContractPre<T>),
 }
@@ -44,7 +63,11 @@ pub(crate) enum ContractPre<T: 'static> {
 impl<T: 'static> Clone for ContractPre<T> {
     fn clone(&self) -> Self {
         match self {
-            Self::Current(pre) => Self::Current(pre.clone()),
+            Self::Current { pre, tool, prompts } => Self::Current {
+                pre: pre.clone(),
+                tool: tool.clone(),
+                prompts: prompts.clone(),
+            },
             Self::V0_1(pre) => Self::V0_1(pre.clone()),
         }
     }
@@ -54,8 +77,12 @@ impl<T: Send + 'static> ContractPre<T> {
     /// The contract `pre`'s component implements, newest first; an error
     /// when it implements none (it may be a plain component).
     pub fn new(pre: InstancePre<T>) -> wasmtime::Result<Self> {
-        match current::ContractPre::new(pre.clone()) {
-            Ok(current) => Ok(Self::Current(current)),
+        match current::ContractIndices::new(&pre) {
+            Ok(tool) => Ok(Self::Current {
+                prompts: prompt_provider::PromptProviderIndices::new(&pre).ok(),
+                tool,
+                pre,
+            }),
             Err(error) => v0_1::ContractPre::new(pre)
                 .map(Self::V0_1)
                 .map_err(|_| error),
@@ -65,7 +92,7 @@ impl<T: Send + 'static> ContractPre<T> {
     /// The code under the contract.
     pub fn instance_pre(&self) -> &InstancePre<T> {
         match self {
-            Self::Current(pre) => pre.instance_pre(),
+            Self::Current { pre, .. } => pre,
             Self::V0_1(pre) => pre.instance_pre(),
         }
     }
@@ -73,7 +100,14 @@ impl<T: Send + 'static> ContractPre<T> {
     /// A fresh instance in `store`.
     pub async fn instantiate_async(&self, store: &mut Store<T>) -> wasmtime::Result<Contract> {
         Ok(match self {
-            Self::Current(pre) => Contract::Current(pre.instantiate_async(store).await?),
+            Self::Current { pre, tool, prompts } => {
+                let instance = pre.instantiate_async(&mut *store).await?;
+                Contract::Current {
+                    tool: tool.load(&mut *store, &instance)?,
+                    instance,
+                    prompts: prompts.clone(),
+                }
+            }
             Self::V0_1(pre) => Contract::V0_1(pre.instantiate_async(store).await?),
         })
     }
@@ -82,8 +116,13 @@ impl<T: Send + 'static> ContractPre<T> {
 /// One instance of a contract component: its exports, called with and
 /// answering in the current contract's types.
 pub(crate) enum Contract {
-    /// Built against the current contract.
-    Current(current::Contract),
+    /// Built against the current contract; `prompts` when it offers some
+    /// (loaded from `instance` only when asked: a tool call never is).
+    Current {
+        tool: current::Contract,
+        instance: wasmtime::component::Instance,
+        prompts: Option<prompt_provider::PromptProviderIndices>,
+    },
     /// Built against contract 0.1.0.
     V0_1(v0_1::Contract),
 }
@@ -95,7 +134,7 @@ impl Contract {
         store: &mut Store<T>,
     ) -> wasmtime::Result<types::ToolMetadata> {
         match self {
-            Self::Current(c) => c.toolhost_tool_tool().call_metadata(store).await,
+            Self::Current { tool, .. } => tool.toolhost_tool_tool().call_metadata(store).await,
             Self::V0_1(c) => Ok(c.toolhost_tool_tool().call_metadata(store).await?.into()),
         }
     }
@@ -107,7 +146,11 @@ impl Contract {
         input: &str,
     ) -> wasmtime::Result<types::Effect> {
         match self {
-            Self::Current(c) => c.toolhost_tool_tool().call_effect_for(store, input).await,
+            Self::Current { tool, .. } => {
+                tool.toolhost_tool_tool()
+                    .call_effect_for(store, input)
+                    .await
+            }
             Self::V0_1(c) => Ok(c
                 .toolhost_tool_tool()
                 .call_effect_for(store, input)
@@ -123,8 +166,8 @@ impl Contract {
         input: &str,
     ) -> wasmtime::Result<Option<types::ToolOutput>> {
         match self {
-            Self::Current(c) => {
-                c.toolhost_tool_tool()
+            Self::Current { tool, .. } => {
+                tool.toolhost_tool_tool()
                     .call_dry_run_result(store, input)
                     .await
             }
@@ -144,7 +187,11 @@ impl Contract {
         ctx: &types::CallContext,
     ) -> wasmtime::Result<Result<types::ToolOutput, types::ToolError>> {
         match self {
-            Self::Current(c) => c.toolhost_tool_tool().call_execute(store, input, ctx).await,
+            Self::Current { tool, .. } => {
+                tool.toolhost_tool_tool()
+                    .call_execute(store, input, ctx)
+                    .await
+            }
             Self::V0_1(c) => Ok(c
                 .toolhost_tool_tool()
                 .call_execute(store, input, &ctx.clone().into())
@@ -153,4 +200,68 @@ impl Contract {
                 .map_err(Into::into)),
         }
     }
+
+    /// The `prompts` export, when the component has one.
+    fn prompts<T>(
+        &self,
+        store: &mut Store<T>,
+    ) -> wasmtime::Result<Option<prompt_provider::PromptProvider>> {
+        match self {
+            Self::Current {
+                instance,
+                prompts: Some(prompts),
+                ..
+            } => Ok(Some(prompts.load(store, instance)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// `prompts.list-prompts`; none when the component offers no prompts.
+    pub async fn call_list_prompts<T: Send>(
+        &self,
+        store: &mut Store<T>,
+    ) -> wasmtime::Result<Vec<Prompt>> {
+        match self.prompts(store)? {
+            Some(provider) => {
+                provider
+                    .toolhost_tool_prompts()
+                    .call_list_prompts(store)
+                    .await
+            }
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// `prompts.get-prompt`.
+    pub async fn call_get_prompt<T: Send>(
+        &self,
+        store: &mut Store<T>,
+        name: &str,
+        arguments: &[(String, String)],
+    ) -> wasmtime::Result<Result<PromptResult, String>> {
+        let provider = self.prompts(store)?.ok_or_else(no_prompts)?;
+        provider
+            .toolhost_tool_prompts()
+            .call_get_prompt(store, name, arguments)
+            .await
+    }
+
+    /// `prompts.complete-argument`.
+    pub async fn call_complete_argument<T: Send>(
+        &self,
+        store: &mut Store<T>,
+        name: &str,
+        argument: &str,
+        value: &str,
+    ) -> wasmtime::Result<Vec<String>> {
+        let provider = self.prompts(store)?.ok_or_else(no_prompts)?;
+        provider
+            .toolhost_tool_prompts()
+            .call_complete_argument(store, name, argument, value)
+            .await
+    }
+}
+
+fn no_prompts() -> wasmtime::Error {
+    wasmtime::format_err!("the component offers no prompts")
 }

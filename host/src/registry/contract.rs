@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::tool::{Described, Kind};
 use super::{Origin, Tool};
-use crate::bindings::{ContractPre, types};
+use crate::bindings::{ContractPre, Prompt, types};
 use crate::code::{Code, CodeCell, CodeTier, Pre};
 use crate::config::Config;
 use crate::engine::ToolEngine;
@@ -33,7 +33,8 @@ pub(super) async fn contract_tool(
              components take; `{name}` implements the toolhost contract and declares its own"
         ));
     }
-    let raw = read_metadata(engine, &contract, policy.memory_bytes).await?;
+    let (raw, prompts) = read_metadata(engine, &contract, policy.memory_bytes).await?;
+    let prompts = crate::prompts::check(prompts)?;
     let kind = Kind::Contract(CodeCell::new(Code::Contract(contract), tier));
     let tool = Tool::new(
         name.to_string(),
@@ -42,25 +43,33 @@ pub(super) async fn contract_tool(
         check_metadata(raw)?,
         policy,
     );
-    Ok(vec![tool.of_component(sha256, imports)])
+    Ok(vec![
+        tool.of_component(sha256, imports).with_prompts(prompts),
+    ])
 }
 
-/// How long a tool's `metadata` may take at load.
+/// How long a tool's `metadata` (and its prompts' list) may take at load.
 const METADATA_DEADLINE: Duration = Duration::from_secs(10);
 
+/// The tool's metadata and the prompts it offers, read in one instance.
 async fn read_metadata(
     engine: &ToolEngine,
     pre: &ContractPre<CallState>,
     memory_bytes: usize,
-) -> Result<types::ToolMetadata, String> {
+) -> Result<(types::ToolMetadata, Vec<Prompt>), String> {
     let mut instance =
         Instance::for_load(engine, Pre::Contract(pre), memory_bytes, METADATA_DEADLINE)
             .await
             .map_err(|e| format!("cannot instantiate: {e}"))?;
-    instance
+    let metadata = instance
         .metadata()
         .await
-        .map_err(|e| format!("`metadata` failed: {e}"))
+        .map_err(|e| format!("`metadata` failed: {e}"))?;
+    let prompts = instance
+        .list_prompts()
+        .await
+        .map_err(|e| format!("`list-prompts` failed: {e}"))?;
+    Ok((metadata, prompts))
 }
 
 /// Check raw metadata and compile the input and output schemas.

@@ -320,6 +320,24 @@ impl Registry {
             });
             return;
         }
+        let taken = tool.prompts().iter().find_map(|prompt| {
+            self.tools
+                .values()
+                .find(|other| other.prompts().iter().any(|p| p.name == prompt.name))
+                .map(|other| (prompt.name.clone(), other.path.clone()))
+        });
+        if let Some((prompt, other)) = taken {
+            self.failures.push(LoadFailure {
+                file: tool.path.clone(),
+                tool: Some(tool.name.clone()),
+                reason: format!(
+                    "it offers the prompt `{prompt}`, which {} already offers (prompt names \
+                     are unique on a host; rename one)",
+                    other.display()
+                ),
+            });
+            return;
+        }
         self.tools.insert(tool.name.clone(), tool);
     }
 

@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::prompts::PromptSpec;
 use crate::tiering::Upgrade;
 pub use component::load_tool;
 pub(crate) use contract::effect_from_guest;
@@ -88,6 +89,17 @@ impl Registry {
     /// The enabled tools, by name.
     pub fn tools(&self) -> impl Iterator<Item = &Arc<Tool>> {
         self.tools.values().filter(|t| t.policy.enabled)
+    }
+
+    /// The prompts the enabled tools offer, with the tool offering each.
+    pub fn prompts(&self) -> impl Iterator<Item = (&Arc<Tool>, &PromptSpec)> {
+        self.tools()
+            .flat_map(|tool| tool.prompts().iter().map(move |prompt| (tool, prompt)))
+    }
+
+    /// The prompt `name` and the enabled tool that offers it.
+    pub fn prompt(&self, name: &str) -> Option<(&Arc<Tool>, &PromptSpec)> {
+        self.prompts().find(|(_, prompt)| prompt.name == name)
     }
 
     /// Every loaded tool, disabled ones included.

@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::code::{Code, CodeCell, CodeTier};
 use crate::config::ToolPolicy;
 use crate::files::FileStamp;
+use crate::prompts::PromptSpec;
 use crate::tool::ToolMetadata;
 
 /// Where a tool comes from.
@@ -38,6 +39,8 @@ pub struct Tool {
     pub(super) stamp: Option<FileStamp>,
     /// What a call of it runs.
     pub(super) kind: Kind,
+    /// The prompts its component offers.
+    pub(super) prompts: Vec<PromptSpec>,
 }
 
 /// What calling a tool runs.
@@ -99,7 +102,19 @@ impl Tool {
             output_validator: described.output_validator,
             stamp: None,
             kind,
+            prompts: Vec::new(),
         }
+    }
+
+    /// The same tool, offering `prompts`.
+    pub(super) fn with_prompts(mut self, prompts: Vec<PromptSpec>) -> Self {
+        self.prompts = prompts;
+        self
+    }
+
+    /// The prompts its component offers (MCP `prompts/list`).
+    pub fn prompts(&self) -> &[PromptSpec] {
+        &self.prompts
     }
 
     /// The same tool, made of the component with content `sha256` that
@@ -212,6 +227,7 @@ impl Tool {
             "enabled": self.policy.enabled,
             "custom": self.is_custom(),
             "origin": self.origin,
+            "prompts": self.prompts,
         })
     }
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Annotated
 
-from toolhost import Effect, Failed, Field, InvalidInput, progress, prompt, tool
+from toolhost import Effect, Failed, Field, InvalidInput, progress, prompt, prompts, tool
 
 WORKSPACE = "/workspace"
 
@@ -47,6 +47,18 @@ def word_count(input: Input) -> dict:
     }
     progress.report(2, 2, "counted")
     return counted
+
+
+@prompts.template(
+    name="py_word_count_report",
+    description="Ask for a file's word count, reported briefly or in detail.",
+    arguments={"path": "The file, relative to the workspace.",
+               "style": "`brief` (the default) or `detailed`."},
+    complete=lambda argument, value: (
+        [s for s in ("brief", "detailed") if s.startswith(value)] if argument == "style" else []),
+)
+def report(path: str, style: str = "brief") -> str:
+    return f"Use py_word_count on `{path}` and give a {style} report of its lines, words and bytes."
 
 
 def _quote(text: str) -> str:

@@ -58,4 +58,18 @@ export default defineTool<Input>({
     progress(2, 2, "counted");
     return { path: input.path, lines, words, bytes: bytes.length };
   },
+  prompts: [
+    {
+      name: "ts_word_count_report",
+      description: "Ask for a file's word count, reported briefly or in detail.",
+      arguments: [
+        { name: "path", description: "The file, relative to the workspace.", required: true },
+        { name: "style", description: "`brief` (the default) or `detailed`." },
+      ],
+      get: ({ path, style = "brief" }) =>
+        `Use ts_word_count on \`${path}\` and give a ${style} report of its lines, words and bytes.`,
+      complete: (argument, value) =>
+        argument === "style" ? ["brief", "detailed"].filter((s) => s.startsWith(value)) : [],
+    },
+  ],
 });

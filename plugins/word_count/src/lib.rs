@@ -1,12 +1,15 @@
 //! `word_count`: count the lines, words and bytes of a file in the workspace.
 //!
 //! The same tool is written in Python (`py_word_count`) and TypeScript
-//! (`ts_word_count`); one test suite runs all three.
+//! (`ts_word_count`); one test suite runs all three. Each also offers MCP
+//! clients a prompt that asks the model to use it.
 
+use std::collections::BTreeMap;
 use std::io;
 use std::path::{Component, Path};
 
 use toolhost_sdk::prelude::*;
+use toolhost_sdk::prompts::{Message, Prompt, Prompts};
 
 /// Which file to count.
 #[derive(Deserialize, JsonSchema)]
@@ -62,4 +65,37 @@ impl Tool for WordCount {
     }
 }
 
-export_tool!(WordCount);
+/// The prompt `word_count_report`: ask the model to count a file and report.
+struct Report;
+
+impl Prompts for Report {
+    fn list() -> Vec<Prompt> {
+        vec![
+            Prompt::new("word_count_report")
+                .with_description("Ask for a file's word count, reported briefly or in detail.")
+                .with_argument("path", "The file, relative to the workspace.", true)
+                .with_argument("style", "`brief` (the default) or `detailed`.", false),
+        ]
+    }
+
+    fn get(_name: &str, arguments: &BTreeMap<String, String>) -> Result<Vec<Message>, String> {
+        let path = arguments.get("path").map_or("", String::as_str);
+        let style = arguments.get("style").map_or("brief", String::as_str);
+        Ok(vec![Message::user(format!(
+            "Use word_count on `{path}` and give a {style} report of its lines, words and bytes."
+        ))])
+    }
+
+    fn complete(_name: &str, argument: &str, value: &str) -> Vec<String> {
+        if argument != "style" {
+            return Vec::new();
+        }
+        ["brief", "detailed"]
+            .into_iter()
+            .filter(|style| style.starts_with(value))
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+export_tool!(WordCount, prompts = Report);

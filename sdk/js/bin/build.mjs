@@ -70,8 +70,9 @@ try {
   await writeFile(
     entryModule,
     `import definition from ${JSON.stringify(entry)};\n` +
-      `import { exportTool } from "toolhost";\n` +
-      `export const tool = exportTool(definition);\n`,
+      `import { exportPrompts, exportTool } from "toolhost";\n` +
+      `export const tool = exportTool(definition);\n` +
+      `export const prompts = exportPrompts(definition.prompts);\n`,
   );
   const plugin = {
     name: "toolhost",

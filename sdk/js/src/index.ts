@@ -18,6 +18,8 @@
  * engine); the project folder's name is the tool's name.
  */
 export { defineTool, exportTool } from "./tool.ts";
+export { exportPrompts, user, assistant } from "./prompts.ts";
+export type { PromptArgument, PromptDefinition, PromptMessage, PromptResult } from "./prompts.ts";
 export type { CallContext, Effect, JsonSchema, Session, Tool, ToolDefinition, ToolResult, ZodLike } from "./tool.ts";
 export { ToolError, InvalidInput, Transient, Failed, toToolError } from "./errors.ts";
 export type { ToolErrorKind } from "./errors.ts";

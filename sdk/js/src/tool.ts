@@ -1,6 +1,7 @@
 import { engine } from "toolhost/engine";
 import { Failed, InvalidInput, ToolError, messageOf, toToolError } from "./errors.ts";
 import { Output, isPlainObject, toJsonText, type ContentBlock } from "./output.ts";
+import type { PromptDefinition } from "./prompts.ts";
 import { dedent } from "./text.ts";
 
 /** What a call does to the world. */
@@ -61,6 +62,8 @@ export interface ToolDefinition<I = any> {
   dryRunResult?: (input: I) => ToolResult;
   /** Runs the call. Synchronous (the SDK's kv, fs and http helpers are). */
   execute(input: I, ctx: CallContext): ToolResult;
+  /** Prompt templates the component offers to MCP clients (see `prompts.ts`). */
+  prompts?: PromptDefinition[];
 }
 
 /** A defined tool; `export default` it from `tool.ts`. */
@@ -145,7 +148,8 @@ function optionText(value: string | undefined): string | null | undefined {
   return value === undefined ? engine.none : value;
 }
 
-function blockToWit(block: ContentBlock): any {
+/** A content block as the contract's `content-block`. */
+export function blockToWit(block: ContentBlock): any {
   switch (block.type) {
     case "text":
       return { tag: "text", val: String(block.text) };

@@ -127,6 +127,25 @@ class ToolTests(unittest.TestCase):
         self.assertEqual(to_output(None), Output())
 
 
+class PromptTests(unittest.TestCase):
+    def test_template_declares_its_parameters_as_arguments(self):
+        from toolhost import prompts
+
+        @prompts.template(arguments={"number": "The pull request."})
+        def review_pr(number: str, style: str = "terse") -> list:
+            """Review a pull request."""
+            return [prompts.user(f"Review #{number}, {style}."), prompts.assistant("On it.")]
+
+        spec = next(p for p in prompts.registered() if p.name == "review_pr")
+        self.assertEqual(spec.description, "Review a pull request.")
+        self.assertEqual(spec.arguments, [("number", "The pull request.", True), ("style", None, False)])
+        messages = spec.messages({"number": "7"})
+        self.assertEqual([m.role for m in messages], ["user", "assistant"])
+        self.assertEqual(messages[0].content, "Review #7, terse.")
+        with self.assertRaises(ValueError):
+            prompts.template(name="review_pr")(lambda: "again")
+
+
 class ResolveTests(unittest.TestCase):
     def test_like_the_rust_sdk(self):
         base = "https://example.com/docs/guide/intro?x=1"

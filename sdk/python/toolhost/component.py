@@ -16,6 +16,7 @@ from typing import Any, Optional
 import tool as _user_module  # noqa: F401  (registers the @tool function)
 from componentize_py_types import Err
 from wit_world import exports
+from wit_world.exports import prompts as wit_prompts
 from wit_world.imports import toolhost_tool_types as wit
 
 # Modules are found at build time only: componentize-py snapshots the
@@ -30,6 +31,7 @@ from .context import CallContext
 from .decorator import Effect, registered
 from .errors import ToolError
 from .output import Audio, Document, Image, Json, Output, ResourceLink, SearchResult, Text, _dumps
+from .prompts import registered as _registered_prompts
 
 _SPEC = registered()
 
@@ -106,3 +108,47 @@ class Tool(exports.Tool):
             raise Err(_error(err)) from None
         except Exception as err:  # e.g. a result that is not JSON-serializable
             raise Err(wit.ToolError_Failed(f"{type(err).__name__}: {err}")) from None
+
+
+def _prompt_block(content: Any) -> Any:
+    return _block(Text(content) if isinstance(content, str) else content)
+
+
+class Prompts(exports.Prompts):
+    """The ``toolhost:tool/prompts`` export, backed by the ``@prompts.template`` functions."""
+
+    def list_prompts(self) -> list:
+        return [
+            wit_prompts.Prompt(
+                spec.name,
+                spec.title,
+                spec.description,
+                [wit_prompts.PromptArgument(n, d, r) for (n, d, r) in spec.arguments],
+            )
+            for spec in _registered_prompts()
+        ]
+
+    def get_prompt(self, name: str, arguments: list) -> Any:
+        spec = next((p for p in _registered_prompts() if p.name == name), None)
+        if spec is None:
+            raise Err(f"this component offers no prompt {name!r}")
+        try:
+            messages = spec.messages(dict(arguments))
+            return wit_prompts.PromptResult(None, [
+                wit_prompts.PromptMessage(
+                    wit_prompts.Role.ASSISTANT if m.role == "assistant" else wit_prompts.Role.USER,
+                    _prompt_block(m.content),
+                )
+                for m in messages
+            ])
+        except Exception as err:
+            raise Err(f"{type(err).__name__}: {err}") from None
+
+    def complete_argument(self, name: str, argument: str, value: str) -> list:
+        spec = next((p for p in _registered_prompts() if p.name == name), None)
+        if spec is None or spec.complete is None:
+            return []
+        try:
+            return [str(v) for v in spec.complete(argument, value)]
+        except Exception:
+            return []

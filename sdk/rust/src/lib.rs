@@ -67,6 +67,7 @@ pub mod kv;
 pub mod log;
 mod output;
 pub mod progress;
+pub mod prompts;
 mod text;
 
 pub use context::{CallContext, Session, SessionMode};
@@ -242,13 +243,17 @@ impl WithoutTitle for Value {
     }
 }
 
-/// Exports a [`Tool`] as the component's `toolhost:tool/tool` interface.
-/// Use it once, at the crate root of a `cdylib`.
+/// Exports a [`Tool`] as the component's `toolhost:tool/tool` interface,
+/// and with `prompts = P` the [`prompts::Prompts`] `P` as its prompts. Use
+/// it once, at the crate root of a `cdylib`.
 #[macro_export]
 macro_rules! export_tool {
     ($tool:ty) => {
+        $crate::export_tool!($tool, prompts = $crate::prompts::NoPrompts);
+    };
+    ($tool:ty, prompts = $prompts:ty) => {
         #[doc(hidden)]
-        type __ToolhostExport = $crate::__private::Export<$tool>;
+        type __ToolhostExport = $crate::__private::Export<$tool, $prompts>;
         $crate::bindings::__export_toolhost_plugin!(__ToolhostExport with_types_in $crate::bindings);
     };
 }
@@ -259,14 +264,33 @@ pub mod __private {
 
     use std::marker::PhantomData;
 
+    use crate::bindings::exports::toolhost::tool::prompts as wit_prompts;
     use crate::bindings::exports::toolhost::tool::tool::Guest;
     use crate::bindings::toolhost::tool::types as wit;
+    use crate::prompts::{self, Prompts};
     use crate::{CallContext, Effect, EffectDecl, Tool, ToolError, dedent};
 
-    /// Implements the export trait for any `T: Tool`.
-    pub struct Export<T>(PhantomData<T>);
+    /// Implements the export traits for any `T: Tool` and `P: Prompts`.
+    pub struct Export<T, P = prompts::NoPrompts>(PhantomData<(T, P)>);
 
-    impl<T: Tool> Guest for Export<T> {
+    impl<T, P: Prompts> wit_prompts::Guest for Export<T, P> {
+        fn list_prompts() -> Vec<wit_prompts::Prompt> {
+            prompts::list::<P>()
+        }
+
+        fn get_prompt(
+            name: String,
+            arguments: Vec<(String, String)>,
+        ) -> Result<wit_prompts::PromptResult, String> {
+            prompts::get::<P>(&name, arguments)
+        }
+
+        fn complete_argument(name: String, argument: String, value: String) -> Vec<String> {
+            P::complete(&name, &argument, &value)
+        }
+    }
+
+    impl<T: Tool, P> Guest for Export<T, P> {
         fn metadata() -> wit::ToolMetadata {
             metadata::<T>()
         }

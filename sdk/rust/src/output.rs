@@ -207,7 +207,7 @@ impl Output {
 }
 
 impl Content {
-    fn into_wit(self) -> wit::ContentBlock {
+    pub(crate) fn into_wit(self) -> wit::ContentBlock {
         match self {
             Content::Text(text) => wit::ContentBlock::Text(text),
             Content::Json(value) => wit::ContentBlock::Json(value.to_string()),
@@ -246,6 +246,18 @@ impl Content {
                 media_type,
             }),
         }
+    }
+}
+
+impl From<&str> for Content {
+    fn from(text: &str) -> Self {
+        Content::Text(text.to_string())
+    }
+}
+
+impl From<String> for Content {
+    fn from(text: String) -> Self {
+        Content::Text(text)
     }
 }
 

@@ -2,14 +2,16 @@
 
 use base64::Engine as _;
 use rmcp::model::{
-    CallToolResult, ContentBlock as McpBlock, JsonObject, MetaObject, Resource, ResourceContents,
-    Tool as McpTool, ToolAnnotations,
+    CallToolResult, ContentBlock as McpBlock, ErrorData, GetPromptResult, JsonObject, MetaObject,
+    Prompt as McpPrompt, PromptArgument, PromptMessage, Resource, ResourceContents,
+    Role as McpRole, Tool as McpTool, ToolAnnotations,
 };
 use serde_json::{Value, json};
 
 use toolhost::InputError;
 use toolhost::call::CallResult;
 use toolhost::output::ContentBlock;
+use toolhost::prompts::{PromptError, PromptResult, PromptSpec, Role};
 use toolhost::registry::Tool;
 use toolhost::tool::{Effect, EffectDecl};
 
@@ -64,7 +66,7 @@ pub fn result(tool: &Tool, result: &CallResult) -> CallToolResult {
         .content
         .iter()
         .enumerate()
-        .map(|(i, block)| content_block(block, &result.call.id, i))
+        .map(|(i, block)| content_block(block, &format!("toolhost://calls/{}", result.call.id), i))
         .collect();
     let mut structured = output
         .structured
@@ -122,8 +124,8 @@ pub fn result(tool: &Tool, result: &CallResult) -> CallToolResult {
 
 /// One block: text and JSON as text, images and audio as themselves,
 /// documents and search results as embedded resources (a document as text
-/// when it is text), resource links as links.
-fn content_block(block: &ContentBlock, call_id: &str, index: usize) -> McpBlock {
+/// when it is text, its URI under `uri_base`), resource links as links.
+fn content_block(block: &ContentBlock, uri_base: &str, index: usize) -> McpBlock {
     let b64 = |data: &[u8]| base64::engine::general_purpose::STANDARD.encode(data);
     match block {
         ContentBlock::Text { text } => McpBlock::text(text.clone()),
@@ -136,7 +138,7 @@ fn content_block(block: &ContentBlock, call_id: &str, index: usize) -> McpBlock 
             name,
         } => {
             let name = name.clone().unwrap_or_else(|| format!("document-{index}"));
-            let uri = format!("toolhost://calls/{call_id}/{name}");
+            let uri = format!("{uri_base}/{name}");
             let contents = match std::str::from_utf8(data) {
                 Ok(text) if is_textual(media_type) => ResourceContents::text(text, uri),
                 _ => ResourceContents::blob(b64(data), uri),
@@ -183,6 +185,55 @@ fn is_textual(media_type: &str) -> bool {
         )
 }
 
+/// A prompt as `prompts/list` shows it.
+pub fn prompt(spec: &PromptSpec) -> McpPrompt {
+    let arguments = spec
+        .arguments
+        .iter()
+        .map(|argument| {
+            let mut mcp = PromptArgument::new(&argument.name).with_required(argument.required);
+            mcp.description = argument.description.clone();
+            mcp
+        })
+        .collect();
+    let mut mcp = McpPrompt::new(&spec.name, spec.description.as_deref(), Some(arguments));
+    mcp.title = spec.title.clone();
+    mcp
+}
+
+/// A filled-in prompt as `prompts/get` returns it; its documents' URIs are
+/// under `toolhost://prompts/<name>`.
+pub fn prompt_result(name: &str, result: &PromptResult) -> GetPromptResult {
+    let uri_base = format!("toolhost://prompts/{name}");
+    let messages = result
+        .messages
+        .iter()
+        .enumerate()
+        .map(|(i, message)| {
+            let role = match message.role {
+                Role::User => McpRole::User,
+                Role::Assistant => McpRole::Assistant,
+            };
+            PromptMessage::new(role, content_block(&message.content, &uri_base, i))
+        })
+        .collect();
+    let mut mcp = GetPromptResult::new(messages);
+    mcp.description = result.description.clone();
+    mcp
+}
+
+/// A prompt's failure as the JSON-RPC error MCP expects: the request's
+/// problem (`-32602`) or the server's (`-32603`), with the code in `data`.
+pub fn prompt_error(error: &PromptError) -> ErrorData {
+    let data = Some(json!({ "code": error.code() }));
+    match error {
+        PromptError::Unknown { .. } | PromptError::InvalidArguments { .. } => {
+            ErrorData::invalid_params(error.to_string(), data)
+        }
+        PromptError::Failed { .. } => ErrorData::internal_error(error.to_string(), data),
+    }
+}
+
 /// A refusal that is not a protocol problem, as an `isError` result.
 pub fn refusal(code: &str, message: String) -> CallToolResult {
     let mut result = CallToolResult::error(vec![McpBlock::text(message)]);
@@ -213,7 +264,7 @@ mod tests {
     use super::*;
 
     fn mcp_json(block: ContentBlock) -> Value {
-        serde_json::to_value(content_block(&block, "call_1", 0)).unwrap()
+        serde_json::to_value(content_block(&block, "toolhost://calls/call_1", 0)).unwrap()
     }
 
     #[test]

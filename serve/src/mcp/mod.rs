@@ -14,14 +14,16 @@ mod convert;
 mod notify;
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, FixedOffset};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, ErrorCode, ErrorData,
-    Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
-    ServerConfig,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
+    CustomRequest, CustomResult, ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    Reference, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -33,6 +35,7 @@ use tokio_util::sync::CancellationToken;
 use toolhost::call::CallOptions;
 use toolhost::error::CallError;
 use toolhost::host::Host;
+use toolhost::prompts::PromptSpec;
 use toolhost::session::{Session, SessionMode, SessionSpec, SessionStore, parse_instant};
 
 /// How often a call whose tool reports no progress of its own sends a
@@ -84,14 +87,22 @@ impl ToolServer {
         }
     }
 
-    /// Tell every connected client when the host's tools change, until the
-    /// host goes away.
+    /// Tell every connected client when the host's tools change, and when
+    /// the prompts they offer change, until the host goes away.
     pub fn forward_tool_changes(&self) -> tokio::task::JoinHandle<()> {
         let mut changes = self.host.tool_changes();
         let peers = self.peers.clone();
+        let host = self.host.clone();
+        let prompts_of = move || -> Vec<PromptSpec> {
+            host.registry().prompts().map(|(_, p)| p.clone()).collect()
+        };
         tokio::spawn(async move {
+            let mut prompts = prompts_of();
             while changes.changed().await.is_ok() {
-                peers.tools_changed();
+                let now = prompts_of();
+                let prompts_changed = now != prompts;
+                prompts = now;
+                peers.changed(prompts_changed);
             }
         })
     }
@@ -200,6 +211,9 @@ impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(notify::declared(
             ServerCapabilities::builder()
+                .enable_completions()
+                .enable_prompts()
+                .enable_prompts_list_changed()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build(),
@@ -235,6 +249,9 @@ impl ServerHandler for ToolServer {
             "logging/setLevel",
             "tools/list",
             "tools/call",
+            "prompts/list",
+            "prompts/get",
+            "completion/complete",
         ];
         let method = request.method;
         Err(if OFFERED.contains(&method.as_str()) {
@@ -280,6 +297,67 @@ impl ServerHandler for ToolServer {
             .map(|t| convert::tool(t))
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let registry = self.host.registry();
+        let prompts = registry
+            .prompts()
+            .map(|(_, prompt)| convert::prompt(prompt))
+            .collect();
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let mut arguments = BTreeMap::new();
+        for (name, value) in request.arguments.unwrap_or_default() {
+            let Value::String(value) = value else {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "argument `{name}` of prompt `{}` must be a string, not {value}",
+                        request.name
+                    ),
+                    Some(json!({ "code": "invalid_prompt_arguments" })),
+                ));
+            };
+            arguments.insert(name, value);
+        }
+        match self.host.get_prompt(&request.name, &arguments).await {
+            Ok(result) => Ok(convert::prompt_result(&request.name, &result).into()),
+            Err(error) => Err(convert::prompt_error(&error)),
+        }
+    }
+
+    /// Completions for a prompt's argument; a resource template's get
+    /// none (this server offers no resources).
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let Reference::Prompt(prompt) = &request.r#ref else {
+            return Ok(CompleteResult::default());
+        };
+        let values = self
+            .host
+            .complete_prompt_argument(
+                &prompt.name,
+                &request.argument.name,
+                &request.argument.value,
+            )
+            .await
+            .map_err(|error| convert::prompt_error(&error))?;
+        let completion = CompletionInfo::new(values)
+            .map_err(|reason| ErrorData::internal_error(reason, None))?;
+        Ok(CompleteResult::new(completion))
     }
 
     async fn call_tool(
@@ -383,7 +461,8 @@ impl Peers {
         peers.push(peer);
     }
 
-    fn tools_changed(&self) {
+    /// The tools changed, and with them the prompts when `prompts` is set.
+    fn changed(&self, prompts: bool) {
         let peers: Vec<_> = {
             let mut peers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
             peers.retain(|p| !p.is_transport_closed());
@@ -391,7 +470,12 @@ impl Peers {
         };
         for peer in peers {
             tokio::spawn(async move {
-                let notify = peer.notify_tool_list_changed();
+                let notify = async {
+                    let _ = peer.notify_tool_list_changed().await;
+                    if prompts {
+                        let _ = peer.notify_prompt_list_changed().await;
+                    }
+                };
                 let _ = tokio::time::timeout(Duration::from_secs(5), notify).await;
             });
         }

@@ -1,0 +1,222 @@
+//! Filling in a prompt and completing its arguments: `Host::get_prompt`
+//! and `Host::complete_prompt_argument`, each request in a fresh instance
+//! of the tool's component, admitted like a call, under the tool's limits
+//! and with no grants.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{
+    MAX_COMPLETION_BYTES, MAX_COMPLETIONS, PromptError, PromptMessage, PromptResult, PromptSpec,
+    Role,
+};
+use crate::admission::CallSlot;
+use crate::bindings::{self, types};
+use crate::caps::Caps;
+use crate::caps::log::TraceLog;
+use crate::caps::stdio::Capture;
+use crate::code::{Code, Pre};
+use crate::host::Host;
+use crate::instance::{Failure, Instance};
+use crate::output::ToolOutput;
+use crate::registry::Tool;
+use crate::usage::{CallBounds, Meter};
+
+impl Host {
+    /// Fill in the prompt `name` with `arguments`: each must be declared,
+    /// each required one given, and together no bigger than the tool's
+    /// `max_input_bytes`.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: &BTreeMap<String, String>,
+    ) -> Result<PromptResult, PromptError> {
+        let (tool, prompt) = self.find_prompt(name)?;
+        let invalid = |reason: String| PromptError::InvalidArguments {
+            prompt: name.to_string(),
+            reason,
+        };
+        for given in arguments.keys() {
+            if !prompt.arguments.iter().any(|a| &a.name == given) {
+                let declared: Vec<&str> =
+                    prompt.arguments.iter().map(|a| a.name.as_str()).collect();
+                return Err(invalid(format!(
+                    "it takes no argument `{given}` (it takes: {})",
+                    if declared.is_empty() {
+                        "none".to_string()
+                    } else {
+                        declared.join(", ")
+                    }
+                )));
+            }
+        }
+        if let Some(missing) = prompt
+            .arguments
+            .iter()
+            .find(|a| a.required && !arguments.contains_key(&a.name))
+        {
+            return Err(invalid(format!(
+                "the argument `{}` is required",
+                missing.name
+            )));
+        }
+        let bytes: usize = arguments.iter().map(|(k, v)| k.len() + v.len()).sum();
+        let max = tool.policy().limits.input_bytes;
+        if bytes > max {
+            return Err(invalid(format!(
+                "the arguments are {bytes} bytes; at most {max} are allowed (max_input_bytes)"
+            )));
+        }
+        let pairs: Vec<(String, String)> = arguments
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let run = Run::new(&tool, name);
+        let (mut instance, _slot) = run.instance(self).await?;
+        let result = instance
+            .get_prompt(name, &pairs)
+            .await
+            .map_err(|failure| run.failed(failure.to_string()))?
+            .map_err(|message| run.failed(format!("the component refused: {message}")))?;
+        run.convert(result)
+    }
+
+    /// Values completing `value`, the start of argument `argument` of the
+    /// prompt `name`, best first (at most [`MAX_COMPLETIONS`]).
+    pub async fn complete_prompt_argument(
+        &self,
+        name: &str,
+        argument: &str,
+        value: &str,
+    ) -> Result<Vec<String>, PromptError> {
+        let (tool, prompt) = self.find_prompt(name)?;
+        if !prompt.arguments.iter().any(|a| a.name == argument) {
+            return Err(PromptError::InvalidArguments {
+                prompt: name.to_string(),
+                reason: format!("it takes no argument `{argument}`"),
+            });
+        }
+        let run = Run::new(&tool, name);
+        let (mut instance, _slot) = run.instance(self).await?;
+        let values = instance
+            .complete_argument(name, argument, value)
+            .await
+            .map_err(|failure| run.failed(failure.to_string()))?;
+        Ok(values
+            .into_iter()
+            .filter(|v| v.len() <= MAX_COMPLETION_BYTES)
+            .take(MAX_COMPLETIONS)
+            .collect())
+    }
+
+    /// The enabled tool that offers `name`, and the prompt.
+    fn find_prompt(&self, name: &str) -> Result<(Arc<Tool>, PromptSpec), PromptError> {
+        let registry = self.registry();
+        let found = registry
+            .prompt(name)
+            .map(|(tool, prompt)| (tool.clone(), prompt.clone()));
+        found.ok_or_else(|| PromptError::Unknown {
+            name: name.to_string(),
+            available: registry.prompts().map(|(_, p)| p.name.clone()).collect(),
+        })
+    }
+}
+
+/// One request to a prompt's component.
+struct Run<'a> {
+    tool: &'a Tool,
+    prompt: &'a str,
+    trace: TraceLog,
+}
+
+impl<'a> Run<'a> {
+    fn new(tool: &'a Tool, prompt: &'a str) -> Self {
+        Self {
+            tool,
+            prompt,
+            trace: TraceLog::default(),
+        }
+    }
+
+    fn failed(&self, reason: String) -> PromptError {
+        PromptError::Failed {
+            prompt: self.prompt.to_string(),
+            tool: self.tool.name().to_string(),
+            reason,
+        }
+    }
+
+    /// A fresh instance with no grants, admitted like a call and bounded by
+    /// the tool's limits.
+    async fn instance(&self, host: &Host) -> Result<(Instance, CallSlot), PromptError> {
+        let slot = host
+            .gate
+            .admit()
+            .await
+            .map_err(|overloaded| self.failed(overloaded.to_string()))?;
+        let Some(Code::Contract(pre)) = self.tool.code() else {
+            return Err(self.failed("the tool's component offers no prompts".into()));
+        };
+        let policy = self.tool.policy();
+        let stdio = Capture::new(policy.limits.stdio_bytes);
+        let caps =
+            Caps::none(&self.trace, &stdio, &stdio).map_err(|e| self.failed(format!("{e:#}")))?;
+        let bounds = CallBounds {
+            memory_bytes: policy.memory_bytes,
+            host: policy.limits.host,
+            meter: Meter::new(policy.limits.host),
+            output_bytes: policy.limits.output_bytes,
+        };
+        Instance::new(
+            &host.engine,
+            Pre::Contract(&pre),
+            caps,
+            &self.trace,
+            bounds,
+            Instant::now() + policy.timeout,
+            policy.timeout,
+        )
+        .await
+        .map(|instance| (instance, slot))
+        .map_err(|failure: Failure| self.failed(failure.to_string()))
+    }
+
+    /// The component's messages, checked like a tool's output.
+    fn convert(&self, result: bindings::PromptResult) -> Result<PromptResult, PromptError> {
+        let roles: Vec<Role> = result
+            .messages
+            .iter()
+            .map(|m| match m.role {
+                bindings::Role::User => Role::User,
+                bindings::Role::Assistant => Role::Assistant,
+            })
+            .collect();
+        let out = types::ToolOutput {
+            content: result.messages.into_iter().map(|m| m.content).collect(),
+            structured: None,
+            is_error: false,
+        };
+        let max = self.tool.policy().limits.output_bytes;
+        let size =
+            ToolOutput::guest_size(&out) + result.description.as_ref().map_or(0, String::len);
+        if size > max {
+            return Err(self.failed(format!(
+                "output cap hit: the prompt is {size} bytes; at most {max} are allowed \
+                 (max_output_bytes)"
+            )));
+        }
+        ToolOutput::check_guest_shape(&out).map_err(|reason| self.failed(reason))?;
+        let content = ToolOutput::from_guest(out)
+            .map_err(|reason| self.failed(reason))?
+            .content;
+        Ok(PromptResult {
+            description: result.description,
+            messages: roles
+                .into_iter()
+                .zip(content)
+                .map(|(role, content)| PromptMessage { role, content })
+                .collect(),
+        })
+    }
+}
