@@ -53,6 +53,9 @@ pub enum ContentBlock {
         /// Its name, if any.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
+        /// Where it lives, if it has an address.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        uri: Option<String>,
     },
     /// A search hit.
     SearchResult {
@@ -141,6 +144,7 @@ impl ToolOutput {
                         media_type: doc.body.media_type,
                         data: doc.body.data,
                         name: doc.name,
+                        uri: doc.uri,
                     },
                     types::ContentBlock::SearchResult(hit) => ContentBlock::SearchResult {
                         source: hit.source,
@@ -196,6 +200,7 @@ impl ToolOutput {
                     doc.body.data.len()
                         + doc.body.media_type.len()
                         + doc.name.as_ref().map_or(0, String::len)
+                        + doc.uri.as_ref().map_or(0, String::len)
                 }
                 types::ContentBlock::SearchResult(hit) => {
                     hit.source.len() + hit.title.len() + hit.text.len()

@@ -146,10 +146,7 @@ pub enum CheckError {
 
 /// Check a tool name against the naming rule and the reserved names.
 pub fn check_name(name: &str) -> Result<(), CheckError> {
-    let valid_chars = name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS || !valid_chars {
+    if !is_identifier(name) {
         return Err(CheckError::BadName(name.to_string()));
     }
     if RESERVED_NAMES.contains(&name) {
@@ -158,18 +155,35 @@ pub fn check_name(name: &str) -> Result<(), CheckError> {
     Ok(())
 }
 
+/// Whether `name` has the shape of a tool name: 1 to [`MAX_NAME_CHARS`]
+/// characters of A-Z, a-z, 0-9, `_` and `-` (prompts and their arguments
+/// are named the same way).
+pub fn is_identifier(name: &str) -> bool {
+    let valid_chars = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    !name.is_empty() && name.chars().count() <= MAX_NAME_CHARS && valid_chars
+}
+
 /// Check a description: present and not too long.
 pub fn check_description(description: &str) -> Result<(), CheckError> {
     if description.trim().is_empty() {
         return Err(CheckError::MissingDescription);
     }
-    let chars = description.chars().count();
+    check_text(description)
+}
+
+/// Check a text a tool shows people (a description, a title): at most
+/// [`MAX_DESCRIPTION_CHARS`] characters, and no character that moves or
+/// hides text when printed.
+pub fn check_text(text: &str) -> Result<(), CheckError> {
+    let chars = text.chars().count();
     if chars > MAX_DESCRIPTION_CHARS {
         return Err(CheckError::LongDescription(chars));
     }
     // A carriage return is a line break only as the first half of CRLF;
     // alone it lets later text overwrite earlier text on a terminal.
-    let mut chars = description.chars().enumerate().peekable();
+    let mut chars = text.chars().enumerate().peekable();
     while let Some((at, c)) = chars.next() {
         let crlf = c == '\r' && chars.peek().is_some_and(|&(_, next)| next == '\n');
         if !is_hidden_control(c) || crlf {

@@ -51,6 +51,7 @@ async fn a_contract_0_1_0_component_loads_and_runs() {
             media_type: "text/plain".into(),
             data: b"a document".to_vec(),
             name: Some("notes.txt".into()),
+            uri: None,
         }
     );
     assert!(matches!(&output.content[4], ContentBlock::SearchResult { title, .. } if title == "A"));

@@ -310,12 +310,13 @@ async fn word_count_offers_a_prompt_in_every_language() {
             .complete_prompt_argument(&name, "style", "d")
             .await
             .unwrap();
-        assert_eq!(completed, ["detailed"], "{label}");
+        assert_eq!(completed.values, ["detailed"], "{label}");
+        assert!(!completed.has_more(), "{label}");
         let none = host
             .complete_prompt_argument(&name, "path", "no")
             .await
             .unwrap();
-        assert!(none.is_empty(), "{label}: {none:?}");
+        assert!(none.values.is_empty(), "{label}: {none:?}");
     }
 }
 

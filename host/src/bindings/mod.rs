@@ -73,19 +73,37 @@ impl<T: 'static> Clone for ContractPre<T> {
     }
 }
 
+/// The export of a component that offers prompts.
+const PROMPTS_EXPORT: &str = "toolhost:tool/prompts@0.2.0";
+
+/// Why a component is not a contract component the host can run.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ContractError {
+    /// It implements no version of the contract (it may be a plain component).
+    #[error("it implements no version of the toolhost contract: {0:#}")]
+    Missing(wasmtime::Error),
+    /// It exports `prompts`, but not as the contract defines it.
+    #[error("its `{PROMPTS_EXPORT}` export does not match the contract: {0:#}")]
+    BadPrompts(wasmtime::Error),
+}
+
 impl<T: Send + 'static> ContractPre<T> {
-    /// The contract `pre`'s component implements, newest first; an error
-    /// when it implements none (it may be a plain component).
-    pub fn new(pre: InstancePre<T>) -> wasmtime::Result<Self> {
+    /// The contract `pre`'s component implements, newest first.
+    pub fn new(pre: InstancePre<T>) -> Result<Self, ContractError> {
         match current::ContractIndices::new(&pre) {
-            Ok(tool) => Ok(Self::Current {
-                prompts: prompt_provider::PromptProviderIndices::new(&pre).ok(),
-                tool,
-                pre,
-            }),
+            Ok(tool) => {
+                let prompts = match pre.component().get_export_index(None, PROMPTS_EXPORT) {
+                    None => None,
+                    Some(_) => Some(
+                        prompt_provider::PromptProviderIndices::new(&pre)
+                            .map_err(ContractError::BadPrompts)?,
+                    ),
+                };
+                Ok(Self::Current { pre, tool, prompts })
+            }
             Err(error) => v0_1::ContractPre::new(pre)
                 .map(Self::V0_1)
-                .map_err(|_| error),
+                .map_err(|_| ContractError::Missing(error)),
         }
     }
 

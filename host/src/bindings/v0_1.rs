@@ -60,6 +60,7 @@ impl From<old::ContentBlock> for types::ContentBlock {
             old::ContentBlock::Document(document) => Self::Document(types::Document {
                 body: document.body.into(),
                 name: document.name,
+                uri: None,
             }),
             old::ContentBlock::SearchResult(hit) => Self::SearchResult(types::SearchResult {
                 source: hit.source,

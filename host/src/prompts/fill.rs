@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{
-    MAX_COMPLETION_BYTES, MAX_COMPLETIONS, PromptError, PromptMessage, PromptResult, PromptSpec,
-    Role,
+    Completions, MAX_COMPLETION_BYTES, MAX_COMPLETIONS, PromptError, PromptMessage, PromptResult,
+    PromptSpec, Role,
 };
 use crate::admission::CallSlot;
 use crate::bindings::{self, types};
@@ -83,31 +83,44 @@ impl Host {
     }
 
     /// Values completing `value`, the start of argument `argument` of the
-    /// prompt `name`, best first (at most [`MAX_COMPLETIONS`]).
+    /// prompt `name`, best first (at most [`MAX_COMPLETIONS`]); `value` is
+    /// bounded by the tool's `max_input_bytes`.
     pub async fn complete_prompt_argument(
         &self,
         name: &str,
         argument: &str,
         value: &str,
-    ) -> Result<Vec<String>, PromptError> {
+    ) -> Result<Completions, PromptError> {
         let (tool, prompt) = self.find_prompt(name)?;
+        let invalid = |reason: String| PromptError::InvalidArguments {
+            prompt: name.to_string(),
+            reason,
+        };
         if !prompt.arguments.iter().any(|a| a.name == argument) {
-            return Err(PromptError::InvalidArguments {
-                prompt: name.to_string(),
-                reason: format!("it takes no argument `{argument}`"),
-            });
+            return Err(invalid(format!("it takes no argument `{argument}`")));
+        }
+        let max = tool.policy().limits.input_bytes;
+        if value.len() > max {
+            return Err(invalid(format!(
+                "the value to complete is {} bytes; at most {max} are allowed (max_input_bytes)",
+                value.len()
+            )));
         }
         let run = Run::new(&tool, name);
         let (mut instance, _slot) = run.instance(self).await?;
-        let values = instance
+        let given = instance
             .complete_argument(name, argument, value)
             .await
             .map_err(|failure| run.failed(failure.to_string()))?;
-        Ok(values
+        let fitting: Vec<String> = given
             .into_iter()
             .filter(|v| v.len() <= MAX_COMPLETION_BYTES)
-            .take(MAX_COMPLETIONS)
-            .collect())
+            .collect();
+        let total = fitting.len();
+        Ok(Completions {
+            values: fitting.into_iter().take(MAX_COMPLETIONS).collect(),
+            total,
+        })
     }
 
     /// The enabled tool that offers `name`, and the prompt.

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::bindings;
 use crate::output::ContentBlock;
-use crate::tool::{self, MAX_DESCRIPTION_CHARS};
+use crate::tool::{self, CheckError, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS};
 
 mod fill;
 
@@ -79,11 +79,34 @@ pub enum Role {
     Assistant,
 }
 
+/// Values completing a prompt's argument, best first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Completions {
+    /// At most [`MAX_COMPLETIONS`], each at most [`MAX_COMPLETION_BYTES`].
+    pub values: Vec<String>,
+    /// How many the component gave that fit [`MAX_COMPLETION_BYTES`].
+    pub total: usize,
+}
+
+impl Completions {
+    /// Whether the component gave more than `values` holds.
+    pub fn has_more(&self) -> bool {
+        self.total > self.values.len()
+    }
+}
+
 /// Why a prompt could not be filled in or completed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PromptError {
     /// No enabled tool offers a prompt by that name.
-    #[error("unknown prompt `{name}` (available: {})", .available.join(", "))]
+    #[error(
+        "unknown prompt `{name}` ({})",
+        if .available.is_empty() {
+            "this host offers no prompts".to_string()
+        } else {
+            format!("available: {}", .available.join(", "))
+        }
+    )]
     Unknown {
         /// The name asked for.
         name: String,
@@ -134,18 +157,30 @@ pub(crate) fn check(raw: Vec<bindings::Prompt>) -> Result<Vec<PromptSpec>, Strin
     raw.into_iter()
         .map(|prompt| {
             let name = prompt.name;
-            tool::check_name(&name).map_err(|e| format!("prompt: {e}"))?;
+            if !tool::is_identifier(&name) {
+                return Err(format!(
+                    "prompt name {name:?} is invalid: use 1-{MAX_NAME_CHARS} characters of A-Z, \
+                     a-z, 0-9, `_` and `-`"
+                ));
+            }
             if names.insert(name.clone(), ()).is_some() {
                 return Err(format!("offers the prompt `{name}` twice"));
             }
-            let text_ok = |what: &str, text: &Option<String>| match text {
-                Some(text) if text.chars().count() > MAX_DESCRIPTION_CHARS => Err(format!(
-                    "prompt `{name}`: its {what} is over {MAX_DESCRIPTION_CHARS} characters"
-                )),
-                Some(text) if text.chars().any(tool::is_hidden_control) => Err(format!(
-                    "prompt `{name}`: its {what} holds control characters"
-                )),
-                _ => Ok(()),
+            let text_ok = |what: &str, text: &Option<String>| {
+                let Some(text) = text else { return Ok(()) };
+                tool::check_text(text).map_err(|e| {
+                    let problem = match e {
+                        CheckError::LongDescription(chars) => format!(
+                            "has {chars} characters; at most {MAX_DESCRIPTION_CHARS} are allowed"
+                        ),
+                        CheckError::ControlCharacter { code, at } => format!(
+                            "holds the control character U+{code:04X} at character {at}; only \
+                             newlines and tabs are allowed"
+                        ),
+                        other => other.to_string(),
+                    };
+                    format!("prompt `{name}`: its {what} {problem}")
+                })
             };
             text_ok("title", &prompt.title)?;
             text_ok("description", &prompt.description)?;
@@ -157,8 +192,13 @@ pub(crate) fn check(raw: Vec<bindings::Prompt>) -> Result<Vec<PromptSpec>, Strin
             }
             let mut arguments: Vec<PromptArgumentSpec> = Vec::new();
             for argument in prompt.arguments {
-                tool::check_name(&argument.name)
-                    .map_err(|e| format!("prompt `{name}`: argument: {e}"))?;
+                if !tool::is_identifier(&argument.name) {
+                    return Err(format!(
+                        "prompt `{name}`: argument name {:?} is invalid: use 1-{MAX_NAME_CHARS} \
+                         characters of A-Z, a-z, 0-9, `_` and `-`",
+                        argument.name
+                    ));
+                }
                 if arguments.iter().any(|a| a.name == argument.name) {
                     return Err(format!(
                         "prompt `{name}` declares the argument `{}` twice",
@@ -208,6 +248,10 @@ mod tests {
         assert_eq!(ok[0].arguments.len(), 2);
         let err = |raw| check(raw).unwrap_err();
         assert!(err(vec![raw("bad name", &[])]).contains("invalid"));
+        // Only tools may not take the built-in toolset's names.
+        let reserved = check(vec![raw("read", &[("grep", true)])]).unwrap();
+        assert_eq!(reserved[0].arguments[0].name, "grep");
+        assert!(err(vec![raw("a", &[("a b", true)])]).contains("argument name \"a b\""));
         assert!(err(vec![raw("a", &[]), raw("a", &[])]).contains("`a` twice"));
         assert!(err(vec![raw("a", &[("x", true), ("x", false)])]).contains("argument `x` twice"));
         let many: Vec<_> = (0..=MAX_PROMPTS)
@@ -216,9 +260,12 @@ mod tests {
         assert!(err(many).contains("at most 64"));
         let mut long = raw("a", &[]);
         long.description = Some("x".repeat(MAX_DESCRIPTION_CHARS + 1));
-        assert!(err(vec![long]).contains("over 4096 characters"));
+        assert!(err(vec![long]).contains("at most 4096"));
         let mut hidden = raw("a", &[]);
         hidden.title = Some("tab\u{1b}[2J".into());
-        assert!(err(vec![hidden]).contains("control characters"));
+        assert!(err(vec![hidden]).contains("its title"));
+        let mut windows = raw("a", &[]);
+        windows.description = Some("line one\r\nline two".into());
+        assert!(check(vec![windows]).is_ok());
     }
 }

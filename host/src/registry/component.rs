@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::{Tool, contract, plain};
-use crate::bindings::ContractPre;
+use crate::bindings::{ContractError, ContractPre};
 use crate::code::{CodeTier, Compiled};
 use crate::config::Config;
 use crate::engine::{ContentGate, Tiering, ToolEngine};
@@ -97,8 +97,12 @@ async fn check_component(
     let pre = engine
         .instantiate_pre(&compiled.component)
         .map_err(|e| format!("{e:#}"))?;
-    let Ok(contract) = ContractPre::new(pre.clone()) else {
-        return plain::plain_tools(&compiled, pre, tier, name, imports, config);
+    let contract = match ContractPre::new(pre.clone()) {
+        Ok(contract) => contract,
+        Err(ContractError::Missing(_)) => {
+            return plain::plain_tools(&compiled, pre, tier, name, imports, config);
+        }
+        Err(error) => return Err(error.to_string()),
     };
     contract::contract_tool(
         engine,

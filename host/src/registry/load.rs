@@ -320,13 +320,7 @@ impl Registry {
             });
             return;
         }
-        let taken = tool.prompts().iter().find_map(|prompt| {
-            self.tools
-                .values()
-                .find(|other| other.prompts().iter().any(|p| p.name == prompt.name))
-                .map(|other| (prompt.name.clone(), other.path.clone()))
-        });
-        if let Some((prompt, other)) = taken {
+        if let Some((prompt, other)) = self.prompt_taken(&tool) {
             self.failures.push(LoadFailure {
                 file: tool.path.clone(),
                 tool: Some(tool.name.clone()),

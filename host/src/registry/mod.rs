@@ -171,12 +171,28 @@ impl Registry {
             for tool in kept {
                 if !self.tools.contains_key(&tool.name)
                     && !self.contested.contains(&tool.name)
+                    && self.prompt_taken(tool).is_none()
                     && accepted(tool)
                 {
                     self.tools.insert(tool.name.clone(), tool.clone());
                 }
             }
         }
+    }
+}
+
+impl Registry {
+    /// A prompt `tool` offers that another loaded tool offers already: its
+    /// name and that tool's file (prompt names are unique on a host).
+    fn prompt_taken(&self, tool: &Tool) -> Option<(String, PathBuf)> {
+        tool.prompts().iter().find_map(|prompt| {
+            self.tools
+                .values()
+                .find(|other| {
+                    other.name != tool.name && other.prompts().iter().any(|p| p.name == prompt.name)
+                })
+                .map(|other| (prompt.name.clone(), other.path.clone()))
+        })
     }
 }
 

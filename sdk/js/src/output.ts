@@ -3,7 +3,7 @@ export type ContentBlock =
   | { type: "text"; text: string }
   | { type: "json"; value: unknown }
   | { type: "image"; mediaType: string; data: Uint8Array }
-  | { type: "document"; mediaType: string; data: Uint8Array; name?: string }
+  | { type: "document"; mediaType: string; data: Uint8Array; name?: string; uri?: string }
   | { type: "searchResult"; source: string; title: string; text: string }
   | { type: "audio"; mediaType: string; data: Uint8Array }
   | { type: "resourceLink"; uri: string; name: string; description?: string; mediaType?: string };
@@ -14,12 +14,17 @@ export const text = (text: string): ContentBlock => ({ type: "text", text });
 export const json = (value: unknown): ContentBlock => ({ type: "json", value });
 /** An image block, e.g. `image("image/png", bytes)`. */
 export const image = (mediaType: string, data: Uint8Array): ContentBlock => ({ type: "image", mediaType, data });
-/** A document block, e.g. `document("application/pdf", bytes, "report.pdf")`. */
-export const document = (mediaType: string, data: Uint8Array, name?: string): ContentBlock => ({
+/**
+ * A document block, e.g. `document("application/pdf", bytes, "report.pdf")`;
+ * `uri` is where it lives, when it has an address (MCP clients get it as the
+ * embedded resource's URI).
+ */
+export const document = (mediaType: string, data: Uint8Array, name?: string, uri?: string): ContentBlock => ({
   type: "document",
   mediaType,
   data,
   ...(name === undefined ? {} : { name }),
+  ...(uri === undefined ? {} : { uri }),
 });
 /** A search-hit block. */
 export const searchResult = (source: string, title: string, text: string): ContentBlock => ({
@@ -104,8 +109,8 @@ export class Output {
     this.content.push(image(mediaType, data));
     return this;
   }
-  withDocument(mediaType: string, data: Uint8Array, name?: string): this {
-    this.content.push(document(mediaType, data, name));
+  withDocument(mediaType: string, data: Uint8Array, name?: string, uri?: string): this {
+    this.content.push(document(mediaType, data, name, uri));
     return this;
   }
   withSearchResult(source: string, title: string, text: string): this {

@@ -25,7 +25,9 @@ import { blockToWit } from "./tool.ts";
 
 /** One argument of a prompt. Values are strings. */
 export interface PromptArgument {
+  /** 1-64 characters of A-Z, a-z, 0-9, `_` and `-`; unique in the prompt. */
   name: string;
+  /** What to give, for the user or the model. */
   description?: string;
   /** Whether `get` must be given it. Default `false`. */
   required?: boolean;
@@ -33,7 +35,9 @@ export interface PromptArgument {
 
 /** One message of a filled-in prompt. */
 export interface PromptMessage {
+  /** Who says it. */
   role: "user" | "assistant";
+  /** What it says; the host checks it like a tool's output (size, blocks). */
   content: ContentBlock;
 }
 
@@ -42,10 +46,13 @@ export type PromptResult = string | ContentBlock | Array<string | ContentBlock |
 
 /** A prompt the tool's component offers. */
 export interface PromptDefinition {
-  /** Unique on the host, with the rules of tool names. */
+  /** Unique on the host; 1-64 characters of A-Z, a-z, 0-9, `_` and `-`. */
   name: string;
+  /** A title for people. */
   title?: string;
+  /** What the prompt is for. */
   description?: string;
+  /** Its arguments; `get` receives them by name. */
   arguments?: PromptArgument[];
   /** The messages for `args` (every required argument is given). */
   get(args: Record<string, string>): PromptResult;

@@ -160,7 +160,11 @@ export function blockToWit(block: ContentBlock): any {
     case "document":
       return {
         tag: "document",
-        val: { body: { mediaType: block.mediaType, data: block.data }, name: optionText(block.name) },
+        val: {
+          body: { mediaType: block.mediaType, data: block.data },
+          name: optionText(block.name),
+          uri: optionText(block.uri),
+        },
       };
     case "searchResult":
       return { tag: "search-result", val: { source: block.source, title: block.title, text: block.text } };

@@ -144,6 +144,16 @@ class PromptTests(unittest.TestCase):
         self.assertEqual(messages[0].content, "Review #7, terse.")
         with self.assertRaises(ValueError):
             prompts.template(name="review_pr")(lambda: "again")
+        with self.assertRaises(ValueError):
+            prompts.Message("system", "no such role")
+
+        @prompts.template()
+        def open_ended(topic: str, **extra) -> str:
+            """Talk about a topic."""
+            return topic
+
+        spec = next(p for p in prompts.registered() if p.name == "open_ended")
+        self.assertEqual(spec.arguments, [("topic", None, True)])
 
 
 class ResolveTests(unittest.TestCase):

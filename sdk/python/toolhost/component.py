@@ -48,7 +48,7 @@ def _block(block: Any) -> Any:
         return wit.ContentBlock_Image(wit.Blob(block.media_type, bytes(block.data)))
     if isinstance(block, Document):
         return wit.ContentBlock_Document(
-            wit.Document(wit.Blob(block.media_type, bytes(block.data)), block.name))
+            wit.Document(wit.Blob(block.media_type, bytes(block.data)), block.name, block.uri))
     if isinstance(block, SearchResult):
         return wit.ContentBlock_SearchResult(wit.SearchResult(block.source, block.title, block.text))
     if isinstance(block, Audio):

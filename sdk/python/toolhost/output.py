@@ -57,11 +57,14 @@ class Audio:
 
 @dataclass
 class Document:
-    """A document block: raw bytes, media type and an optional name or title."""
+    """A document block: raw bytes, media type, an optional name or title, and
+    the URI it lives at when it has one (MCP clients get it as the embedded
+    resource's URI)."""
 
     data: bytes
     media_type: str
     name: Optional[str] = None
+    uri: Optional[str] = None
 
 
 @dataclass

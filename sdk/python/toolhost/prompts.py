@@ -36,6 +36,10 @@ class Message:
     role: str
     content: Any
 
+    def __post_init__(self) -> None:
+        if self.role not in ("user", "assistant"):
+            raise ValueError(f'a message\'s role is "user" or "assistant", not {self.role!r}')
+
 
 def user(content: Any) -> Message:
     """A message from the user: a ``str`` or a content block."""
@@ -88,6 +92,8 @@ def template(
         described = arguments or {}
         declared = []
         for param in inspect.signature(func).parameters.values():
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                continue  # *args and **kwargs name no argument
             declared.append((
                 param.name,
                 described.get(param.name),

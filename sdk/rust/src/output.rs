@@ -29,6 +29,9 @@ pub enum Content {
         data: Vec<u8>,
         /// A file name or title, when there is one.
         name: Option<String>,
+        /// Where it lives, when it has an address (MCP clients get it as
+        /// the embedded resource's URI).
+        uri: Option<String>,
     },
     /// A search hit.
     SearchResult {
@@ -144,6 +147,7 @@ impl Output {
             media_type: media_type.into(),
             data: data.into(),
             name,
+            uri: None,
         });
         self
     }
@@ -218,9 +222,11 @@ impl Content {
                 media_type,
                 data,
                 name,
+                uri,
             } => wit::ContentBlock::Document(wit::Document {
                 body: wit::Blob { media_type, data },
                 name,
+                uri,
             }),
             Content::SearchResult {
                 source,

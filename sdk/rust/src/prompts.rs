@@ -48,7 +48,7 @@ use crate::bindings::exports::toolhost::tool::prompts as wit;
 /// A prompt a component offers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prompt {
-    /// Unique on the host, with the rules of tool names.
+    /// Unique on the host; 1-64 characters of A-Z, a-z, 0-9, `_` and `-`.
     pub name: String,
     /// A title for people.
     pub title: Option<String>,
@@ -80,13 +80,13 @@ impl Prompt {
         }
     }
 
-    /// Sets the description.
+    /// What the prompt is for, shown in the client's prompt picker.
     pub fn with_description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
         self
     }
 
-    /// Sets the title.
+    /// A title for people, when it differs from the name.
     pub fn with_title(mut self, title: impl Into<String>) -> Self {
         self.title = Some(title.into());
         self
@@ -134,7 +134,8 @@ pub enum Role {
     Assistant,
 }
 
-/// One message of a filled-in prompt.
+/// One message of a filled-in prompt. The host checks the messages like a
+/// tool's output (the tool's `max_output_bytes`, at most 1000 blocks).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Message {
     /// Who says it.

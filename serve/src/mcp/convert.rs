@@ -136,9 +136,12 @@ fn content_block(block: &ContentBlock, uri_base: &str, index: usize) -> McpBlock
             media_type,
             data,
             name,
+            uri,
         } => {
-            let name = name.clone().unwrap_or_else(|| format!("document-{index}"));
-            let uri = format!("{uri_base}/{name}");
+            let uri = uri.clone().unwrap_or_else(|| {
+                let name = name.clone().unwrap_or_else(|| format!("document-{index}"));
+                format!("{uri_base}/{name}")
+            });
             let contents = match std::str::from_utf8(data) {
                 Ok(text) if is_textual(media_type) => ResourceContents::text(text, uri),
                 _ => ResourceContents::blob(b64(data), uri),
@@ -316,6 +319,7 @@ mod tests {
                 media_type: media_type.into(),
                 data: data.to_vec(),
                 name: Some("d".into()),
+                uri: None,
             })["resource"]
                 .clone()
         };
@@ -329,5 +333,13 @@ mod tests {
         assert!(pdf.get("text").is_none());
         // Text that is not UTF-8 stays bytes.
         assert_eq!(document("text/plain", &[0xff, 0xfe])["blob"], "//4=");
+        // A document that has an address keeps it.
+        let addressed = mcp_json(ContentBlock::Document {
+            media_type: "text/plain".into(),
+            data: b"x".to_vec(),
+            name: Some("d".into()),
+            uri: Some("test://example-resource".into()),
+        });
+        assert_eq!(addressed["resource"]["uri"], "test://example-resource");
     }
 }

@@ -320,9 +320,17 @@ impl ServerHandler for ToolServer {
         let mut arguments = BTreeMap::new();
         for (name, value) in request.arguments.unwrap_or_default() {
             let Value::String(value) = value else {
+                let kind = match value {
+                    Value::Null => "null",
+                    Value::Bool(_) => "a boolean",
+                    Value::Number(_) => "a number",
+                    Value::Array(_) => "an array",
+                    Value::Object(_) => "an object",
+                    Value::String(_) => "a string",
+                };
                 return Err(ErrorData::invalid_params(
                     format!(
-                        "argument `{name}` of prompt `{}` must be a string, not {value}",
+                        "argument `{name}` of prompt `{}` must be a string, not {kind}",
                         request.name
                     ),
                     Some(json!({ "code": "invalid_prompt_arguments" })),
@@ -346,7 +354,7 @@ impl ServerHandler for ToolServer {
         let Reference::Prompt(prompt) = &request.r#ref else {
             return Ok(CompleteResult::default());
         };
-        let values = self
+        let completions = self
             .host
             .complete_prompt_argument(
                 &prompt.name,
@@ -355,7 +363,9 @@ impl ServerHandler for ToolServer {
             )
             .await
             .map_err(|error| convert::prompt_error(&error))?;
-        let completion = CompletionInfo::new(values)
+        let has_more = completions.has_more();
+        let total = u32::try_from(completions.total).ok();
+        let completion = CompletionInfo::with_pagination(completions.values, total, has_more)
             .map_err(|reason| ErrorData::internal_error(reason, None))?;
         Ok(CompleteResult::new(completion))
     }

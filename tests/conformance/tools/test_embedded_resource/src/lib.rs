@@ -1,5 +1,5 @@
-//! Conformance fixture `test_embedded_resource`: a text document, which MCP
-//! clients receive as an embedded text resource.
+//! Conformance fixture `test_embedded_resource`: a text document with its
+//! own URI, which MCP clients receive as an embedded text resource.
 
 use toolhost_sdk::prelude::*;
 
@@ -11,11 +11,14 @@ impl Tool for EmbeddedResource {
     const EFFECT: EffectDecl = EffectDecl::Fixed(Effect::Read);
 
     fn execute(_input: NoInput, _ctx: &CallContext) -> Result<Output, ToolError> {
-        Ok(Output::new().with_document(
-            "text/plain",
-            "This is an embedded resource content.",
-            Some("embedded-resource".into()),
-        ))
+        let mut output = Output::new();
+        output.content.push(Content::Document {
+            media_type: "text/plain".into(),
+            data: b"This is an embedded resource content.".to_vec(),
+            name: None,
+            uri: Some("test://embedded-resource".into()),
+        });
+        Ok(output)
     }
 }
 

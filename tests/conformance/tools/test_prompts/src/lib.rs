@@ -51,7 +51,8 @@ impl Prompts for Fixtures {
                 let resource = Content::Document {
                     media_type: "text/plain".into(),
                     data: b"Embedded resource content for testing.".to_vec(),
-                    name: Some(argument("resourceUri")),
+                    name: None,
+                    uri: Some(argument("resourceUri")),
                 };
                 Ok(vec![
                     Message::user(resource),
