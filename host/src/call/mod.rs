@@ -9,7 +9,8 @@
 //! - `input`: the input's checks; `context`: what a call's stages share;
 //!   `pipeline`: the stages; `workspace`: the call's workspace; `execute`:
 //!   running the tool with retries; `watch`: what a running call reports
-//!   (progress events); `outcome`: turning what happened into the envelope.
+//!   (progress events); `outcome`: turning what happened into the envelope;
+//!   `prompt`: prompt requests, which run a tool's component like a call.
 
 pub mod api;
 mod context;
@@ -18,6 +19,7 @@ mod execute;
 mod input;
 mod outcome;
 mod pipeline;
+mod prompt;
 mod watch;
 mod workspace;
 

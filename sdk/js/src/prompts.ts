@@ -21,7 +21,7 @@
 import { engine } from "toolhost/engine";
 import { messageOf } from "./errors.ts";
 import { isContentBlock, text, type ContentBlock } from "./output.ts";
-import { blockToWit } from "./tool.ts";
+import { blockToWit, optionText } from "./wit.ts";
 
 /** One argument of a prompt. Values are strings. */
 export interface PromptArgument {
@@ -79,7 +79,6 @@ function messages(result: PromptResult): PromptMessage[] {
   );
 }
 
-const optional = (value: string | undefined) => (value === undefined ? engine.none : value);
 
 /**
  * The `toolhost:tool/prompts` export for a tool's prompts. The build's
@@ -91,11 +90,11 @@ export function exportPrompts(prompts: PromptDefinition[] = []): Record<string, 
     listPrompts() {
       return prompts.map((p) => ({
         name: p.name,
-        title: optional(p.title),
-        description: optional(p.description),
+        title: optionText(p.title),
+        description: optionText(p.description),
         arguments: (p.arguments ?? []).map((a) => ({
           name: a.name,
-          description: optional(a.description),
+          description: optionText(a.description),
           required: !!a.required,
         })),
       }));

@@ -1,6 +1,7 @@
 import { engine } from "toolhost/engine";
 import { Failed, InvalidInput, ToolError, messageOf, toToolError } from "./errors.ts";
 import { Output, isPlainObject, toJsonText, type ContentBlock } from "./output.ts";
+import { blockToWit } from "./wit.ts";
 import type { PromptDefinition } from "./prompts.ts";
 import { dedent } from "./text.ts";
 
@@ -142,47 +143,6 @@ function parseInput(tool: ToolDefinition, text: string): any {
     return parsed.data;
   }
   return applyDefaults(schema, value);
-}
-
-function optionText(value: string | undefined): string | null | undefined {
-  return value === undefined ? engine.none : value;
-}
-
-/** A content block as the contract's `content-block`. */
-export function blockToWit(block: ContentBlock): any {
-  switch (block.type) {
-    case "text":
-      return { tag: "text", val: String(block.text) };
-    case "json":
-      return { tag: "json", val: toJsonText(block.value) };
-    case "image":
-      return { tag: "image", val: { mediaType: block.mediaType, data: block.data } };
-    case "document":
-      return {
-        tag: "document",
-        val: {
-          body: { mediaType: block.mediaType, data: block.data },
-          name: optionText(block.name),
-          uri: optionText(block.uri),
-        },
-      };
-    case "searchResult":
-      return { tag: "search-result", val: { source: block.source, title: block.title, text: block.text } };
-    case "audio":
-      return { tag: "audio", val: { mediaType: block.mediaType, data: block.data } };
-    case "resourceLink":
-      return {
-        tag: "resource-link",
-        val: {
-          uri: block.uri,
-          name: block.name,
-          description: optionText(block.description),
-          mediaType: optionText(block.mediaType),
-        },
-      };
-    default:
-      throw new Failed(`unknown content block type ${JSON.stringify((block as any).type)}`);
-  }
 }
 
 function outputToWit(result: unknown): any {

@@ -1,16 +1,12 @@
-//! Filling in a prompt and completing its arguments: `Host::get_prompt`
-//! and `Host::complete_prompt_argument`, each request in a fresh instance
-//! of the tool's component, admitted like a call, under the tool's limits
-//! and with no grants.
+//! Prompt requests beside calls: `Host::get_prompt` fills a prompt in and
+//! `Host::complete_prompt_argument` completes an argument, each request in
+//! a fresh instance of the tool's component, admitted like a call, under
+//! the tool's limits and with no grants.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::{
-    Completions, MAX_COMPLETION_BYTES, MAX_COMPLETIONS, PromptError, PromptMessage, PromptResult,
-    PromptSpec, Role,
-};
 use crate::admission::CallSlot;
 use crate::bindings::{self, types};
 use crate::caps::Caps;
@@ -20,6 +16,10 @@ use crate::code::{Code, Pre};
 use crate::host::Host;
 use crate::instance::{Failure, Instance};
 use crate::output::ToolOutput;
+use crate::prompts::{
+    Completions, MAX_COMPLETION_BYTES, MAX_COMPLETIONS, PromptError, PromptMessage, PromptResult,
+    PromptSpec, Role,
+};
 use crate::registry::Tool;
 use crate::usage::{CallBounds, Meter};
 

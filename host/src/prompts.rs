@@ -12,8 +12,6 @@ use crate::bindings;
 use crate::output::ContentBlock;
 use crate::tool::{self, CheckError, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS};
 
-mod fill;
-
 /// The most prompts one component may offer.
 pub const MAX_PROMPTS: usize = 64;
 /// The most arguments one prompt may take.
