@@ -21,6 +21,7 @@ use crate::prompts::{
     PromptSpec, Role,
 };
 use crate::registry::Tool;
+use crate::tool;
 use crate::usage::{CallBounds, Meter};
 
 impl Host {
@@ -37,12 +38,22 @@ impl Host {
             prompt: name.to_string(),
             reason,
         };
+        // The size first: an error names the arguments it is about.
+        let bytes: usize = arguments.iter().map(|(k, v)| k.len() + v.len()).sum();
+        let max = tool.policy().limits.input_bytes;
+        if bytes > max {
+            return Err(invalid(format!(
+                "the arguments are {bytes} bytes; at most {max} are allowed (max_input_bytes)"
+            )));
+        }
         for given in arguments.keys() {
             if !prompt.arguments.iter().any(|a| &a.name == given) {
                 let declared: Vec<&str> =
                     prompt.arguments.iter().map(|a| a.name.as_str()).collect();
+                let mut shown = given.clone();
+                crate::caps::log::cut(&mut shown, tool::MAX_NAME_CHARS);
                 return Err(invalid(format!(
-                    "it takes no argument `{given}` (it takes: {})",
+                    "it takes no argument `{shown}` (it takes: {})",
                     if declared.is_empty() {
                         "none".to_string()
                     } else {
@@ -59,13 +70,6 @@ impl Host {
             return Err(invalid(format!(
                 "the argument `{}` is required",
                 missing.name
-            )));
-        }
-        let bytes: usize = arguments.iter().map(|(k, v)| k.len() + v.len()).sum();
-        let max = tool.policy().limits.input_bytes;
-        if bytes > max {
-            return Err(invalid(format!(
-                "the arguments are {bytes} bytes; at most {max} are allowed (max_input_bytes)"
             )));
         }
         let pairs: Vec<(String, String)> = arguments
@@ -96,15 +100,17 @@ impl Host {
             prompt: name.to_string(),
             reason,
         };
-        if !prompt.arguments.iter().any(|a| a.name == argument) {
-            return Err(invalid(format!("it takes no argument `{argument}`")));
-        }
         let max = tool.policy().limits.input_bytes;
         if value.len() > max {
             return Err(invalid(format!(
                 "the value to complete is {} bytes; at most {max} are allowed (max_input_bytes)",
                 value.len()
             )));
+        }
+        if !prompt.arguments.iter().any(|a| a.name == argument) {
+            let mut shown = argument.to_string();
+            crate::caps::log::cut(&mut shown, tool::MAX_NAME_CHARS);
+            return Err(invalid(format!("it takes no argument `{shown}`")));
         }
         let run = Run::new(&tool, name);
         let (mut instance, _slot) = run.instance(self).await?;
