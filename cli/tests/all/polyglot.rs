@@ -320,6 +320,35 @@ async fn word_count_offers_a_prompt_in_every_language() {
     }
 }
 
+/// A prompt request gets the tool's grants read-only: `counter`'s prompt
+/// reads its bucket when granted, and is refused inside without a grant.
+#[tokio::test]
+async fn counter_offers_a_prompt_that_reads_its_bucket() {
+    let (_dir, host) = common::host(&["counter"], "[tools.counter]\nkv = [\"default\"]\n").await;
+    host.call("counter", json!({"name": "visits", "by": 41}), &live())
+        .await
+        .unwrap();
+    let args: BTreeMap<String, String> = [("name".to_string(), "visits".to_string())].into();
+    let status = host.get_prompt("counter_status", &args).await.unwrap();
+    assert_eq!(
+        status.messages[0].content,
+        ContentBlock::Text {
+            text: "The counter `visits` is at 41. Should it go up?".into()
+        }
+    );
+
+    let (_dir, ungranted) = common::host(&["counter"], "").await;
+    let refused = ungranted
+        .get_prompt("counter_status", &args)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), "prompt_failed");
+    assert!(
+        refused.to_string().contains("cannot read the counter"),
+        "{refused}"
+    );
+}
+
 #[tokio::test]
 async fn counter_writes_kv_and_is_stubbed_in_dry_run_in_every_language() {
     for lang in languages() {

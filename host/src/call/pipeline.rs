@@ -321,7 +321,7 @@ impl Call<'_> {
 }
 
 /// The host's network with the tool's own HTTP caps, where it sets them.
-fn tool_network(network: &Network, tool: &Tool) -> Network {
+pub(super) fn tool_network(network: &Network, tool: &Tool) -> Network {
     let limits = tool.policy().limits;
     let host = network.limits();
     network.clone().with_limits(HttpLimits {

@@ -1,17 +1,21 @@
 //! Prompt requests beside calls: `Host::get_prompt` fills a prompt in and
 //! `Host::complete_prompt_argument` completes an argument, each request in
 //! a fresh instance of the tool's component, admitted like a call, under
-//! the tool's limits and with no grants.
+//! the tool's limits, with its grants as a read call gets them and no
+//! workspace.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::pipeline::tool_network;
 use crate::admission::CallSlot;
 use crate::bindings::{self, types};
-use crate::caps::Caps;
+use crate::caps::http::RequestBudget;
 use crate::caps::log::TraceLog;
+use crate::caps::progress::ProgressFeed;
 use crate::caps::stdio::Capture;
+use crate::caps::{CallShared, Caps};
 use crate::code::{Code, Pre};
 use crate::host::Host;
 use crate::instance::{Failure, Instance};
@@ -21,7 +25,7 @@ use crate::prompts::{
     PromptSpec, Role,
 };
 use crate::registry::Tool;
-use crate::tool;
+use crate::tool::{self, Effect};
 use crate::usage::{CallBounds, Meter};
 
 impl Host {
@@ -166,8 +170,10 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// A fresh instance with no grants, admitted like a call and bounded by
-    /// the tool's limits.
+    /// A fresh instance, admitted like a call and bounded by the tool's
+    /// limits, with the tool's grants as a read call gets them (read-only
+    /// key-value, HTTP to its origins, its environment) but no workspace:
+    /// a prompt request belongs to no session.
     async fn instance(&self, host: &Host) -> Result<(Instance, CallSlot), PromptError> {
         let slot = host
             .gate
@@ -179,12 +185,30 @@ impl<'a> Run<'a> {
         };
         let policy = self.tool.policy();
         let stdio = Capture::new(policy.limits.stdio_bytes);
-        let caps =
-            Caps::none(&self.trace, &stdio, &stdio).map_err(|e| self.failed(format!("{e:#}")))?;
+        let meter = Meter::new(policy.limits.host);
+        let network = tool_network(host.network(), self.tool);
+        let shared = CallShared {
+            trace: &self.trace,
+            stdout: &stdio,
+            stderr: &stdio,
+            meter: &meter,
+            http_budget: &RequestBudget::new(network.limits().max_requests_per_call),
+            network: &network,
+            file_slots: host.file_slots(),
+            progress: &ProgressFeed::default(),
+        };
+        let caps = Caps::for_call(
+            &policy.grants,
+            Effect::Read,
+            None,
+            host.kv_backend(),
+            &shared,
+        )
+        .map_err(|e| self.failed(format!("{e:#}")))?;
         let bounds = CallBounds {
             memory_bytes: policy.memory_bytes,
             host: policy.limits.host,
-            meter: Meter::new(policy.limits.host),
+            meter,
             output_bytes: policy.limits.output_bytes,
         };
         Instance::new(

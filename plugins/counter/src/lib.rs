@@ -1,7 +1,12 @@
-//! `counter`: a named counter kept in the `default` key-value bucket.
+//! `counter`: a named counter kept in the `default` key-value bucket, and a
+//! prompt that shows a counter's value (read with the tool's grant, which a
+//! prompt request gets read-only).
+
+use std::collections::BTreeMap;
 
 use toolhost_sdk::kv::Bucket;
 use toolhost_sdk::prelude::*;
+use toolhost_sdk::prompts::{Message, Prompt, Prompts};
 
 /// Which counter to bump, and by how much.
 #[derive(Deserialize, JsonSchema)]
@@ -39,4 +44,31 @@ impl Tool for Counter {
     }
 }
 
-export_tool!(Counter);
+/// The prompt `counter_status`.
+struct Status;
+
+impl Prompts for Status {
+    fn list() -> Vec<Prompt> {
+        vec![
+            Prompt::new("counter_status")
+                .with_description("A counter's value, and a question about what to do with it.")
+                .with_argument("name", "The counter's name.", true),
+        ]
+    }
+
+    fn get(_name: &str, arguments: &BTreeMap<String, String>) -> Result<Vec<Message>, String> {
+        let name = arguments.get("name").map_or("", String::as_str);
+        let stored = Bucket::open("default")
+            .and_then(|bucket| bucket.get(name))
+            .map_err(|e| format!("cannot read the counter: {e}"))?;
+        let value = stored.map_or_else(
+            || "0".to_string(),
+            |bytes| String::from_utf8_lossy(&bytes).into_owned(),
+        );
+        Ok(vec![Message::user(format!(
+            "The counter `{name}` is at {value}. Should it go up?"
+        ))])
+    }
+}
+
+export_tool!(Counter, prompts = Status);

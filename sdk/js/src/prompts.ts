@@ -16,7 +16,7 @@
  * ```
  *
  * The host lists the prompts when the component loads and runs `get` and
- * `complete` with no grants.
+ * `complete` with the tool's grants, read-only, and no workspace.
  */
 import { engine } from "toolhost/engine";
 import { messageOf } from "./errors.ts";

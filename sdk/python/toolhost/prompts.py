@@ -15,7 +15,8 @@ or a content block (one user message), or a list of ``user(...)`` /
 
 ``complete=`` names a function ``(argument, value) -> list[str]`` giving
 values that complete an argument. The host lists the prompts when the
-component loads and runs ``get`` and ``complete`` with no grants.
+component loads and runs ``get`` and ``complete`` with the tool's grants,
+read-only, and no workspace.
 """
 
 from __future__ import annotations

@@ -38,7 +38,8 @@
 //!
 //! The host lists the prompts when the component loads, checks each call's
 //! arguments against the declared ones (every required one given, no
-//! other), and runs `get` and `complete` in a fresh instance with no grants.
+//! other), and runs `get` and `complete` in a fresh instance with the
+//! tool's grants, read-only, and no workspace.
 
 use std::collections::BTreeMap;
 
