@@ -317,7 +317,8 @@ fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
     );
     assert_eq!(result["result"]["isError"], false, "{result}");
 
-    // A reload (SIGHUP) that adds a tool tells the client.
+    // A reload (SIGHUP) that adds a tool tells the client; `counter` also
+    // offers a prompt, so the prompts changed too.
     std::fs::copy(
         common::artifact("counter"),
         dir.path().join("tools/counter.wasm"),
@@ -328,11 +329,13 @@ fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
         .status()
         .expect("kill -HUP");
     assert!(hangup.success());
-    let notice = reply();
-    assert_eq!(
-        notice["method"], "notifications/tools/list_changed",
-        "{notice}"
-    );
+    for method in [
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+    ] {
+        let notice = reply();
+        assert_eq!(notice["method"], method, "{notice}");
+    }
     send(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}));
     let listed = reply();
     let names: Vec<&str> = listed["result"]["tools"]
@@ -372,7 +375,7 @@ fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
     assert_eq!(reply()["result"]["tools"].as_array().map(Vec::len), Some(3));
 
     // A tool whose component offers a prompt changes the prompts too; the
-    // changes above did not.
+    // two changes above did not.
     std::fs::copy(
         common::artifact("word_count"),
         dir.path().join("tools/word_count.wasm"),
@@ -387,10 +390,13 @@ fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
     }
     send(json!({"jsonrpc": "2.0", "id": 8, "method": "prompts/list"}));
     let listed = reply();
-    assert_eq!(
-        listed["result"]["prompts"][0]["name"], "word_count_report",
-        "{listed}"
-    );
+    let names: Vec<&str> = listed["result"]["prompts"]
+        .as_array()
+        .expect("prompts")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(names, ["counter_status", "word_count_report"], "{listed}");
 
     drop(stdin);
     let started = std::time::Instant::now();

@@ -995,9 +995,15 @@ async fn slow_clients_are_cut_off_and_cannot_hold_the_server() {
     })
     .await;
     let addr = server.base.trim_start_matches("http://").to_string();
+    // A fresh connection each time: the server closes an idle keep-alive
+    // connection after the 300 ms header timeout, and a pooled one could be
+    // reused just as it closes.
+    let fresh = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
     let healthz = || async {
-        server
-            .client
+        fresh
             .get(format!("{}/healthz", server.base))
             .timeout(Duration::from_secs(5))
             .send()
