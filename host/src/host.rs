@@ -10,6 +10,7 @@ use crate::call::api::CallObserver;
 use crate::call::envelope::CallResult;
 use crate::caps::http::Network;
 use crate::caps::kv::{KvBackend, RedbBackend};
+use crate::caps::resource_updates::ResourceChanges;
 use crate::caps::workspace::open_files::FileSlots;
 use crate::config::Config;
 use crate::engine::{EngineOptions, Pins, Tiering, ToolEngine};
@@ -187,6 +188,7 @@ impl HostBuilder {
             engine,
             registry: RwLock::new(Arc::new(registry)),
             tool_changes: tokio::sync::watch::Sender::new(0),
+            resource_changes: ResourceChanges::default(),
             config: RwLock::new(Arc::new(config)),
             config_from_file,
             kv,
@@ -211,6 +213,8 @@ pub struct Host {
     registry: RwLock<Arc<Registry>>,
     /// Bumped each time a reload changes the set of tools.
     tool_changes: tokio::sync::watch::Sender<u64>,
+    /// The resource addresses calls announce as changed.
+    resource_changes: ResourceChanges,
     config: RwLock<Arc<Config>>,
     /// Whether the config comes from `toolhost.toml` (a reload reads it
     /// again) rather than from code.
@@ -341,6 +345,18 @@ impl Host {
     /// A receiver that is marked changed whenever a reload changes the tools.
     pub fn tool_changes(&self) -> tokio::sync::watch::Receiver<u64> {
         self.tool_changes.subscribe()
+    }
+
+    /// Hear of each resource address a call announces as changed from now
+    /// on (`toolhost:tool/resource-updates`), for the surfaces that track
+    /// subscriptions. A listener more than 1024 behind misses the oldest.
+    pub fn resource_updates(&self) -> tokio::sync::broadcast::Receiver<String> {
+        self.resource_changes.subscribe()
+    }
+
+    /// Where calls announce changed resources.
+    pub(crate) fn resource_changes(&self) -> &ResourceChanges {
+        &self.resource_changes
     }
 
     /// What surfaces list: the enabled tools, the toolset tools that are

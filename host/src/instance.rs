@@ -223,6 +223,30 @@ impl Instance {
         call_guest!(self, call_complete_argument(name, argument, value))
     }
 
+    /// Call `resources.list-resources` and `list-resource-templates` (none
+    /// when the component offers none).
+    pub async fn list_resources(
+        &mut self,
+    ) -> Result<
+        (
+            Vec<crate::bindings::ResourceInfo>,
+            Vec<crate::bindings::ResourceTemplate>,
+        ),
+        Failure,
+    > {
+        call_guest!(self, call_list_resources())
+    }
+
+    /// Call `resources.read-resource`.
+    pub async fn read_resource(
+        &mut self,
+        uri: &str,
+        parameters: &[(String, String)],
+    ) -> Result<Result<Vec<crate::bindings::ResourceContents>, crate::bindings::ReadError>, Failure>
+    {
+        call_guest!(self, call_read_resource(uri, parameters))
+    }
+
     /// Call `execute`.
     pub async fn execute(
         &mut self,

@@ -48,6 +48,7 @@ pub mod plain;
 pub mod prompts;
 pub mod registry;
 pub mod reload;
+pub mod resources;
 pub mod session;
 mod state;
 mod tiering;

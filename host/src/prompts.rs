@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::bindings;
 use crate::output::ContentBlock;
-use crate::tool::{self, CheckError, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS};
+use crate::tool::{self, MAX_NAME_CHARS};
 
 /// The most prompts one component may offer.
 pub const MAX_PROMPTS: usize = 64;
@@ -164,21 +164,12 @@ pub(crate) fn check(raw: Vec<bindings::Prompt>) -> Result<Vec<PromptSpec>, Strin
             if names.insert(name.clone(), ()).is_some() {
                 return Err(format!("offers the prompt `{name}` twice"));
             }
-            let text_ok = |what: &str, text: &Option<String>| {
-                let Some(text) = text else { return Ok(()) };
-                tool::check_text(text).map_err(|e| {
-                    let problem = match e {
-                        CheckError::LongDescription(chars) => format!(
-                            "has {chars} characters; at most {MAX_DESCRIPTION_CHARS} are allowed"
-                        ),
-                        CheckError::ControlCharacter { code, at } => format!(
-                            "holds the control character U+{code:04X} at character {at}; only \
-                             newlines and tabs are allowed"
-                        ),
-                        other => other.to_string(),
-                    };
-                    format!("prompt `{name}`: its {what} {problem}")
-                })
+            let text_ok = |what: &str, text: &Option<String>| match text
+                .as_deref()
+                .and_then(tool::text_problem)
+            {
+                Some(problem) => Err(format!("prompt `{name}`: its {what} {problem}")),
+                None => Ok(()),
             };
             text_ok("title", &prompt.title)?;
             text_ok("description", &prompt.description)?;
@@ -257,7 +248,7 @@ mod tests {
             .collect();
         assert!(err(many).contains("at most 64"));
         let mut long = raw("a", &[]);
-        long.description = Some("x".repeat(MAX_DESCRIPTION_CHARS + 1));
+        long.description = Some("x".repeat(tool::MAX_DESCRIPTION_CHARS + 1));
         assert!(err(vec![long]).contains("at most 4096"));
         let mut hidden = raw("a", &[]);
         hidden.title = Some("tab\u{1b}[2J".into());

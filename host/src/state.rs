@@ -16,6 +16,7 @@ use crate::caps::http::HttpCtx;
 use crate::caps::kv::{KvCtx, KvView};
 use crate::caps::log::TraceLog;
 use crate::caps::progress::ProgressFeed;
+use crate::caps::resource_updates::ResourceUpdates;
 use crate::caps::workspace::FilesView;
 use crate::caps::workspace::open_files::OpenFiles;
 use crate::usage::{CallBounds, Meter};
@@ -29,6 +30,7 @@ pub struct CallState {
     pub(crate) files: OpenFiles,
     pub(crate) trace: TraceLog,
     pub(crate) progress: ProgressFeed,
+    pub(crate) resource_updates: ResourceUpdates,
     pub(crate) table: ResourceTable,
     pub(crate) limits: CallLimits,
     pub(crate) meter: Arc<Meter>,
@@ -46,6 +48,7 @@ impl CallState {
             kv,
             files,
             progress,
+            resource_updates,
         } = caps;
         let CallBounds {
             memory_bytes,
@@ -65,6 +68,7 @@ impl CallState {
             files,
             trace,
             progress,
+            resource_updates,
             table,
             limits: CallLimits::new(memory_bytes),
             meter,
@@ -93,6 +97,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
     crate::caps::log::add_to_linker(linker, |s| &mut s.trace)?;
     crate::caps::progress::add_to_linker(linker, |s| &mut s.progress)?;
+    crate::caps::resource_updates::add_to_linker(linker, |s| &mut s.resource_updates)?;
     crate::caps::kv::add_to_linker(linker, |s| KvView {
         ctx: &mut s.kv,
         table: &mut s.table,

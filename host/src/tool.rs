@@ -197,6 +197,21 @@ pub fn check_text(text: &str) -> Result<(), CheckError> {
     Ok(())
 }
 
+/// What is wrong with a text a component offers (a title, a description),
+/// as the end of a sentence that names it: "its title has …".
+pub(crate) fn text_problem(text: &str) -> Option<String> {
+    Some(match check_text(text).err()? {
+        CheckError::LongDescription(chars) => {
+            format!("has {chars} characters; at most {MAX_DESCRIPTION_CHARS} are allowed")
+        }
+        CheckError::ControlCharacter { code, at } => format!(
+            "holds the control character U+{code:04X} at character {at}; only newlines and tabs \
+             are allowed"
+        ),
+        other => other.to_string(),
+    })
+}
+
 /// A character that moves or hides text when printed: C0 and C1 controls
 /// (but newline and tab) and the bidirectional formatting characters.
 pub fn is_hidden_control(c: char) -> bool {

@@ -106,6 +106,49 @@ async def scenarios(session: ClientSession, session_id: str, notices: list):
     check(after.structured_content["value"] == second.structured_content["value"], "the dry-run call changed nothing")
     print("ok dry_run", flush=True)
 
+    # Resources: `counter` offers each counter as `counter://{name}`.
+    check(init.capabilities.resources and init.capabilities.resources.subscribe, init.capabilities)
+    check(init.capabilities.resources.list_changed, init.capabilities)
+    templates = (await session.list_resource_templates()).resource_templates
+    counters = [t for t in templates if t.uri_template == "counter://{name}"]
+    check(len(counters) == 1 and counters[0].mime_type == "text/plain", templates)
+    read = await session.read_resource("counter://mcp")
+    check(read.contents[0].text == str(after.structured_content["value"]), read.contents)
+    check(str(read.contents[0].uri) == "counter://mcp" and read.contents[0].mime_type == "text/plain", read.contents)
+    try:
+        await session.read_resource("counter://nobody")
+        raise AssertionError("an unknown counter was read")
+    except MCPError as err:
+        check(err.error.code == -32002 and "counter://nobody" in err.error.message, err.error)
+    try:
+        await session.read_resource("nowhere://at-all")
+        raise AssertionError("an address no tool offers was read")
+    except MCPError as err:
+        check(err.error.code == -32002, err.error)
+
+    def updates():
+        # The client hands notifications over wrapped or not, by version.
+        unwrapped = [getattr(n, "root", n) for n in notices]
+        return [str(n.params.uri) for n in unwrapped if isinstance(n, types.ResourceUpdatedNotification)]
+
+    async def updated_soon(uri):
+        deadline = time.monotonic() + 10
+        while uri not in updates() and time.monotonic() < deadline:
+            await anyio.sleep(0.05)
+        return uri in updates()
+
+    await session.subscribe_resource("counter://mcp")
+    await session.call_tool("counter", {"name": "mcp", "by": 1})
+    await session.call_tool("counter", {"name": "other", "by": 1})
+    check(await updated_soon("counter://mcp"), f"no update for counter://mcp: {notices}")
+    check("counter://other" not in updates(), f"an update nobody subscribed to was sent: {updates()}")
+    await session.unsubscribe_resource("counter://mcp")
+    heard = len(updates())
+    await session.call_tool("counter", {"name": "mcp", "by": 1})
+    await anyio.sleep(0.3)
+    check(len(updates()) == heard, f"an update after unsubscribing: {updates()}")
+    print("ok resources", flush=True)
+
     failed = await session.call_tool("trap", {})
     check(failed.is_error, failed)
     check("trapped" in failed.content[0].text, failed.content)

@@ -164,6 +164,29 @@ fn print_inspection(tool: &Tool) -> anyhow::Result<()> {
         }
         println!();
     }
+    if !tool.resources().is_empty() || !tool.resource_templates().is_empty() {
+        println!("resources (for MCP clients):");
+        let listed = tool.resources().iter().map(|r| (&r.uri, &r.about));
+        let templated = tool
+            .resource_templates()
+            .iter()
+            .map(|t| (&t.uri_template, &t.about));
+        for (address, about) in listed.chain(templated) {
+            let media_type = about
+                .media_type
+                .as_deref()
+                .map(|m| format!(" [{m}]"))
+                .unwrap_or_default();
+            let described = about.description.as_deref().unwrap_or(&about.name);
+            println!(
+                "  {}{} {}",
+                terminal_safe(address),
+                terminal_safe(&media_type),
+                terminal_safe(described)
+            );
+        }
+        println!();
+    }
     println!("imports (what it could ask for) and grants:");
     for import in tool.imports() {
         println!(

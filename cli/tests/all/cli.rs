@@ -308,7 +308,7 @@ fn tool_output_never_reaches_host_stdout() {
 #[test]
 fn list_check_and_inspect() {
     let dir = host_dir(
-        &["echo", "manage_pr", "bad_schema", "word_count"],
+        &["echo", "manage_pr", "bad_schema", "word_count", "counter"],
         "[tools.manage_pr]\nworkspace = \"read\"\n",
     );
     let out = toolhost(dir.path(), &["tools", "list"]);
@@ -342,11 +342,20 @@ fn list_check_and_inspect() {
     );
     assert!(text.contains("by-input"));
     assert!(!text.contains("prompts"), "{text}");
+    assert!(!text.contains("resources"), "{text}");
 
     let out = toolhost(dir.path(), &["inspect", "word_count"]);
     let text = stdout(&out);
     assert!(
         text.contains("word_count_report(path*, style) Ask for a file's word count"),
+        "{text}"
+    );
+    let out = toolhost(dir.path(), &["inspect", "counter"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "resources (for MCP clients):\n  counter://{name} [text/plain] A counter's value."
+        ),
         "{text}"
     );
 
@@ -356,6 +365,8 @@ fn list_check_and_inspect() {
     let inspected: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(inspected["name"], "echo");
     assert_eq!(inspected["prompts"], json!([]));
+    assert_eq!(inspected["resources"], json!([]));
+    assert_eq!(inspected["resourceTemplates"], json!([]));
     assert_eq!(inspected["sha256"].as_str().unwrap().len(), 64);
 }
 

@@ -318,7 +318,7 @@ fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
     assert_eq!(result["result"]["isError"], false, "{result}");
 
     // A reload (SIGHUP) that adds a tool tells the client; `counter` also
-    // offers a prompt, so the prompts changed too.
+    // offers a prompt and a resource template, so those changed too.
     std::fs::copy(
         common::artifact("counter"),
         dir.path().join("tools/counter.wasm"),
@@ -332,6 +332,7 @@ fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
     for method in [
         "notifications/tools/list_changed",
         "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
     ] {
         let notice = reply();
         assert_eq!(notice["method"], method, "{notice}");
@@ -374,8 +375,8 @@ fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
     send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}));
     assert_eq!(reply()["result"]["tools"].as_array().map(Vec::len), Some(3));
 
-    // A tool whose component offers a prompt changes the prompts too; the
-    // two changes above did not.
+    // A tool whose component offers a prompt changes the prompts too (and
+    // not the resources: it offers none); the two changes above did not.
     std::fs::copy(
         common::artifact("word_count"),
         dir.path().join("tools/word_count.wasm"),

@@ -21,6 +21,7 @@ use common::server::Server;
 use common::{dry_run, live};
 use toolhost::output::ContentBlock;
 use toolhost::prompts::{PromptMessage, PromptResult, Role};
+use toolhost::resources::ResourceData;
 use toolhost::{CallWatcher, Host, Progress};
 
 /// One language's build of the three examples.
@@ -407,6 +408,85 @@ async fn counter_writes_kv_and_is_stubbed_in_dry_run_in_every_language() {
             assert!(err.to_string().contains("input"), "{label}: {bad}: {err}");
         }
     }
+}
+
+/// Each counter is a resource (`counter://{name}`, `py-counter://…`,
+/// `ts-counter://…`) read with the tool's grant, read-only; a call announces
+/// its counter's address, percent-encoded, to the host's resource updates.
+#[tokio::test]
+async fn counter_offers_its_counters_as_resources_in_every_language() {
+    for lang in languages() {
+        let label = lang.label;
+        let (_dir, host) = lang.host("[tools.{p}counter]\nkv = [\"default\"]\n").await;
+        let tool = lang.name("counter");
+        let scheme = format!("{}counter", lang.prefix.replace('_', "-"));
+        let registry = host.registry();
+        let templates: Vec<_> = registry
+            .resource_templates()
+            .filter(|(t, _)| t.name() == tool)
+            .map(|(_, spec)| (spec.uri_template.clone(), spec.about.media_type.clone()))
+            .collect();
+        assert_eq!(
+            templates,
+            [(
+                format!("{scheme}://{{name}}"),
+                Some("text/plain".to_string())
+            )],
+            "{label}"
+        );
+        drop(registry);
+
+        let mut updates = host.resource_updates();
+        host.call(&tool, json!({"name": "a b", "by": 41}), &live())
+            .await
+            .unwrap();
+        assert_eq!(
+            updates.try_recv().ok(),
+            Some(format!("{scheme}://a%20b")),
+            "{label}"
+        );
+        let read = host
+            .read_resource(&format!("{scheme}://a%20b"))
+            .await
+            .unwrap();
+        assert_eq!(read.len(), 1, "{label}: {read:?}");
+        assert_eq!(read[0].uri, format!("{scheme}://a%20b"), "{label}");
+        assert_eq!(read[0].media_type.as_deref(), Some("text/plain"), "{label}");
+        assert_eq!(read[0].data, ResourceData::Text("41".into()), "{label}");
+        let missing = host
+            .read_resource(&format!("{scheme}://nobody"))
+            .await
+            .unwrap_err();
+        assert_eq!(missing.code(), "resource_not_found", "{label}: {missing}");
+        assert!(
+            missing
+                .to_string()
+                .contains(&format!("tool `{tool}` found none")),
+            "{label}: {missing}"
+        );
+        let dry = host
+            .call(&tool, json!({"name": "a b"}), &dry_run())
+            .await
+            .unwrap();
+        assert!(dry.stubbed, "{label}");
+        assert!(
+            updates.try_recv().is_err(),
+            "{label}: a stubbed call announced"
+        );
+    }
+}
+
+/// Without a grant, reading a counter fails inside the component, and the
+/// error names the tool.
+#[tokio::test]
+async fn a_resource_read_gets_no_grant_the_tool_lacks() {
+    let (_dir, host) = common::host(&["counter"], "").await;
+    let refused = host.read_resource("counter://visits").await.unwrap_err();
+    assert_eq!(refused.code(), "resource_failed", "{refused}");
+    assert!(
+        refused.to_string().contains("(tool `counter`) failed"),
+        "{refused}"
+    );
 }
 
 #[tokio::test]

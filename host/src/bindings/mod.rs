@@ -1,14 +1,18 @@
 //! Host bindings for the toolhost contract (`toolhost:tool/contract`), of
 //! every version the host runs: the current one (`wit/`), and 0.1.0
 //! ([`v0_1`]), whose components keep loading; and for the optional
-//! `prompts` export (`toolhost:tool/prompt-provider`). The rest of the host
+//! `prompts` and `resources` exports (`toolhost:tool/prompt-provider`,
+//! `toolhost:tool/resource-provider`). The rest of the host
 //! sees one [`ContractPre`] and one [`Contract`], whose calls take and
 //! return the current types.
+
+use std::sync::Arc;
 
 use wasmtime::Store;
 use wasmtime::component::InstancePre;
 
 use self::prompt_provider::exports::toolhost::tool::prompts as guest_prompts;
+use self::resource_provider::exports::toolhost::tool::resources as guest_resources;
 
 pub(crate) mod v0_1;
 
@@ -40,21 +44,33 @@ mod prompt_provider {
     });
 }
 
+mod resource_provider {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "toolhost:tool/resource-provider",
+        exports: { default: async },
+    });
+}
+
 pub use self::current::exports::toolhost::tool::tool as guest;
 pub use self::current::toolhost::tool::types;
 pub use self::current::{toolhost, wasi};
 #[cfg(test)]
 pub use self::guest_prompts::PromptArgument;
 pub use self::guest_prompts::{Prompt, PromptResult, Role};
+pub use self::guest_resources::{
+    ReadError, ResourceContents, ResourceData, ResourceInfo, ResourceTemplate,
+};
 
 /// A component that implements the contract, its imports resolved: ready to
 /// instantiate once per call.
 pub(crate) enum ContractPre<T: 'static> {
-    /// Built against the current contract; `prompts` when it offers some.
+    /// Built against the current contract; `offers` the prompts and
+    /// resources it has.
     Current {
         pre: InstancePre<T>,
         tool: current::ContractIndices,
-        prompts: Option<prompt_provider::PromptProviderIndices>,
+        offers: Arc<Offers>,
     },
     /// Built against contract 0.1.0.
     V0_1(v0_1::ContractPre<T>),
@@ -63,10 +79,10 @@ pub(crate) enum ContractPre<T: 'static> {
 impl<T: 'static> Clone for ContractPre<T> {
     fn clone(&self) -> Self {
         match self {
-            Self::Current { pre, tool, prompts } => Self::Current {
+            Self::Current { pre, tool, offers } => Self::Current {
                 pre: pre.clone(),
                 tool: tool.clone(),
-                prompts: prompts.clone(),
+                offers: offers.clone(),
             },
             Self::V0_1(pre) => Self::V0_1(pre.clone()),
         }
@@ -75,6 +91,38 @@ impl<T: 'static> Clone for ContractPre<T> {
 
 /// The export of a component that offers prompts.
 const PROMPTS_EXPORT: &str = "toolhost:tool/prompts@0.2.0";
+/// The export of a component that offers resources.
+const RESOURCES_EXPORT: &str = "toolhost:tool/resources@0.2.0";
+
+/// The optional exports a current component has, found once per component
+/// (loaded from an instance only when asked: a tool call never is).
+#[derive(Clone, Default)]
+pub(crate) struct Offers {
+    prompts: Option<prompt_provider::PromptProviderIndices>,
+    resources: Option<resource_provider::ResourceProviderIndices>,
+}
+
+impl Offers {
+    fn new<T: 'static>(pre: &InstancePre<T>) -> Result<Self, ContractError> {
+        let has = |name| pre.component().get_export_index(None, name).is_some();
+        Ok(Self {
+            prompts: match has(PROMPTS_EXPORT) {
+                false => None,
+                true => Some(
+                    prompt_provider::PromptProviderIndices::new(pre)
+                        .map_err(|e| ContractError::BadExport(PROMPTS_EXPORT, e))?,
+                ),
+            },
+            resources: match has(RESOURCES_EXPORT) {
+                false => None,
+                true => Some(
+                    resource_provider::ResourceProviderIndices::new(pre)
+                        .map_err(|e| ContractError::BadExport(RESOURCES_EXPORT, e))?,
+                ),
+            },
+        })
+    }
+}
 
 /// Why a component is not a contract component the host can run.
 #[derive(Debug, thiserror::Error)]
@@ -82,9 +130,10 @@ pub(crate) enum ContractError {
     /// It implements no version of the contract (it may be a plain component).
     #[error("it implements no version of the toolhost contract: {0:#}")]
     Missing(wasmtime::Error),
-    /// It exports `prompts`, but not as the contract defines it.
-    #[error("its `{PROMPTS_EXPORT}` export does not match the contract: {0:#}")]
-    BadPrompts(wasmtime::Error),
+    /// It has an optional export (`prompts`, `resources`), but not as the
+    /// contract defines it.
+    #[error("its `{0}` export does not match the contract: {1:#}")]
+    BadExport(&'static str, wasmtime::Error),
 }
 
 impl<T: Send + 'static> ContractPre<T> {
@@ -92,14 +141,8 @@ impl<T: Send + 'static> ContractPre<T> {
     pub fn new(pre: InstancePre<T>) -> Result<Self, ContractError> {
         match current::ContractIndices::new(&pre) {
             Ok(tool) => {
-                let prompts = match pre.component().get_export_index(None, PROMPTS_EXPORT) {
-                    None => None,
-                    Some(_) => Some(
-                        prompt_provider::PromptProviderIndices::new(&pre)
-                            .map_err(ContractError::BadPrompts)?,
-                    ),
-                };
-                Ok(Self::Current { pre, tool, prompts })
+                let offers = Arc::new(Offers::new(&pre)?);
+                Ok(Self::Current { pre, tool, offers })
             }
             Err(error) => v0_1::ContractPre::new(pre)
                 .map(Self::V0_1)
@@ -118,12 +161,12 @@ impl<T: Send + 'static> ContractPre<T> {
     /// A fresh instance in `store`.
     pub async fn instantiate_async(&self, store: &mut Store<T>) -> wasmtime::Result<Contract> {
         Ok(match self {
-            Self::Current { pre, tool, prompts } => {
+            Self::Current { pre, tool, offers } => {
                 let instance = pre.instantiate_async(&mut *store).await?;
                 Contract::Current {
                     tool: tool.load(&mut *store, &instance)?,
                     instance,
-                    prompts: prompts.clone(),
+                    offers: offers.clone(),
                 }
             }
             Self::V0_1(pre) => Contract::V0_1(pre.instantiate_async(store).await?),
@@ -134,12 +177,12 @@ impl<T: Send + 'static> ContractPre<T> {
 /// One instance of a contract component: its exports, called with and
 /// answering in the current contract's types.
 pub(crate) enum Contract {
-    /// Built against the current contract; `prompts` when it offers some
-    /// (loaded from `instance` only when asked: a tool call never is).
+    /// Built against the current contract, with the optional exports it
+    /// `offers`.
     Current {
         tool: current::Contract,
         instance: wasmtime::component::Instance,
-        prompts: Option<prompt_provider::PromptProviderIndices>,
+        offers: Arc<Offers>,
     },
     /// Built against contract 0.1.0.
     V0_1(v0_1::Contract),
@@ -226,12 +269,62 @@ impl Contract {
     ) -> wasmtime::Result<Option<prompt_provider::PromptProvider>> {
         match self {
             Self::Current {
-                instance,
-                prompts: Some(prompts),
-                ..
-            } => Ok(Some(prompts.load(store, instance)?)),
-            _ => Ok(None),
+                instance, offers, ..
+            } => match &offers.prompts {
+                Some(prompts) => Ok(Some(prompts.load(store, instance)?)),
+                None => Ok(None),
+            },
+            Self::V0_1(_) => Ok(None),
         }
+    }
+
+    /// The `resources` export, when the component has one.
+    fn resources<T>(
+        &self,
+        store: &mut Store<T>,
+    ) -> wasmtime::Result<Option<resource_provider::ResourceProvider>> {
+        match self {
+            Self::Current {
+                instance, offers, ..
+            } => match &offers.resources {
+                Some(resources) => Ok(Some(resources.load(store, instance)?)),
+                None => Ok(None),
+            },
+            Self::V0_1(_) => Ok(None),
+        }
+    }
+
+    /// `resources.list-resources` and `resources.list-resource-templates`;
+    /// none when the component offers no resources.
+    pub async fn call_list_resources<T: Send>(
+        &self,
+        store: &mut Store<T>,
+    ) -> wasmtime::Result<(Vec<ResourceInfo>, Vec<ResourceTemplate>)> {
+        match self.resources(store)? {
+            Some(provider) => {
+                let guest = provider.toolhost_tool_resources();
+                let resources = guest.call_list_resources(&mut *store).await?;
+                let templates = guest.call_list_resource_templates(store).await?;
+                Ok((resources, templates))
+            }
+            None => Ok((Vec::new(), Vec::new())),
+        }
+    }
+
+    /// `resources.read-resource`.
+    pub async fn call_read_resource<T: Send>(
+        &self,
+        store: &mut Store<T>,
+        uri: &str,
+        parameters: &[(String, String)],
+    ) -> wasmtime::Result<Result<Vec<ResourceContents>, ReadError>> {
+        let provider = self
+            .resources(store)?
+            .ok_or_else(|| wasmtime::format_err!("the component offers no resources"))?;
+        provider
+            .toolhost_tool_resources()
+            .call_read_resource(store, uri, parameters)
+            .await
     }
 
     /// `prompts.list-prompts`; none when the component offers no prompts.

@@ -11,6 +11,7 @@ use super::envelope::CallRef;
 use crate::caps::http::{Network, RequestBudget};
 use crate::caps::log::TraceLog;
 use crate::caps::progress::ProgressFeed;
+use crate::caps::resource_updates::ResourceUpdates;
 use crate::caps::stdio::Capture;
 use crate::host::Host;
 use crate::registry::Tool;
@@ -30,6 +31,7 @@ pub(super) struct Call<'a> {
     pub(super) started: Instant,
     pub(super) trace: TraceLog,
     pub(super) progress: ProgressFeed,
+    pub(super) resource_updates: ResourceUpdates,
     pub(super) stdout: Capture,
     pub(super) stderr: Capture,
     pub(super) network: Network,

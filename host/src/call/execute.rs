@@ -119,6 +119,7 @@ impl Call<'_> {
             http_budget: &self.http_budget,
             file_slots: self.host.file_slots(),
             progress: &self.progress,
+            resource_updates: &self.resource_updates,
         };
         let grants = &self.tool.policy().grants;
         Caps::for_call(grants, effect, workspace, self.host.kv_backend(), &shared)

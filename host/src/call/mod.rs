@@ -10,16 +10,19 @@
 //!   `pipeline`: the stages; `workspace`: the call's workspace; `execute`:
 //!   running the tool with retries; `watch`: what a running call reports
 //!   (progress events); `outcome`: turning what happened into the envelope;
-//!   `prompt`: prompt requests, which run a tool's component like a call.
+//!   `prompt` and `resource`: prompt and resource requests, which run a
+//!   tool's component like a call, in the instance `offer` makes.
 
 pub mod api;
 mod context;
 pub mod envelope;
 mod execute;
 mod input;
+mod offer;
 mod outcome;
 mod pipeline;
 mod prompt;
+mod resource;
 mod watch;
 mod workspace;
 

@@ -20,6 +20,7 @@ use crate::admission::CallSlot;
 use crate::caps::http::{HttpLimits, Network, RequestBudget};
 use crate::caps::log::TraceLog;
 use crate::caps::progress::ProgressFeed;
+use crate::caps::resource_updates::ResourceUpdates;
 use crate::caps::stdio::Capture;
 use crate::config::Permission;
 use crate::error::CallError;
@@ -92,6 +93,13 @@ impl Host {
             started,
             trace: TraceLog::watched(options.watcher.clone()),
             progress: ProgressFeed::watched(Some(Arc::new(watch))),
+            resource_updates: {
+                let owner = Arc::clone(tool);
+                ResourceUpdates::for_call(
+                    Arc::new(move |uri: &str| owner.offers_resource(uri).is_some()),
+                    self.resource_changes().clone(),
+                )
+            },
             stdout: Capture::new(tool.policy().limits.stdio_bytes),
             stderr: Capture::new(tool.policy().limits.stdio_bytes),
             meter: Meter::new(tool.policy().limits.host),

@@ -6,27 +6,20 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Instant;
 
-use super::pipeline::tool_network;
+use super::offer;
 use crate::admission::CallSlot;
 use crate::bindings::{self, types};
-use crate::caps::http::RequestBudget;
 use crate::caps::log::TraceLog;
-use crate::caps::progress::ProgressFeed;
-use crate::caps::stdio::Capture;
-use crate::caps::{CallShared, Caps};
-use crate::code::{Code, Pre};
 use crate::host::Host;
-use crate::instance::{Failure, Instance};
+use crate::instance::Instance;
 use crate::output::ToolOutput;
 use crate::prompts::{
     Completions, MAX_COMPLETION_BYTES, MAX_COMPLETIONS, PromptError, PromptMessage, PromptResult,
     PromptSpec, Role,
 };
 use crate::registry::Tool;
-use crate::tool::{self, Effect};
-use crate::usage::{CallBounds, Meter};
+use crate::tool;
 
 impl Host {
     /// Fill in the prompt `name` with `arguments`: each must be declared,
@@ -170,59 +163,10 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// A fresh instance, admitted like a call and bounded by the tool's
-    /// limits, with the tool's grants as a read call gets them (read-only
-    /// key-value, HTTP to its origins, its environment) but no workspace:
-    /// a prompt request belongs to no session.
     async fn instance(&self, host: &Host) -> Result<(Instance, CallSlot), PromptError> {
-        let slot = host
-            .gate
-            .admit()
+        offer::instance(host, self.tool, &self.trace)
             .await
-            .map_err(|overloaded| self.failed(overloaded.to_string()))?;
-        let Some(Code::Contract(pre)) = self.tool.code() else {
-            return Err(self.failed("the tool's component offers no prompts".into()));
-        };
-        let policy = self.tool.policy();
-        let stdio = Capture::new(policy.limits.stdio_bytes);
-        let meter = Meter::new(policy.limits.host);
-        let network = tool_network(host.network(), self.tool);
-        let shared = CallShared {
-            trace: &self.trace,
-            stdout: &stdio,
-            stderr: &stdio,
-            meter: &meter,
-            http_budget: &RequestBudget::new(network.limits().max_requests_per_call),
-            network: &network,
-            file_slots: host.file_slots(),
-            progress: &ProgressFeed::default(),
-        };
-        let caps = Caps::for_call(
-            &policy.grants,
-            Effect::Read,
-            None,
-            host.kv_backend(),
-            &shared,
-        )
-        .map_err(|e| self.failed(format!("{e:#}")))?;
-        let bounds = CallBounds {
-            memory_bytes: policy.memory_bytes,
-            host: policy.limits.host,
-            meter,
-            output_bytes: policy.limits.output_bytes,
-        };
-        Instance::new(
-            &host.engine,
-            Pre::Contract(&pre),
-            caps,
-            &self.trace,
-            bounds,
-            Instant::now() + policy.timeout,
-            policy.timeout,
-        )
-        .await
-        .map(|instance| (instance, slot))
-        .map_err(|failure: Failure| self.failed(failure.to_string()))
+            .map_err(|reason| self.failed(reason))
     }
 
     /// The component's messages, checked like a tool's output.

@@ -14,6 +14,7 @@ pub mod http;
 pub mod kv;
 pub mod log;
 pub mod progress;
+pub mod resource_updates;
 pub mod stdio;
 pub mod workspace;
 
@@ -29,6 +30,7 @@ use http::{HttpCtx, Network, RequestBudget};
 use kv::{KvBackend, KvCtx};
 use log::{LogLine, TraceLog};
 use progress::{Progress, ProgressFeed};
+use resource_updates::ResourceUpdates;
 use stdio::Capture;
 use workspace::WasiSetup;
 use workspace::open_files::{FileSlots, OpenFiles};
@@ -62,6 +64,8 @@ pub(crate) struct Caps {
     pub files: OpenFiles,
     /// Where its progress reports go.
     pub progress: ProgressFeed,
+    /// Which resource changes it may announce, and to whom.
+    pub resource_updates: ResourceUpdates,
 }
 
 /// What the capabilities of one call share with the pipeline, across its
@@ -83,6 +87,8 @@ pub(crate) struct CallShared<'a> {
     pub file_slots: &'a FileSlots,
     /// Its progress reports.
     pub progress: &'a ProgressFeed,
+    /// The resource changes it announces.
+    pub resource_updates: &'a ResourceUpdates,
 }
 
 impl Caps {
@@ -122,6 +128,7 @@ impl Caps {
             kv,
             files: OpenFiles::new(shared.file_slots.clone()),
             progress: shared.progress.clone(),
+            resource_updates: shared.resource_updates.clone(),
         })
     }
 
@@ -141,6 +148,7 @@ impl Caps {
             kv: KvCtx::deny_all(),
             files: OpenFiles::new(FileSlots::with_cap(0)),
             progress: ProgressFeed::default(),
+            resource_updates: ResourceUpdates::refused("loading, effect-for or dry-run"),
         })
     }
 }

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::tool::{Described, Kind};
+use super::tool::{Described, Kind, Offered};
 use super::{Origin, Tool};
-use crate::bindings::{ContractPre, Prompt, types};
+use crate::bindings::{ContractPre, Prompt, ResourceInfo, ResourceTemplate, types};
 use crate::code::{Code, CodeCell, CodeTier, Pre};
 use crate::config::Config;
 use crate::engine::ToolEngine;
@@ -33,30 +33,46 @@ pub(super) async fn contract_tool(
              components take; `{name}` implements the toolhost contract and declares its own"
         ));
     }
-    let (raw, prompts) = read_metadata(engine, &contract, policy.memory_bytes).await?;
-    let prompts = crate::prompts::check(prompts)?;
+    let listed = read_metadata(engine, &contract, policy.memory_bytes).await?;
+    let (resources, resource_templates) =
+        crate::resources::check(listed.resources, listed.templates)?;
+    let offered = Offered {
+        prompts: crate::prompts::check(listed.prompts)?,
+        resources,
+        resource_templates,
+    };
     let kind = Kind::Contract(CodeCell::new(Code::Contract(contract), tier));
     let tool = Tool::new(
         name.to_string(),
         Origin::File,
         kind,
-        check_metadata(raw)?,
+        check_metadata(listed.metadata)?,
         policy,
     );
     Ok(vec![
-        tool.of_component(sha256, imports).with_prompts(prompts),
+        tool.of_component(sha256, imports).with_offered(offered),
     ])
 }
 
-/// How long a tool's `metadata` (and its prompts' list) may take at load.
+/// How long a tool's `metadata` (and its lists of prompts and resources)
+/// may take at load.
 const METADATA_DEADLINE: Duration = Duration::from_secs(10);
 
-/// The tool's metadata and the prompts it offers, read in one instance.
+/// What a component says of itself at load.
+struct Listed {
+    metadata: types::ToolMetadata,
+    prompts: Vec<Prompt>,
+    resources: Vec<ResourceInfo>,
+    templates: Vec<ResourceTemplate>,
+}
+
+/// The tool's metadata and the prompts and resources it offers, read in
+/// one instance.
 async fn read_metadata(
     engine: &ToolEngine,
     pre: &ContractPre<CallState>,
     memory_bytes: usize,
-) -> Result<(types::ToolMetadata, Vec<Prompt>), String> {
+) -> Result<Listed, String> {
     let mut instance =
         Instance::for_load(engine, Pre::Contract(pre), memory_bytes, METADATA_DEADLINE)
             .await
@@ -69,7 +85,16 @@ async fn read_metadata(
         .list_prompts()
         .await
         .map_err(|e| format!("`list-prompts` failed: {e}"))?;
-    Ok((metadata, prompts))
+    let (resources, templates) = instance
+        .list_resources()
+        .await
+        .map_err(|e| format!("listing its resources failed: {e}"))?;
+    Ok(Listed {
+        metadata,
+        prompts,
+        resources,
+        templates,
+    })
 }
 
 /// Check raw metadata and compile the input and output schemas.

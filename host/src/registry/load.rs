@@ -320,13 +320,13 @@ impl Registry {
             });
             return;
         }
-        if let Some((prompt, other)) = self.prompt_taken(&tool) {
+        if let Some((what, other)) = self.offer_taken(&tool) {
             self.failures.push(LoadFailure {
                 file: tool.path.clone(),
                 tool: Some(tool.name.clone()),
                 reason: format!(
-                    "it offers the prompt `{prompt}`, which {} already offers (prompt names \
-                     are unique on a host; rename one)",
+                    "it offers {what}, which {} already offers (prompt names, resource \
+                     addresses and templates are unique on a host; rename one)",
                     other.display()
                 ),
             });

@@ -26,6 +26,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::prompts::PromptSpec;
+use crate::resources::{ResourceSpec, ResourceTemplateSpec, TemplateValues};
 use crate::tiering::Upgrade;
 pub use component::load_tool;
 pub(crate) use contract::effect_from_guest;
@@ -102,6 +103,33 @@ impl Registry {
         self.prompts().find(|(_, prompt)| prompt.name == name)
     }
 
+    /// The resources at fixed addresses the enabled tools offer, with the
+    /// tool offering each.
+    pub fn resources(&self) -> impl Iterator<Item = (&Arc<Tool>, &ResourceSpec)> {
+        self.tools()
+            .flat_map(|tool| tool.resources().iter().map(move |r| (tool, r)))
+    }
+
+    /// The resource templates the enabled tools offer, with the tool
+    /// offering each.
+    pub fn resource_templates(&self) -> impl Iterator<Item = (&Arc<Tool>, &ResourceTemplateSpec)> {
+        self.tools()
+            .flat_map(|tool| tool.resource_templates().iter().map(move |t| (tool, t)))
+    }
+
+    /// The enabled tool whose component offers the address `uri`, and the
+    /// values of the template it matches (none for a listed resource): a
+    /// listed resource first, then the templates in tool order.
+    pub fn resource(&self, uri: &str) -> Option<(&Arc<Tool>, TemplateValues)> {
+        self.resources()
+            .find(|(_, r)| r.uri == uri)
+            .map(|(tool, _)| (tool, Vec::new()))
+            .or_else(|| {
+                self.resource_templates()
+                    .find_map(|(tool, t)| Some((tool, t.template.matches(uri)?)))
+            })
+    }
+
     /// Every loaded tool, disabled ones included.
     pub fn all(&self) -> impl Iterator<Item = &Arc<Tool>> {
         self.tools.values()
@@ -171,7 +199,7 @@ impl Registry {
             for tool in kept {
                 if !self.tools.contains_key(&tool.name)
                     && !self.contested.contains(&tool.name)
-                    && self.prompt_taken(tool).is_none()
+                    && self.offer_taken(tool).is_none()
                     && accepted(tool)
                 {
                     self.tools.insert(tool.name.clone(), tool.clone());
@@ -182,17 +210,38 @@ impl Registry {
 }
 
 impl Registry {
-    /// A prompt `tool` offers that another loaded tool offers already: its
-    /// name and that tool's file (prompt names are unique on a host).
-    fn prompt_taken(&self, tool: &Tool) -> Option<(String, PathBuf)> {
-        tool.prompts().iter().find_map(|prompt| {
-            self.tools
-                .values()
-                .find(|other| {
-                    other.name != tool.name && other.prompts().iter().any(|p| p.name == prompt.name)
-                })
-                .map(|other| (prompt.name.clone(), other.path.clone()))
-        })
+    /// Something `tool`'s component offers that another loaded tool's
+    /// offers already (prompt names, resource addresses and templates are
+    /// unique on a host): what it is, and that tool's file.
+    fn offer_taken(&self, tool: &Tool) -> Option<(String, PathBuf)> {
+        let others = || self.tools.values().filter(|other| other.name != tool.name);
+        let prompt = tool.prompts().iter().find_map(|prompt| {
+            let other = others().find(|o| o.prompts().iter().any(|p| p.name == prompt.name))?;
+            Some((format!("the prompt `{}`", prompt.name), other.path.clone()))
+        });
+        let resource = || {
+            tool.resources().iter().find_map(|resource| {
+                let other =
+                    others().find(|o| o.resources().iter().any(|r| r.uri == resource.uri))?;
+                let what = format!("the resource {}", crate::resources::shown(&resource.uri));
+                Some((what, other.path.clone()))
+            })
+        };
+        let template = || {
+            tool.resource_templates().iter().find_map(|template| {
+                let other = others().find(|o| {
+                    o.resource_templates()
+                        .iter()
+                        .any(|t| t.uri_template == template.uri_template)
+                })?;
+                let what = format!(
+                    "the resource template {}",
+                    crate::resources::shown(&template.uri_template)
+                );
+                Some((what, other.path.clone()))
+            })
+        };
+        prompt.or_else(resource).or_else(template)
     }
 }
 

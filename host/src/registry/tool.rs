@@ -9,6 +9,7 @@ use crate::code::{Code, CodeCell, CodeTier};
 use crate::config::ToolPolicy;
 use crate::files::FileStamp;
 use crate::prompts::PromptSpec;
+use crate::resources::{ResourceSpec, ResourceTemplateSpec, TemplateValues};
 use crate::tool::ToolMetadata;
 
 /// Where a tool comes from.
@@ -39,8 +40,19 @@ pub struct Tool {
     pub(super) stamp: Option<FileStamp>,
     /// What a call of it runs.
     pub(super) kind: Kind,
-    /// The prompts its component offers.
+    /// What its component offers MCP clients besides the tool.
+    pub(super) offered: Offered,
+}
+
+/// The prompts and resources a tool's component offers, as checked at load.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Offered {
+    /// Its prompts.
     pub(super) prompts: Vec<PromptSpec>,
+    /// Its resources at fixed addresses.
+    pub(super) resources: Vec<ResourceSpec>,
+    /// Its resource templates.
+    pub(super) resource_templates: Vec<ResourceTemplateSpec>,
 }
 
 /// What calling a tool runs.
@@ -102,19 +114,42 @@ impl Tool {
             output_validator: described.output_validator,
             stamp: None,
             kind,
-            prompts: Vec::new(),
+            offered: Offered::default(),
         }
     }
 
-    /// The same tool, offering `prompts`.
-    pub(super) fn with_prompts(mut self, prompts: Vec<PromptSpec>) -> Self {
-        self.prompts = prompts;
+    /// The same tool, its component offering `offered`.
+    pub(super) fn with_offered(mut self, offered: Offered) -> Self {
+        self.offered = offered;
         self
     }
 
     /// The prompts its component offers (MCP `prompts/list`).
     pub fn prompts(&self) -> &[PromptSpec] {
-        &self.prompts
+        &self.offered.prompts
+    }
+
+    /// The resources at fixed addresses its component offers (MCP
+    /// `resources/list`).
+    pub fn resources(&self) -> &[ResourceSpec] {
+        &self.offered.resources
+    }
+
+    /// The resource templates its component offers (MCP
+    /// `resources/templates/list`).
+    pub fn resource_templates(&self) -> &[ResourceTemplateSpec] {
+        &self.offered.resource_templates
+    }
+
+    /// The values of the template `uri` matches, when it is an address
+    /// this tool's component offers (none for a listed resource).
+    pub fn offers_resource(&self, uri: &str) -> Option<TemplateValues> {
+        if self.resources().iter().any(|r| r.uri == uri) {
+            return Some(Vec::new());
+        }
+        self.resource_templates()
+            .iter()
+            .find_map(|t| t.template.matches(uri))
     }
 
     /// The same tool, made of the component with content `sha256` that
@@ -227,7 +262,9 @@ impl Tool {
             "enabled": self.policy.enabled,
             "custom": self.is_custom(),
             "origin": self.origin,
-            "prompts": self.prompts,
+            "prompts": self.prompts(),
+            "resources": self.resources(),
+            "resourceTemplates": self.resource_templates(),
         })
     }
 

@@ -1,12 +1,15 @@
-//! `counter`: a named counter kept in the `default` key-value bucket, and a
-//! prompt that shows a counter's value (read with the tool's grant, which a
-//! prompt request gets read-only).
+//! `counter`: a named counter kept in the `default` key-value bucket; a
+//! prompt that shows a counter's value; and each counter as the resource
+//! `counter://{name}`, whose subscribers hear when a call changes it. The
+//! prompt and the resource read the bucket with the tool's grant, which
+//! they get read-only.
 
 use std::collections::BTreeMap;
 
 use toolhost_sdk::kv::Bucket;
 use toolhost_sdk::prelude::*;
 use toolhost_sdk::prompts::{Message, Prompt, Prompts};
+use toolhost_sdk::resources::{self, Contents, ReadError, Resources, Template};
 
 /// Which counter to bump, and by how much.
 #[derive(Deserialize, JsonSchema)]
@@ -40,6 +43,10 @@ impl Tool for Counter {
     fn execute(input: Input, _ctx: &CallContext) -> Result<Output, ToolError> {
         let bucket = Bucket::open("default")?;
         let value = bucket.increment(&input.name, input.by)?;
+        if let Err(refused) = resources::updated(&address(&input.name)) {
+            // E.g. a name too long for an address; the count stands.
+            toolhost_sdk::log::warn(format!("cannot announce the counter's resource: {refused}"));
+        }
         Ok(json!({ "name": input.name, "value": value }).into())
     }
 }
@@ -71,4 +78,42 @@ impl Prompts for Status {
     }
 }
 
-export_tool!(Counter, prompts = Status);
+/// Each counter as a resource.
+struct Values;
+
+impl Resources for Values {
+    fn templates() -> Vec<Template> {
+        vec![
+            Template::new("counter://{name}", "counter")
+                .with_description("A counter's value.")
+                .with_media_type("text/plain"),
+        ]
+    }
+
+    fn read(uri: &str, parameters: &BTreeMap<String, String>) -> Result<Vec<Contents>, ReadError> {
+        let name = parameters.get("name").ok_or(ReadError::NotFound)?;
+        let stored = Bucket::open("default")?
+            .get(name)?
+            .ok_or(ReadError::NotFound)?;
+        let value = String::from_utf8_lossy(&stored).into_owned();
+        Ok(vec![
+            Contents::text(uri, value).with_media_type("text/plain"),
+        ])
+    }
+}
+
+/// The resource address of the counter `name`: every byte but the
+/// unreserved ones percent-encoded.
+fn address(name: &str) -> String {
+    let mut uri = String::from("counter://");
+    for byte in name.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri
+}
+
+export_tool!(Counter, prompts = Status, resources = Values);

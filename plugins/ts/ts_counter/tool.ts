@@ -2,9 +2,11 @@
  * `ts_counter`: a named counter kept in the `default` key-value bucket.
  *
  * The TypeScript twin of `counter` (Rust); one test suite runs both.
- * Needs `kv = ["default"]` in the tool's grant.
+ * Needs `kv = ["default"]` in the tool's grant. Each counter is also a
+ * resource for MCP clients, `ts-counter://{name}` (its value as text); a
+ * call tells the clients subscribed to the counter's address that it changed.
  */
-import { defineTool, kv, prompt } from "toolhost";
+import { defineTool, kv, log, prompt, ResourceNotFound, resourceUpdated } from "toolhost";
 
 interface Input {
   name: string;
@@ -40,6 +42,25 @@ export default defineTool<Input>({
   dryRunResult: (input) => ({ name: input.name, value: null, dryRun: true }),
   execute(input) {
     const value = kv.open("default").increment(input.name, input.by);
+    try {
+      resourceUpdated(`ts-counter://${encodeURIComponent(input.name)}`);
+    } catch (err) {
+      // E.g. a name too long for an address; the count stands.
+      log.warn(`cannot announce the counter's resource: ${(err as Error).message}`);
+    }
     return { name: input.name, value };
   },
+  resourceTemplates: [
+    {
+      uriTemplate: "ts-counter://{name}",
+      name: "counter",
+      description: "A counter's value.",
+      mimeType: "text/plain",
+      read({ name = "" }) {
+        const value = kv.open("default").getText(name);
+        if (value === undefined) throw new ResourceNotFound();
+        return value;
+      },
+    },
+  ],
 });

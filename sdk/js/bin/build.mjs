@@ -70,9 +70,10 @@ try {
   await writeFile(
     entryModule,
     `import definition from ${JSON.stringify(entry)};\n` +
-      `import { exportPrompts, exportTool } from "toolhost";\n` +
+      `import { exportPrompts, exportResources, exportTool } from "toolhost";\n` +
       `export const tool = exportTool(definition);\n` +
-      `export const prompts = exportPrompts(definition.prompts);\n`,
+      `export const prompts = exportPrompts(definition.prompts);\n` +
+      `export const resources = exportResources(definition.resources, definition.resourceTemplates);\n`,
   );
   const plugin = {
     name: "toolhost",

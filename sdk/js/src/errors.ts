@@ -39,6 +39,18 @@ export class Failed extends ToolError {
   }
 }
 
+/**
+ * Nothing is at the address a resource read was asked for (now): throw it
+ * from a resource's `read`. MCP clients get "resource not found"; the
+ * message is not sent.
+ */
+export class ResourceNotFound extends Error {
+  constructor(message = "resource not found") {
+    super(message);
+    this.name = "ResourceNotFound";
+  }
+}
+
 /** The message of anything thrown. */
 export function messageOf(err: unknown): string {
   if (err instanceof Error) return err.message || err.name;

@@ -20,8 +20,10 @@
 export { defineTool, exportTool } from "./tool.ts";
 export { exportPrompts, user, assistant } from "./prompts.ts";
 export type { PromptArgument, PromptDefinition, PromptMessage, PromptResult } from "./prompts.ts";
+export { exportResources, resourceUpdated } from "./resources.ts";
+export type { ResourceContents, ResourceDefinition, ResourceReadResult, ResourceTemplateDefinition } from "./resources.ts";
 export type { CallContext, Effect, JsonSchema, Session, Tool, ToolDefinition, ToolResult, ZodLike } from "./tool.ts";
-export { ToolError, InvalidInput, Transient, Failed, toToolError } from "./errors.ts";
+export { ToolError, InvalidInput, Transient, Failed, ResourceNotFound, toToolError } from "./errors.ts";
 export type { ToolErrorKind } from "./errors.ts";
 export { Output, text, json, image, audio, document, searchResult, resourceLink, isContentBlock } from "./output.ts";
 export type { ContentBlock } from "./output.ts";

@@ -3,6 +3,7 @@ import { Failed, InvalidInput, ToolError, messageOf, toToolError } from "./error
 import { Output, isPlainObject, toJsonText, type ContentBlock } from "./output.ts";
 import { blockToWit } from "./wit.ts";
 import type { PromptDefinition } from "./prompts.ts";
+import type { ResourceDefinition, ResourceTemplateDefinition } from "./resources.ts";
 import { dedent } from "./text.ts";
 
 /** What a call does to the world. */
@@ -65,6 +66,10 @@ export interface ToolDefinition<I = any> {
   execute(input: I, ctx: CallContext): ToolResult;
   /** Prompt templates the component offers to MCP clients (see `prompts.ts`). */
   prompts?: PromptDefinition[];
+  /** Resources at fixed addresses the component offers to MCP clients (see `resources.ts`). */
+  resources?: ResourceDefinition[];
+  /** Templates of the resources the component offers by address (see `resources.ts`). */
+  resourceTemplates?: ResourceTemplateDefinition[];
 }
 
 /** A defined tool; `export default` it from `tool.ts`. */

@@ -1,6 +1,6 @@
-/** Content blocks as the contract's WIT values, for the engines' bindings. */
+/** Content blocks and resources as the contract's WIT values, for the engines' bindings. */
 import { engine } from "toolhost/engine";
-import { Failed } from "./errors.ts";
+import { Failed, ResourceNotFound, messageOf } from "./errors.ts";
 import { toJsonText, type ContentBlock } from "./output.ts";
 
 /** An optional string as the engine's `option<string>`. */
@@ -43,4 +43,19 @@ export function blockToWit(block: ContentBlock): any {
     default:
       throw new Failed(`unknown content block type ${JSON.stringify((block as any).type)}`);
   }
+}
+
+/** One resource's contents as the contract's `resource-contents`: text or bytes. */
+export function resourceContentsToWit(uri: string, mimeType: string | undefined, data: string | Uint8Array): any {
+  return {
+    uri,
+    mediaType: optionText(mimeType),
+    data: typeof data === "string" ? { tag: "text", val: data } : { tag: "blob", val: data },
+  };
+}
+
+/** What a resource read threw as the contract's `read-error`. */
+export function readErrorToWit(err: unknown): { tag: "not-found" } | { tag: "failed"; val: string } {
+  if (err instanceof ResourceNotFound) return { tag: "not-found" };
+  return { tag: "failed", val: messageOf(err) };
 }

@@ -1,5 +1,7 @@
 """Native unit tests of the pure-Python parts: ``python -m unittest discover sdk/python/tests``."""
 
+import contextlib
+import io
 import json
 import sys
 import unittest
@@ -154,6 +156,102 @@ class PromptTests(unittest.TestCase):
 
         spec = next(p for p in prompts.registered() if p.name == "open_ended")
         self.assertEqual(spec.arguments, [("topic", None, True)])
+
+
+class ResourceTests(unittest.TestCase):
+    def test_template_declares_its_parameters(self):
+        from toolhost import resources
+
+        @resources.template("test-notes://{folder}/{id}", media_type="text/markdown")
+        def note(folder: str, id: str, style: str = "plain") -> str:
+            """
+            A note, by folder and id.
+            """
+            if id == "missing":
+                raise resources.NotFound("no such note")
+            if id == "boom":
+                raise KeyError("k")
+            if id == "bytes":
+                return b"\x00\x01"
+            if id == "many":
+                return [resources.Contents(f"test-notes://{folder}/many/1", "one"),
+                        resources.Contents(f"test-notes://{folder}/many/2", b"two", "application/octet-stream")]
+            return f"{folder}/{id} ({style})"
+
+        spec = next(t for t in resources.registered_templates() if t.uri_template == "test-notes://{folder}/{id}")
+        self.assertEqual((spec.name, spec.description, spec.media_type, spec.title),
+                         ("note", "A note, by folder and id.", "text/markdown", None))
+        self.assertEqual(spec.parameters, ["folder", "id"])
+        self.assertTrue(spec.matches("test-notes://a/b"))
+        self.assertFalse(spec.matches("test-notes://a/b/c"))
+        self.assertFalse(spec.matches("test-notes:///b"))
+
+        params = [("folder", "work"), ("id", "a b")]
+        self.assertEqual(resources.read("test-notes://work/a%20b", params),
+                         [resources.Contents("test-notes://work/a%20b", "work/a b (plain)", "text/markdown")])
+        self.assertEqual(resources.read("test-notes://w/bytes", [("folder", "w"), ("id", "bytes")]),
+                         [resources.Contents("test-notes://w/bytes", b"\x00\x01", "text/markdown")])
+        many = resources.read("test-notes://w/many", [("folder", "w"), ("id", "many")])
+        self.assertEqual([(c.uri, c.data, c.media_type) for c in many], [
+            ("test-notes://w/many/1", "one", None),
+            ("test-notes://w/many/2", b"two", "application/octet-stream"),
+        ])
+        with self.assertRaises(resources.NotFound):
+            resources.read("test-notes://w/missing", [("folder", "w"), ("id", "missing")])
+        with self.assertRaises(resources.NotFound):  # no template has these parameters
+            resources.read("test-notes://w", [("folder", "w")])
+        with self.assertRaises(KeyError) as caught:
+            resources.read("test-notes://w/boom", [("folder", "w"), ("id", "boom")])
+        self.assertEqual(resources.error_message(caught.exception), "KeyError: 'k'")
+        self.assertEqual(resources.error_message(Failed("plain")), "plain")
+
+    def test_fixed_resources_and_returns(self):
+        from toolhost import resources
+
+        @resources.resource("test-fixed://readme", name="readme", title="Read me", media_type="text/plain")
+        def readme() -> str:
+            return "hello"
+
+        @resources.resource("test-fixed://bad")
+        def bad():
+            """Returns what a read may not."""
+            return 42
+
+        specs = {r.uri: r for r in resources.registered_resources()}
+        self.assertEqual((specs["test-fixed://readme"].name, specs["test-fixed://readme"].title), ("readme", "Read me"))
+        self.assertEqual((specs["test-fixed://bad"].name, specs["test-fixed://bad"].description),
+                         ("bad", "Returns what a read may not."))
+        self.assertEqual(resources.read("test-fixed://readme"),
+                         [resources.Contents("test-fixed://readme", "hello", "text/plain")])
+        with self.assertRaises(TypeError):
+            resources.read("test-fixed://bad")
+        with self.assertRaises(resources.NotFound):
+            resources.read("test-fixed://nothing-here")
+        with self.assertRaises(TypeError):
+            resources.Contents("test-fixed://x", 42)
+        self.assertEqual(resources.Contents("test-fixed://x", bytearray(b"ab")).data, b"ab")
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            resources.updated("test-fixed://readme")  # outside a component: a line on stderr
+        self.assertEqual(err.getvalue(), "[resource updated] test-fixed://readme\n")
+
+    def test_template_checks(self):
+        from toolhost import resources
+
+        def read(**kwargs) -> str:
+            return ""
+
+        for bad in ("t://{a b}", "t://{+path}", "t://{a}{b}", "t://{a}/{a}", "t://{a", "t://a}", "t://{}"):
+            with self.assertRaises(ValueError, msg=bad):
+                resources.template(bad)(read)
+        with self.assertRaises(ValueError):  # no parameter for {id}
+            resources.template("test-checks://{id}")(lambda name: name)
+        with self.assertRaises(ValueError):  # a parameter the template does not give
+            resources.template("test-checks://{id}")(lambda id, extra: id)
+        resources.template("test-checks://{id}")(read)
+        with self.assertRaises(ValueError):
+            resources.template("test-checks://{id}")(read)
+        with self.assertRaises(ValueError):
+            resources.resource("test-checks://one")(resources.resource("test-checks://one")(lambda: ""))
 
 
 class ResolveTests(unittest.TestCase):

@@ -22,10 +22,11 @@ Sandboxed resources: files under ``/workspace`` with ``open``/``pathlib``,
 key-value buckets with :mod:`toolhost.kv`, outgoing HTTP with
 :mod:`toolhost.http`, trace lines with :mod:`toolhost.log`, progress reports
 with :mod:`toolhost.progress`. Anything not granted raises an exception
-(never traps). Prompts for MCP clients: :mod:`toolhost.prompts`.
+(never traps). Prompts for MCP clients: :mod:`toolhost.prompts`; resources
+for them (and announcing that one changed): :mod:`toolhost.resources`.
 """
 
-from . import http, kv, log, progress, prompts
+from . import http, kv, log, progress, prompts, resources
 from .context import CallContext, Session, SessionMode
 from .decorator import Effect, tool
 from .errors import Failed, InvalidInput, ToolError, Transient
@@ -38,5 +39,5 @@ __all__ = [
     "CallContext", "Session", "SessionMode",
     "ToolError", "InvalidInput", "Transient", "Failed",
     "Output", "Text", "Json", "Image", "Audio", "Document", "SearchResult", "ResourceLink",
-    "kv", "http", "log", "progress", "prompts",
+    "kv", "http", "log", "progress", "prompts", "resources",
 ]

@@ -1,4 +1,7 @@
-"""The component's entry module: exports ``toolhost:tool/tool`` for the ``@tool`` function.
+"""The component's entry module: exports ``toolhost:tool/tool`` for the ``@tool`` function,
+``toolhost:tool/prompts`` for the ``@prompts.template`` functions and
+``toolhost:tool/resources`` for the ``@resources.resource`` and
+``@resources.template`` functions (none unless ``tool.py`` defines some).
 
 componentize-py is pointed at this module; it imports the author's module
 ``tool`` (``tool.py`` on the ``-p`` path), which defines one ``@tool``
@@ -17,6 +20,7 @@ import tool as _user_module  # noqa: F401  (registers the @tool function)
 from componentize_py_types import Err
 from wit_world import exports
 from wit_world.exports import prompts as wit_prompts
+from wit_world.exports import resources as wit_resources
 from wit_world.imports import toolhost_tool_types as wit
 
 # Modules are found at build time only: componentize-py snapshots the
@@ -24,7 +28,8 @@ from wit_world.imports import toolhost_tool_types as wit
 # Python files. Load every binding the helpers use now (they import lazily so
 # that they also import outside a component).
 from wit_world.imports import (  # noqa: F401
-    atomics, error, log, outgoing_handler, poll, progress, store, streams, wasi_http_types,
+    atomics, error, log, outgoing_handler, poll, progress, resource_updates, store, streams,
+    wasi_http_types,
 )
 
 from .context import CallContext
@@ -32,6 +37,11 @@ from .decorator import Effect, registered
 from .errors import ToolError
 from .output import Audio, Document, Image, Json, Output, ResourceLink, SearchResult, Text, _dumps
 from .prompts import registered as _registered_prompts
+from .resources import Contents, NotFound
+from .resources import error_message as _read_error_message
+from .resources import read as _read_resource
+from .resources import registered_resources as _registered_resources
+from .resources import registered_templates as _registered_templates
 
 _SPEC = registered()
 
@@ -152,3 +162,38 @@ class Prompts(exports.Prompts):
             return [str(v) for v in spec.complete(argument, value)]
         except Exception:
             return []
+
+
+def _resource_contents(contents: Contents) -> Any:
+    data = contents.data
+    return wit_resources.ResourceContents(
+        contents.uri,
+        contents.media_type,
+        wit_resources.ResourceData_Text(data) if isinstance(data, str)
+        else wit_resources.ResourceData_Blob(bytes(data)),
+    )
+
+
+class Resources(exports.Resources):
+    """The ``toolhost:tool/resources`` export, backed by the ``@resources`` functions."""
+
+    def list_resources(self) -> list:
+        return [
+            wit_resources.ResourceInfo(spec.uri, spec.name, spec.title, spec.description, spec.media_type)
+            for spec in _registered_resources()
+        ]
+
+    def list_resource_templates(self) -> list:
+        return [
+            wit_resources.ResourceTemplate(
+                spec.uri_template, spec.name, spec.title, spec.description, spec.media_type)
+            for spec in _registered_templates()
+        ]
+
+    def read_resource(self, uri: str, parameters: list) -> list:
+        try:
+            return [_resource_contents(c) for c in _read_resource(uri, parameters)]
+        except NotFound:
+            raise Err(wit_resources.ReadError_NotFound()) from None
+        except Exception as err:
+            raise Err(wit_resources.ReadError_Failed(_read_error_message(err))) from None

@@ -68,6 +68,7 @@ pub mod log;
 mod output;
 pub mod progress;
 pub mod prompts;
+pub mod resources;
 mod text;
 
 pub use context::{CallContext, Session, SessionMode};
@@ -243,17 +244,24 @@ impl WithoutTitle for Value {
     }
 }
 
-/// Exports a [`Tool`] as the component's `toolhost:tool/tool` interface,
-/// and with `prompts = P` the [`prompts::Prompts`] `P` as its prompts. Use
-/// it once, at the crate root of a `cdylib`.
+/// Exports a [`Tool`] as the component's `toolhost:tool/tool` interface;
+/// with `prompts = P` the [`prompts::Prompts`] `P` as its prompts, and with
+/// `resources = R` the [`resources::Resources`] `R` as its resources (in
+/// that order, each optional). Use it once, at the crate root of a `cdylib`.
 #[macro_export]
 macro_rules! export_tool {
     ($tool:ty) => {
         $crate::export_tool!($tool, prompts = $crate::prompts::NoPrompts);
     };
+    ($tool:ty, resources = $resources:ty) => {
+        $crate::export_tool!($tool, prompts = $crate::prompts::NoPrompts, resources = $resources);
+    };
     ($tool:ty, prompts = $prompts:ty) => {
+        $crate::export_tool!($tool, prompts = $prompts, resources = $crate::resources::NoResources);
+    };
+    ($tool:ty, prompts = $prompts:ty, resources = $resources:ty) => {
         #[doc(hidden)]
-        type __ToolhostExport = $crate::__private::Export<$tool, $prompts>;
+        type __ToolhostExport = $crate::__private::Export<$tool, $prompts, $resources>;
         $crate::bindings::__export_toolhost_plugin!(__ToolhostExport with_types_in $crate::bindings);
     };
 }
@@ -265,15 +273,37 @@ pub mod __private {
     use std::marker::PhantomData;
 
     use crate::bindings::exports::toolhost::tool::prompts as wit_prompts;
+    use crate::bindings::exports::toolhost::tool::resources as wit_resources;
     use crate::bindings::exports::toolhost::tool::tool::Guest;
     use crate::bindings::toolhost::tool::types as wit;
     use crate::prompts::{self, Prompts};
+    use crate::resources::{self, Resources};
     use crate::{CallContext, Effect, EffectDecl, Tool, ToolError, dedent};
 
-    /// Implements the export traits for any `T: Tool` and `P: Prompts`.
-    pub struct Export<T, P = prompts::NoPrompts>(PhantomData<(T, P)>);
+    /// Implements the export traits for any `T: Tool`, `P: Prompts` and
+    /// `R: Resources`.
+    pub struct Export<T, P = prompts::NoPrompts, R = resources::NoResources>(
+        PhantomData<(T, P, R)>,
+    );
 
-    impl<T, P: Prompts> wit_prompts::Guest for Export<T, P> {
+    impl<T, P, R: Resources> wit_resources::Guest for Export<T, P, R> {
+        fn list_resources() -> Vec<wit_resources::ResourceInfo> {
+            resources::list::<R>()
+        }
+
+        fn list_resource_templates() -> Vec<wit_resources::ResourceTemplate> {
+            resources::templates::<R>()
+        }
+
+        fn read_resource(
+            uri: String,
+            parameters: Vec<(String, String)>,
+        ) -> Result<Vec<wit_resources::ResourceContents>, wit_resources::ReadError> {
+            resources::read::<R>(&uri, parameters)
+        }
+    }
+
+    impl<T, P: Prompts, R> wit_prompts::Guest for Export<T, P, R> {
         fn list_prompts() -> Vec<wit_prompts::Prompt> {
             prompts::list::<P>()
         }
@@ -290,7 +320,7 @@ pub mod __private {
         }
     }
 
-    impl<T: Tool, P> Guest for Export<T, P> {
+    impl<T: Tool, P, R> Guest for Export<T, P, R> {
         fn metadata() -> wit::ToolMetadata {
             metadata::<T>()
         }

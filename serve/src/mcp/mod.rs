@@ -12,6 +12,7 @@
 mod approve;
 mod convert;
 mod notify;
+mod resources;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -22,8 +23,10 @@ use chrono::{DateTime, FixedOffset};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
     CustomRequest, CustomResult, ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    Reference, ServerCapabilities, ServerConfig,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Reference, ResourceUpdatedNotificationParam,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -36,6 +39,7 @@ use toolhost::call::CallOptions;
 use toolhost::error::CallError;
 use toolhost::host::Host;
 use toolhost::prompts::PromptSpec;
+use toolhost::resources::{ResourceSpec, ResourceTemplateSpec};
 use toolhost::session::{Session, SessionMode, SessionSpec, SessionStore, parse_instant};
 
 /// How often a call whose tool reports no progress of its own sends a
@@ -64,6 +68,8 @@ pub struct ToolServer {
     peers: Peers,
     /// The level this client set (`logging/setLevel`); each client its own.
     log_level: notify::ClientLevel,
+    /// The resources this client subscribed to; each client its own.
+    subscriptions: resources::Subscriptions,
 }
 
 impl ToolServer {
@@ -75,34 +81,50 @@ impl ToolServer {
             options: Arc::new(options),
             peers: Peers::default(),
             log_level: notify::ClientLevel::default(),
+            subscriptions: resources::Subscriptions::default(),
         }
     }
 
     /// This server for one more client: the same host and peers, a log
-    /// level of its own.
+    /// level and subscriptions of its own.
     fn for_new_client(&self) -> Self {
         Self {
             log_level: notify::ClientLevel::default(),
+            subscriptions: resources::Subscriptions::default(),
             ..self.clone()
         }
     }
 
     /// Tell every connected client when the host's tools change, and when
-    /// the prompts they offer change, until the host goes away.
+    /// the prompts or resources they offer change; and each client
+    /// subscribed to a resource when a call announces it changed; until
+    /// the host goes away.
     pub fn forward_tool_changes(&self) -> tokio::task::JoinHandle<()> {
         let mut changes = self.host.tool_changes();
+        let mut updates = self.host.resource_updates();
         let peers = self.peers.clone();
         let host = self.host.clone();
-        let prompts_of = move || -> Vec<PromptSpec> {
-            host.registry().prompts().map(|(_, p)| p.clone()).collect()
-        };
+        let offered_now = move || Offered::of(&host);
         tokio::spawn(async move {
-            let mut prompts = prompts_of();
-            while changes.changed().await.is_ok() {
-                let now = prompts_of();
-                let prompts_changed = now != prompts;
-                prompts = now;
-                peers.changed(prompts_changed);
+            let mut offered = offered_now();
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => {
+                        if changed.is_err() {
+                            break;
+                        }
+                        let now = offered_now();
+                        peers.changed(now.prompts != offered.prompts, now.resources != offered.resources);
+                        offered = now;
+                    }
+                    update = updates.recv() => match update {
+                        Ok(uri) => peers.resource_updated(uri),
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                            tracing::warn!(missed, "MCP clients missed resource updates");
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                    },
+                }
             }
         })
     }
@@ -214,6 +236,9 @@ impl ServerHandler for ToolServer {
                 .enable_completions()
                 .enable_prompts()
                 .enable_prompts_list_changed()
+                .enable_resources()
+                .enable_resources_list_changed()
+                .enable_resources_subscribe()
                 .enable_tools()
                 .enable_tool_list_changed()
                 .build(),
@@ -231,7 +256,7 @@ impl ServerHandler for ToolServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.peers.add(context.peer);
+        self.peers.add(context.peer, self.subscriptions.clone());
     }
 
     /// A request rmcp could not decode as one this server handles: an
@@ -251,6 +276,11 @@ impl ServerHandler for ToolServer {
             "tools/call",
             "prompts/list",
             "prompts/get",
+            "resources/list",
+            "resources/templates/list",
+            "resources/read",
+            "resources/subscribe",
+            "resources/unsubscribe",
             "completion/complete",
         ];
         let method = request.method;
@@ -344,8 +374,64 @@ impl ServerHandler for ToolServer {
         }
     }
 
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let registry = self.host.registry();
+        let listed = registry
+            .resources()
+            .map(|(_, spec)| resources::resource(spec))
+            .collect();
+        Ok(ListResourcesResult::with_all_items(listed))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let registry = self.host.registry();
+        let templates = registry
+            .resource_templates()
+            .map(|(_, spec)| resources::template(spec))
+            .collect();
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        match self.host.read_resource(&request.uri).await {
+            Ok(read) => Ok(ReadResourceResult::new(resources::contents(read)).into()),
+            Err(error) => Err(resources::error(&error)),
+        }
+    }
+
+    /// Subscribe to an address, whether or not something is there yet (a
+    /// template's resources come and go).
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.add(request.uri)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.remove(&request.uri);
+        Ok(())
+    }
+
     /// Completions for a prompt's argument; a resource template's get
-    /// none (this server offers no resources).
+    /// none (components complete only their prompts' arguments).
     async fn complete(
         &self,
         request: CompleteRequestParams,
@@ -460,33 +546,84 @@ async fn next_tick(ticks: &mut Option<tokio::time::Interval>) {
     }
 }
 
-/// The clients connected now, to tell when the tools change.
+/// What the host's tools offer besides themselves, to tell when it changes.
+#[derive(PartialEq)]
+struct Offered {
+    prompts: Vec<PromptSpec>,
+    resources: (Vec<ResourceSpec>, Vec<ResourceTemplateSpec>),
+}
+
+impl Offered {
+    fn of(host: &Host) -> Self {
+        let registry = host.registry();
+        Self {
+            prompts: registry.prompts().map(|(_, p)| p.clone()).collect(),
+            resources: (
+                registry.resources().map(|(_, r)| r.clone()).collect(),
+                registry
+                    .resource_templates()
+                    .map(|(_, t)| t.clone())
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// How long one notification to one client may take before it is dropped.
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The clients connected now, with their subscriptions, to tell when the
+/// tools or a resource change.
 #[derive(Clone, Default)]
-struct Peers(Arc<Mutex<Vec<Peer<RoleServer>>>>);
+struct Peers(Arc<Mutex<Vec<Client>>>);
+
+/// A connected client and the resources it subscribed to.
+type Client = (Peer<RoleServer>, resources::Subscriptions);
 
 impl Peers {
-    fn add(&self, peer: Peer<RoleServer>) {
+    fn add(&self, peer: Peer<RoleServer>, subscriptions: resources::Subscriptions) {
         let mut peers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        peers.retain(|p| !p.is_transport_closed());
-        peers.push(peer);
+        peers.retain(|(p, _)| !p.is_transport_closed());
+        peers.push((peer, subscriptions));
     }
 
-    /// The tools changed, and with them the prompts when `prompts` is set.
-    fn changed(&self, prompts: bool) {
-        let peers: Vec<_> = {
-            let mut peers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-            peers.retain(|p| !p.is_transport_closed());
-            peers.clone()
-        };
-        for peer in peers {
+    /// The clients still connected.
+    fn open(&self) -> Vec<Client> {
+        let mut peers = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        peers.retain(|(p, _)| !p.is_transport_closed());
+        peers.clone()
+    }
+
+    /// The tools changed, and with them the prompts and the resources when
+    /// those are set.
+    fn changed(&self, prompts: bool, resources: bool) {
+        for (peer, _) in self.open() {
             tokio::spawn(async move {
                 let notify = async {
                     let _ = peer.notify_tool_list_changed().await;
                     if prompts {
                         let _ = peer.notify_prompt_list_changed().await;
                     }
+                    if resources {
+                        let _ = peer.notify_resource_list_changed().await;
+                    }
                 };
-                let _ = tokio::time::timeout(Duration::from_secs(5), notify).await;
+                let _ = tokio::time::timeout(NOTIFY_TIMEOUT, notify).await;
+            });
+        }
+    }
+
+    /// A call announced that the resource at `uri` changed: tell the
+    /// clients subscribed to it.
+    fn resource_updated(&self, uri: String) {
+        for (peer, subscriptions) in self.open() {
+            if !subscriptions.contains(&uri) {
+                continue;
+            }
+            let params = ResourceUpdatedNotificationParam::new(uri.clone());
+            tokio::spawn(async move {
+                let _ = tokio::time::timeout(NOTIFY_TIMEOUT, peer.notify_resource_updated(params))
+                    .await;
             });
         }
     }

@@ -2,6 +2,7 @@
 // export per interface, `null` for none, `number` for 64-bit integers.
 import log from "toolhost:tool/log@0.2.0";
 import progress from "toolhost:tool/progress@0.2.0";
+import resourceUpdates from "toolhost:tool/resource-updates@0.2.0";
 import kvStore from "wasi:keyvalue/store@0.2.0-draft2";
 import kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
 import httpTypes from "wasi:http/types@0.2.12";
@@ -15,6 +16,7 @@ export const engine: Engine = {
   int64: (value: number) => Math.trunc(value),
   log: log as any,
   progress: progress as any,
+  resourceUpdates: resourceUpdates as any,
   kvStore: kvStore as any,
   kvAtomics: kvAtomics as any,
   httpTypes,

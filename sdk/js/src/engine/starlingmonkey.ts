@@ -2,6 +2,7 @@
 // exports per interface, `undefined` for none, `bigint` for 64-bit integers.
 import * as log from "toolhost:tool/log@0.2.0";
 import * as progress from "toolhost:tool/progress@0.2.0";
+import * as resourceUpdates from "toolhost:tool/resource-updates@0.2.0";
 import * as kvStore from "wasi:keyvalue/store@0.2.0-draft2";
 import * as kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
 import * as httpTypes from "wasi:http/types@0.2.12";
@@ -47,6 +48,7 @@ export const engine: Engine = {
   int64: (value: number) => BigInt(Math.trunc(value)),
   log: log as any,
   progress: progress as any,
+  resourceUpdates: resourceUpdates as any,
   kvStore: kvStore as any,
   kvAtomics: { increment },
   httpTypes,

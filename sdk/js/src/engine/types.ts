@@ -18,6 +18,8 @@ export interface Engine {
   log: { log(level: string, message: string): void };
   /** `toolhost:tool/progress` */
   progress: { report(done: number, total: number | null | undefined, message: string | null | undefined): void };
+  /** `toolhost:tool/resource-updates` (throws the host's message on refusal) */
+  resourceUpdates: { updated(uri: string): void };
   /** `wasi:keyvalue/store` */
   kvStore: { open(name: string): any };
   /** `wasi:keyvalue/atomics` */

@@ -1,0 +1,80 @@
+//! The instance a request for what a component offers besides its tool (a
+//! prompt, a resource) runs in.
+
+use std::time::Instant;
+
+use super::pipeline::tool_network;
+use crate::admission::CallSlot;
+use crate::caps::http::RequestBudget;
+use crate::caps::log::TraceLog;
+use crate::caps::progress::ProgressFeed;
+use crate::caps::resource_updates::ResourceUpdates;
+use crate::caps::stdio::Capture;
+use crate::caps::{CallShared, Caps};
+use crate::code::{Code, Pre};
+use crate::host::Host;
+use crate::instance::{Failure, Instance};
+use crate::registry::Tool;
+use crate::tool::Effect;
+use crate::usage::{CallBounds, Meter};
+
+/// A fresh instance of `tool`'s component, admitted like a call and
+/// bounded by the tool's limits, with the tool's grants as a read call gets
+/// them (read-only key-value, HTTP to its origins, its environment) but no
+/// workspace: such a request belongs to no session. It announces no
+/// resource changes. The error says why not, for the request's own error.
+pub(super) async fn instance(
+    host: &Host,
+    tool: &Tool,
+    trace: &TraceLog,
+) -> Result<(Instance, CallSlot), String> {
+    let slot = host
+        .gate
+        .admit()
+        .await
+        .map_err(|overloaded| overloaded.to_string())?;
+    let Some(Code::Contract(pre)) = tool.code() else {
+        return Err("the tool has no contract component to ask".into());
+    };
+    let policy = tool.policy();
+    let stdio = Capture::new(policy.limits.stdio_bytes);
+    let meter = Meter::new(policy.limits.host);
+    let network = tool_network(host.network(), tool);
+    let shared = CallShared {
+        trace,
+        stdout: &stdio,
+        stderr: &stdio,
+        meter: &meter,
+        http_budget: &RequestBudget::new(network.limits().max_requests_per_call),
+        network: &network,
+        file_slots: host.file_slots(),
+        progress: &ProgressFeed::default(),
+        resource_updates: &ResourceUpdates::refused("a prompt or resource request"),
+    };
+    let caps = Caps::for_call(
+        &policy.grants,
+        Effect::Read,
+        None,
+        host.kv_backend(),
+        &shared,
+    )
+    .map_err(|e| format!("{e:#}"))?;
+    let bounds = CallBounds {
+        memory_bytes: policy.memory_bytes,
+        host: policy.limits.host,
+        meter,
+        output_bytes: policy.limits.output_bytes,
+    };
+    Instance::new(
+        &host.engine,
+        Pre::Contract(&pre),
+        caps,
+        trace,
+        bounds,
+        Instant::now() + policy.timeout,
+        policy.timeout,
+    )
+    .await
+    .map(|instance| (instance, slot))
+    .map_err(|failure: Failure| failure.to_string())
+}

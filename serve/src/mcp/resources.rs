@@ -1,0 +1,162 @@
+//! Resources over MCP: the host's resources and templates in MCP's terms,
+//! and each client's subscriptions (no component lives between calls, so
+//! the server keeps them and forwards the host's resource updates).
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use base64::Engine as _;
+use rmcp::model::{ErrorData, Resource, ResourceContents, ResourceTemplate};
+use serde_json::json;
+
+use toolhost::resources::{self, ResourceData, ResourceError, ResourceSpec, ResourceTemplateSpec};
+
+/// The most addresses one client may subscribe to.
+pub const MAX_SUBSCRIPTIONS: usize = 1024;
+
+/// A resource as `resources/list` advertises it.
+pub fn resource(spec: &ResourceSpec) -> Resource {
+    let about = &spec.about;
+    let mut mcp = Resource::new(spec.uri.clone(), about.name.clone());
+    mcp.title = about.title.clone();
+    mcp.description = about.description.clone();
+    mcp.mime_type = about.media_type.clone();
+    mcp
+}
+
+/// A template as `resources/templates/list` advertises it.
+pub fn template(spec: &ResourceTemplateSpec) -> ResourceTemplate {
+    let about = &spec.about;
+    let mut mcp = ResourceTemplate::new(spec.uri_template.clone(), about.name.clone());
+    mcp.title = about.title.clone();
+    mcp.description = about.description.clone();
+    mcp.mime_type = about.media_type.clone();
+    mcp
+}
+
+/// What a read returned, as `resources/read` sends it: text as text,
+/// bytes base64-encoded.
+pub fn contents(read: Vec<resources::ResourceContents>) -> Vec<ResourceContents> {
+    read.into_iter()
+        .map(|c| {
+            let mcp = match c.data {
+                ResourceData::Text(text) => ResourceContents::text(text, c.uri),
+                ResourceData::Blob(bytes) => ResourceContents::blob(
+                    base64::engine::general_purpose::STANDARD.encode(bytes),
+                    c.uri,
+                ),
+            };
+            match c.media_type {
+                Some(media_type) => mcp.with_mime_type(media_type),
+                None => mcp,
+            }
+        })
+        .collect()
+}
+
+/// A read's failure as the JSON-RPC error MCP expects: nothing there is
+/// "resource not found" (`-32002`), with the address in `data`; a failure
+/// the server's (`-32603`).
+pub fn error(error: &ResourceError) -> ErrorData {
+    match error {
+        ResourceError::NotFound { uri, .. } => ErrorData::resource_not_found(
+            error.to_string(),
+            Some(json!({ "code": error.code(), "uri": uri })),
+        ),
+        ResourceError::Failed { .. } => {
+            ErrorData::internal_error(error.to_string(), Some(json!({ "code": error.code() })))
+        }
+    }
+}
+
+/// The addresses one client subscribed to. Cloning shares them.
+#[derive(Clone, Default, Debug)]
+pub struct Subscriptions(Arc<Mutex<BTreeSet<String>>>);
+
+impl Subscriptions {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Subscribe to `uri`; refused past [`MAX_SUBSCRIPTIONS`] or for an
+    /// address no longer than an address may be.
+    pub fn add(&self, uri: String) -> Result<(), ErrorData> {
+        if let Some(problem) = resources::uri_problem(&uri) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "cannot subscribe to {}: it {problem}",
+                    resources::shown(&uri)
+                ),
+                Some(json!({ "code": "invalid_resource_uri" })),
+            ));
+        }
+        let mut subscribed = self.lock();
+        if subscribed.len() >= MAX_SUBSCRIPTIONS && !subscribed.contains(&uri) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "this client is subscribed to {MAX_SUBSCRIPTIONS} resources already; \
+                     unsubscribe from one first"
+                ),
+                Some(json!({ "code": "too_many_subscriptions" })),
+            ));
+        }
+        subscribed.insert(uri);
+        Ok(())
+    }
+
+    /// Unsubscribe from `uri` (subscribed or not).
+    pub fn remove(&self, uri: &str) {
+        self.lock().remove(uri);
+    }
+
+    /// Whether the client subscribed to `uri`.
+    pub fn contains(&self, uri: &str) -> bool {
+        self.lock().contains(uri)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_stays_text_and_bytes_become_base64() {
+        let read = vec![
+            resources::ResourceContents {
+                uri: "test://a".into(),
+                media_type: Some("text/plain".into()),
+                data: ResourceData::Text("hi".into()),
+            },
+            resources::ResourceContents {
+                uri: "test://b".into(),
+                media_type: None,
+                data: ResourceData::Blob(vec![0, 255]),
+            },
+        ];
+        let sent = serde_json::to_value(contents(read)).unwrap();
+        assert_eq!(
+            sent,
+            json!([
+                {"uri": "test://a", "mimeType": "text/plain", "text": "hi"},
+                {"uri": "test://b", "blob": "AP8="},
+            ])
+        );
+    }
+
+    #[test]
+    fn subscriptions_are_bounded_and_checked() {
+        let subscribed = Subscriptions::default();
+        subscribed.add("test://a".into()).unwrap();
+        assert!(subscribed.contains("test://a"));
+        subscribed.remove("test://a");
+        assert!(!subscribed.contains("test://a"));
+        let bad = subscribed.add("not a uri".into()).unwrap_err();
+        assert!(bad.message.contains("cannot subscribe"), "{bad:?}");
+        for i in 0..MAX_SUBSCRIPTIONS {
+            subscribed.add(format!("test://{i}")).unwrap();
+        }
+        let over = subscribed.add("test://over".into()).unwrap_err();
+        assert!(over.message.contains("1024 resources already"), "{over:?}");
+        subscribed.add("test://0".into()).unwrap();
+    }
+}
