@@ -326,7 +326,7 @@ fn list_check_and_inspect() {
 
     let out = toolhost(dir.path(), &["tools", "list", "--json"]);
     let listing: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(listing["tools"].as_array().unwrap().len(), 3);
+    assert_eq!(listing["tools"].as_array().unwrap().len(), 4);
     assert_eq!(listing["failures"][0]["tool"], "bad_schema");
 
     let out = toolhost(dir.path(), &["check"]);
