@@ -334,7 +334,7 @@ impl ToolEngine {
         store.epoch_deadline_callback(|mut ctx| {
             let state = ctx.data_mut();
             state.meter.tick();
-            if Instant::now() >= state.deadline {
+            if state.deadline.passed() {
                 state.timed_out = true;
                 Ok(UpdateDeadline::Interrupt)
             } else {

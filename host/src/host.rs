@@ -8,6 +8,7 @@ use anyhow::Context as _;
 use crate::admission::CallGate;
 use crate::call::api::CallObserver;
 use crate::call::envelope::CallResult;
+use crate::caps::ask::AskingSlots;
 use crate::caps::http::Network;
 use crate::caps::kv::{KvBackend, RedbBackend};
 use crate::caps::resource_updates::ResourceChanges;
@@ -189,6 +190,7 @@ impl HostBuilder {
             registry: RwLock::new(Arc::new(registry)),
             tool_changes: tokio::sync::watch::Sender::new(0),
             resource_changes: ResourceChanges::default(),
+            asking_slots: AskingSlots::new(config.limits.asking_calls()),
             config: RwLock::new(Arc::new(config)),
             config_from_file,
             kv,
@@ -215,6 +217,8 @@ pub struct Host {
     tool_changes: tokio::sync::watch::Sender<u64>,
     /// The resource addresses calls announce as changed.
     resource_changes: ResourceChanges,
+    /// Slots for calls waiting for an answer: `[limits]` as the host started.
+    asking_slots: AskingSlots,
     config: RwLock<Arc<Config>>,
     /// Whether the config comes from `toolhost.toml` (a reload reads it
     /// again) rather than from code.
@@ -352,6 +356,11 @@ impl Host {
     /// subscriptions. A listener more than 1024 behind misses the oldest.
     pub fn resource_updates(&self) -> tokio::sync::broadcast::Receiver<String> {
         self.resource_changes.subscribe()
+    }
+
+    /// The slots for calls waiting for an answer.
+    pub(crate) fn asking_slots(&self) -> &AskingSlots {
+        &self.asking_slots
     }
 
     /// Where calls announce changed resources.

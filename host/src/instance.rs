@@ -1,6 +1,7 @@
 //! One fresh, sandboxed instance of a tool: build it, call one export, and
 //! turn a trap or a limit hit into a one-line message.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wasmtime::component::Val;
@@ -12,6 +13,7 @@ use crate::caps::log::TraceLog;
 use crate::caps::stdio::Capture;
 use crate::code::Pre;
 use crate::config::DEFAULT_MAX_OUTPUT_BYTES;
+use crate::deadline::Deadline;
 use crate::engine::{MAX_WASM_STACK_BYTES, ToolEngine};
 use crate::plain::PlainFunction;
 use crate::state::CallState;
@@ -78,9 +80,9 @@ macro_rules! call_guest {
         let Guest::Contract(guest) = guest else {
             return Err(Failure::Host("the tool does not implement the toolhost contract".into()));
         };
-        let deadline = host_deadline(store);
+        let deadline = store.data().deadline.clone();
         let call = guest.$method(&mut *store $(, $arg)*);
-        let outcome = tokio::time::timeout_at(deadline, call).await;
+        let outcome = within(&deadline, call).await;
         settle(outcome, store, *budget)
     }};
 }
@@ -118,18 +120,23 @@ impl Instance {
         caps: Caps,
         trace: &TraceLog,
         bounds: CallBounds,
-        deadline: Instant,
+        deadline: Arc<Deadline>,
         budget: Duration,
     ) -> Result<Self, Failure> {
         let admission = engine
-            .admit(deadline)
+            .admit(deadline.at())
             .await
             .map_err(|e| Failure::Host(format!("{e:#}")))?;
         let host = bounds.host;
         let hostcall_bytes = host.hostcall_bytes(bounds.output_bytes);
         // A body buffers one write in flight and one queued (buffer_chunks + 1).
         let http = caps.http.with_body_chunk_bytes(host.per_handle_bytes() / 2);
-        let state = CallState::new(Caps { http, ..caps }, trace.clone(), bounds, deadline);
+        let state = CallState::new(
+            Caps { http, ..caps },
+            trace.clone(),
+            bounds,
+            deadline.clone(),
+        );
         let mut store = engine.store(pre.engine(), state);
         store.set_max_component_handles(host.handles as usize);
         store.set_hostcall_fuel(hostcall_bytes);
@@ -139,15 +146,10 @@ impl Instance {
                 Pre::Plain(pre) => pre.instantiate_async(&mut store).await.map(Guest::Plain),
             }
         };
-        let guest = match tokio::time::timeout_at(
-            tokio::time::Instant::from_std(deadline) + HOST_CALL_GRACE,
-            instantiate,
-        )
-        .await
-        {
-            Ok(Ok(guest)) => guest,
-            Ok(Err(e)) => return Err(classify(&e, &store, budget)),
-            Err(_) => return Err(Failure::Timeout(budget)),
+        let guest = match within(&deadline, instantiate).await {
+            Some(Ok(guest)) => guest,
+            Some(Err(e)) => return Err(classify(&e, &store, budget)),
+            None => return Err(Failure::Timeout(budget)),
         };
         Ok(Self {
             store,
@@ -177,7 +179,7 @@ impl Instance {
         let capture = Capture::new(LOAD_CAPTURE_BYTES);
         let caps =
             Caps::none(&trace, &capture, &capture).map_err(|e| Failure::Host(format!("{e:#}")))?;
-        let deadline = Instant::now() + budget;
+        let deadline = Deadline::new(Instant::now() + budget);
         Self::new(engine, pre, caps, &trace, bounds, deadline, budget).await
     }
 
@@ -278,9 +280,9 @@ impl Instance {
             .get_func(&mut *store, function.index)
             .ok_or_else(|| Failure::Host(format!("no export {}", function.export_path())))?;
         let mut results = vec![Val::Bool(false); usize::from(function.result.is_some())];
-        let deadline = host_deadline(store);
+        let deadline = store.data().deadline.clone();
         let call = func.call_async(&mut *store, params, &mut results);
-        let outcome = tokio::time::timeout_at(deadline, call).await;
+        let outcome = within(&deadline, call).await;
         settle(outcome, store, *budget)?;
         Ok(results.pop())
     }
@@ -293,21 +295,26 @@ impl Drop for Instance {
     }
 }
 
-/// When a guest call is abandoned: the deadline plus a grace for host calls.
-fn host_deadline(store: &Store<CallState>) -> tokio::time::Instant {
-    tokio::time::Instant::from_std(store.data().deadline) + HOST_CALL_GRACE
+/// `work`'s outcome, or `None` when it is abandoned: the deadline passed
+/// (stopped while the call waits for an answer) plus a grace for host
+/// calls.
+async fn within<R>(deadline: &Deadline, work: impl Future<Output = R>) -> Option<R> {
+    tokio::select! {
+        outcome = work => Some(outcome),
+        () = deadline.expired(HOST_CALL_GRACE) => None,
+    }
 }
 
-/// Classify the outcome of a guest call made under [`host_deadline`].
+/// Classify the outcome of a guest call made [`within`] its deadline.
 fn settle<R>(
-    outcome: Result<wasmtime::Result<R>, tokio::time::error::Elapsed>,
+    outcome: Option<wasmtime::Result<R>>,
     store: &Store<CallState>,
     budget: Duration,
 ) -> Result<R, Failure> {
     match outcome {
-        Ok(Ok(value)) => Ok(value),
-        Ok(Err(e)) => Err(classify(&e, store, budget)),
-        Err(_) => Err(Failure::Timeout(budget)),
+        Some(Ok(value)) => Ok(value),
+        Some(Err(e)) => Err(classify(&e, store, budget)),
+        None => Err(Failure::Timeout(budget)),
     }
 }
 

@@ -93,6 +93,9 @@ pub struct LockedGrants {
     /// may be secrets and never stand in the file).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Whom it may ask during a call (`user`, `model`), sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ask: Vec<String>,
 }
 
 impl LockedTool {
@@ -128,6 +131,7 @@ impl LockedTool {
                     .iter()
                     .map(|(name, value)| (name.clone(), sha256(value.as_bytes())))
                     .collect(),
+                ask: grants.ask.iter().map(ToString::to_string).collect(),
             },
         }
     }
@@ -189,7 +193,11 @@ impl LockedGrants {
                 access_name(now.workspace)
             ));
         }
-        for (kind, was, is) in [("kv", &self.kv, &now.kv), ("http", &self.http, &now.http)] {
+        for (kind, was, is) in [
+            ("kv", &self.kv, &now.kv),
+            ("http", &self.http, &now.http),
+            ("ask", &self.ask, &now.ask),
+        ] {
             changes.extend(
                 is.iter()
                     .filter(|e| !was.contains(e))
@@ -472,6 +480,7 @@ mod tests {
                 kv: vec!["cache".into()],
                 http: vec!["https://example.com:443".into()],
                 env: BTreeMap::from([("TOKEN".into(), "t1".into())]),
+                ask: vec![],
             },
         }
     }
@@ -492,13 +501,14 @@ mod tests {
         now.grants.http.push("https://evil.example:443".into());
         now.grants.env.insert("TOKEN".into(), "t2".into());
         now.grants.env.insert("EXTRA".into(), "x".into());
+        now.grants.ask.push("model".into());
         assert_eq!(
             tool().changes(&now),
             [
                 format!("component sha256 {} -> {}", "a".repeat(12), "b".repeat(12)),
                 "metadata: description, effect read -> write".to_string(),
                 "grants: workspace read -> write; - kv cache; + http https://evil.example:443; \
-                 + env EXTRA; env TOKEN has a new value"
+                 + ask model; + env EXTRA; env TOKEN has a new value"
                     .to_string(),
             ]
         );

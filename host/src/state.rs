@@ -3,7 +3,6 @@
 //! A wasmtime upgrade that moves these traits touches only this file.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use wasmtime::ResourceLimiter;
 use wasmtime::component::{Linker, ResourceTable};
@@ -12,6 +11,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::caps::Caps;
+use crate::caps::ask::AskCtx;
 use crate::caps::http::HttpCtx;
 use crate::caps::kv::{KvCtx, KvView};
 use crate::caps::log::TraceLog;
@@ -19,6 +19,7 @@ use crate::caps::progress::ProgressFeed;
 use crate::caps::resource_updates::ResourceUpdates;
 use crate::caps::workspace::FilesView;
 use crate::caps::workspace::open_files::OpenFiles;
+use crate::deadline::Deadline;
 use crate::usage::{CallBounds, Meter};
 
 /// Everything one call's Store holds.
@@ -31,17 +32,23 @@ pub struct CallState {
     pub(crate) trace: TraceLog,
     pub(crate) progress: ProgressFeed,
     pub(crate) resource_updates: ResourceUpdates,
+    pub(crate) ask: AskCtx,
     pub(crate) table: ResourceTable,
     pub(crate) limits: CallLimits,
     pub(crate) meter: Arc<Meter>,
-    pub(crate) deadline: Instant,
+    pub(crate) deadline: Arc<Deadline>,
     pub(crate) timed_out: bool,
 }
 
 impl CallState {
     /// State for one instance of a tool, with the given capabilities and
     /// bounds.
-    pub(crate) fn new(caps: Caps, trace: TraceLog, bounds: CallBounds, deadline: Instant) -> Self {
+    pub(crate) fn new(
+        caps: Caps,
+        trace: TraceLog,
+        bounds: CallBounds,
+        deadline: Arc<Deadline>,
+    ) -> Self {
         let Caps {
             wasi,
             http,
@@ -49,6 +56,7 @@ impl CallState {
             files,
             progress,
             resource_updates,
+            ask,
         } = caps;
         let CallBounds {
             memory_bytes,
@@ -69,6 +77,7 @@ impl CallState {
             trace,
             progress,
             resource_updates,
+            ask,
             table,
             limits: CallLimits::new(memory_bytes),
             meter,
@@ -98,6 +107,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
     crate::caps::log::add_to_linker(linker, |s| &mut s.trace)?;
     crate::caps::progress::add_to_linker(linker, |s| &mut s.progress)?;
     crate::caps::resource_updates::add_to_linker(linker, |s| &mut s.resource_updates)?;
+    crate::caps::ask::add_to_linker(linker, |s| &mut s.ask)?;
     crate::caps::kv::add_to_linker(linker, |s| KvView {
         ctx: &mut s.kv,
         table: &mut s.table,

@@ -198,6 +198,13 @@ async def scenarios(session: ClientSession, session_id: str, notices: list):
     check(approval.is_error and "approval" in approval.content[0].text, approval.content)
     print("ok approval_refused_without_elicitation", flush=True)
 
+    # A tool may ask the user or the model only a client that can be asked.
+    unasked = await session.call_tool("test_elicitation", {"message": "Who are you?"})
+    check(unasked.is_error and "did not declare elicitation" in unasked.content[0].text, unasked.content)
+    unsampled = await session.call_tool("test_sampling", {"prompt": "hi"})
+    check(unsampled.is_error and "did not declare sampling" in unsampled.content[0].text, unsampled.content)
+    print("ok ask_refused_without_capabilities", flush=True)
+
     ticks = []
 
     async def on_progress(progress, total, message):
@@ -232,10 +239,35 @@ async def elicitation(session: ClientSession, session_id: str):
     check(result.structured_content["approvedBy"]["via"] == "mcp-elicitation", result.structured_content)
     print("ok approval_by_elicitation", flush=True)
 
+    # A tool asks the user (elicitation) and the model (sampling) mid-call.
+    asked = await session.call_tool("test_elicitation", {"message": "Who are you?"})
+    check(not asked.is_error, asked.content)
+    text = asked.content[0].text
+    check(text.startswith("User response: action=accept") and '"username":"ada"' in text, text)
+    sampled = await session.call_tool("test_sampling", {"prompt": "Say hi"})
+    check(not sampled.is_error and sampled.content[0].text == "LLM response: you said: Say hi", sampled.content)
+    check(SAMPLED and SAMPLED[0].max_tokens == 100, SAMPLED)
+    print("ok ask_user_and_model", flush=True)
+
 
 async def approve(context, params):
-    check("context" in params.message, params.message)
-    return types.ElicitResult(action="accept", content={"approve": True})
+    """Approve `context`'s call; answer test_elicitation's form."""
+    if "context" in params.message:
+        return types.ElicitResult(action="accept", content={"approve": True})
+    check(params.message == "Who are you?", params.message)
+    check(set(params.requested_schema["properties"]) == {"username", "email"}, params.requested_schema)
+    return types.ElicitResult(action="accept", content={"username": "ada", "email": "ada@example.com"})
+
+
+SAMPLED = []
+
+
+async def sample(context, params):
+    SAMPLED.append(params)
+    said = params.messages[0].content.text
+    return types.CreateMessageResult(
+        role="assistant", content=types.TextContent(type="text", text=f"you said: {said}"),
+        model="test-model", stop_reason="endTurn")
 
 
 async def main():
@@ -252,7 +284,7 @@ async def main():
             async with ClientSession(read, write, logging_callback=on_log, message_handler=on_message) as session:
                 await scenarios(session, session_id, notices)
         async with stdio_client(params) as (read, write):
-            async with ClientSession(read, write, elicitation_callback=approve) as session:
+            async with ClientSession(read, write, elicitation_callback=approve, sampling_callback=sample) as session:
                 await elicitation(session, session_id)
     else:
         url, token, session_id = args
@@ -263,7 +295,7 @@ async def main():
                     await scenarios(session, session_id, notices)
         async with create_mcp_http_client(headers=headers) as http:
             async with streamable_http_client(url, http_client=http) as (read, write):
-                async with ClientSession(read, write, elicitation_callback=approve) as session:
+                async with ClientSession(read, write, elicitation_callback=approve, sampling_callback=sample) as session:
                     await elicitation(session, session_id)
     print("all ok", flush=True)
 

@@ -24,11 +24,13 @@ use tempfile::TempDir;
 
 include!(concat!(env!("OUT_DIR"), "/artifacts.rs"));
 
-/// The path of the plugin or guest `slug` (e.g. `"echo"`), if there is one.
+/// The path of the plugin, guest or conformance fixture `slug` (e.g.
+/// `"echo"`), if there is one.
 pub fn find(slug: &str) -> Option<&'static str> {
     PLUGINS
         .iter()
         .chain(GUESTS)
+        .chain(CONFORMANCE)
         .find(|(name, _)| *name == slug)
         .map(|(_, path)| *path)
 }

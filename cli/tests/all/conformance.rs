@@ -18,6 +18,21 @@ fn suite_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance")
 }
 
+/// The fixtures that ask the client's user or model are granted to.
+const GRANTS: &str = r#"
+[tools.test_sampling]
+ask = ["model"]
+
+[tools.test_elicitation]
+ask = ["user"]
+
+[tools.test_elicitation_sep1034_defaults]
+ask = ["user"]
+
+[tools.test_elicitation_sep1330_enums]
+ask = ["user"]
+"#;
+
 #[test]
 fn the_official_suite_passes_but_for_the_listed_failures() {
     let suite = suite_dir();
@@ -34,6 +49,7 @@ fn the_official_suite_passes_but_for_the_listed_failures() {
     }
 
     let tools = toolhost_test_artifacts::tools_dir(toolhost_test_artifacts::CONFORMANCE).unwrap();
+    std::fs::write(tools.path().join("toolhost.toml"), GRANTS).unwrap();
     let served = common::process::serve(tools.path(), &[]);
     // The suite writes its results under the working directory.
     let results = tempfile::tempdir().unwrap();

@@ -29,6 +29,8 @@ const TOOLS: &[&str] = &[
     "spin",
     "kv_probe",
     "word_count",
+    "test_elicitation",
+    "test_sampling",
 ];
 
 const CONFIG: &str = r#"
@@ -46,6 +48,10 @@ timeout_ms = 2500
 kv = ["default"]
 workspace = "write"
 timeout_ms = 20000
+[tools.test_elicitation]
+ask = ["user"]
+[tools.test_sampling]
+ask = ["model"]
 
 [custom_tools.get_weather]
 description = "Get the current weather for a city. Returns Celsius and a one-word summary; no forecasts."

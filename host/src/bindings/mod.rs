@@ -24,6 +24,8 @@ mod current {
         // Key-value commits fsync: they run on the blocking pool, not on a
         // runtime worker (see caps::kv).
         imports: {
+            // A question waits for a person or a model.
+            "toolhost:tool/ask": async,
             "wasi:keyvalue/store": async,
             "wasi:keyvalue/atomics": async,
             "wasi:keyvalue/batch": async,

@@ -12,6 +12,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::envelope::CallResult;
+use crate::ask::{Asker, NoAsker};
 use crate::caps::CallWatcher;
 use crate::error::CallError;
 use crate::output::ToolOutput;
@@ -235,6 +236,8 @@ pub struct CallOptions {
     pub call_id: Option<String>,
     /// Who sees the tool's log lines and progress while it runs.
     pub watcher: Option<Arc<dyn CallWatcher>>,
+    /// Who answers the tool's questions (`toolhost:tool/ask`).
+    pub asker: Arc<dyn Asker>,
 }
 
 impl CallOptions {
@@ -246,6 +249,10 @@ impl CallOptions {
             custom_tools: Arc::new(NoCustomTools),
             call_id: None,
             watcher: None,
+            asker: Arc::new(NoAsker(
+                "this surface cannot ask the user or a model (an MCP client that declares \
+                 elicitation or sampling can be asked)",
+            )),
         }
     }
 
@@ -265,6 +272,12 @@ impl CallOptions {
     /// progress as they come (MCP sends them to the client).
     pub fn with_watcher(mut self, watcher: Arc<dyn CallWatcher>) -> Self {
         self.watcher = Some(watcher);
+        self
+    }
+
+    /// The same options with someone to answer the tool's questions.
+    pub fn with_asker(mut self, asker: Arc<dyn Asker>) -> Self {
+        self.asker = asker;
         self
     }
 

@@ -8,6 +8,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::envelope::CallRef;
+use crate::ask::Asker;
 use crate::caps::http::{Network, RequestBudget};
 use crate::caps::log::TraceLog;
 use crate::caps::progress::ProgressFeed;
@@ -32,6 +33,8 @@ pub(super) struct Call<'a> {
     pub(super) trace: TraceLog,
     pub(super) progress: ProgressFeed,
     pub(super) resource_updates: ResourceUpdates,
+    /// Who answers the tool's questions.
+    pub(super) asker: Arc<dyn Asker>,
     pub(super) stdout: Capture,
     pub(super) stderr: Capture,
     pub(super) network: Network,

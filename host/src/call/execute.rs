@@ -3,15 +3,17 @@
 //! failures under one deadline.
 
 use std::path::Path;
-use std::time::Instant;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::context::{Call, Done};
 use crate::bindings::{guest, types};
 use crate::call::envelope::CallResult;
+use crate::caps::ask::{Allowed, AskCtx};
 use crate::caps::{CallShared, Caps};
 use crate::code::Code;
+use crate::deadline::Deadline;
 use crate::instance::{Failure, Instance};
 use crate::output::ToolOutput;
 use crate::plain;
@@ -38,10 +40,10 @@ impl Call<'_> {
             let ctx = self.context(done.attempts, done.approved_by.as_ref());
             let outcome = async {
                 let caps = self
-                    .caps(effect, workspace)
+                    .caps(effect, workspace, &deadline)
                     .map_err(|e| Failure::Host(format!("{e:#}")))?;
                 let code = self.code()?;
-                let mut instance = self.instance(&code, caps, deadline).await?;
+                let mut instance = self.instance(&code, caps, &deadline).await?;
                 match &code {
                     Code::Plain(plain) => {
                         let policy = self.tool.policy();
@@ -66,7 +68,7 @@ impl Call<'_> {
                     return self.failed(done, &self.describe(&failure), failure.limit());
                 }
                 Ok(Err(types::ToolError::Transient(message)))
-                    if done.attempts < max_attempts && Instant::now() < deadline =>
+                    if done.attempts < max_attempts && !deadline.passed() =>
                 {
                     self.trace.host(format!(
                         "attempt {} failed transiently: {message}; retrying",
@@ -108,8 +110,28 @@ impl Call<'_> {
         }
     }
 
-    /// The capabilities `execute` gets: the grant, narrowed by the effect.
-    fn caps(&self, effect: Effect, workspace: Option<&Path>) -> anyhow::Result<Caps> {
+    /// The capabilities `execute` gets: the grant, narrowed by the effect;
+    /// its questions stop `deadline` while they wait.
+    fn caps(
+        &self,
+        effect: Effect,
+        workspace: Option<&Path>,
+        deadline: &Arc<Deadline>,
+    ) -> anyhow::Result<Caps> {
+        let policy = self.tool.policy();
+        let config = self.host.config();
+        let ask = AskCtx::for_call(Allowed {
+            grant: policy.grants.ask.clone(),
+            tool: self.tool.name().to_string(),
+            call_id: self.id.clone(),
+            asker: self.asker.clone(),
+            waiting: self.host.asking_slots().clone(),
+            timeout: config.limits.ask_timeout(),
+            deadline: deadline.clone(),
+            question_bytes: policy.limits.output_bytes,
+            answer_bytes: policy.limits.input_bytes,
+            trace: self.trace.clone(),
+        });
         let shared = CallShared {
             trace: &self.trace,
             stdout: &self.stdout,
@@ -120,8 +142,9 @@ impl Call<'_> {
             file_slots: self.host.file_slots(),
             progress: &self.progress,
             resource_updates: &self.resource_updates,
+            ask: &ask,
         };
-        let grants = &self.tool.policy().grants;
+        let grants = &policy.grants;
         Caps::for_call(grants, effect, workspace, self.host.kv_backend(), &shared)
     }
 
@@ -145,9 +168,9 @@ impl Call<'_> {
         &self,
         code: &Code,
         caps: Caps,
-        deadline: Instant,
+        deadline: &Arc<Deadline>,
     ) -> Result<Instance, Failure> {
-        if Instant::now() >= deadline {
+        if deadline.passed() {
             return Err(Failure::Timeout(self.tool.policy().timeout));
         }
         let pre = code.pre();
@@ -164,7 +187,7 @@ impl Call<'_> {
             caps,
             &self.trace,
             bounds,
-            deadline,
+            deadline.clone(),
             self.tool.policy().timeout,
         )
         .await

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use super::pipeline::tool_network;
 use crate::admission::CallSlot;
+use crate::caps::ask::AskCtx;
 use crate::caps::http::RequestBudget;
 use crate::caps::log::TraceLog;
 use crate::caps::progress::ProgressFeed;
@@ -12,6 +13,7 @@ use crate::caps::resource_updates::ResourceUpdates;
 use crate::caps::stdio::Capture;
 use crate::caps::{CallShared, Caps};
 use crate::code::{Code, Pre};
+use crate::deadline::Deadline;
 use crate::host::Host;
 use crate::instance::{Failure, Instance};
 use crate::registry::Tool;
@@ -50,6 +52,7 @@ pub(super) async fn instance(
         file_slots: host.file_slots(),
         progress: &ProgressFeed::default(),
         resource_updates: &ResourceUpdates::refused("a prompt or resource request"),
+        ask: &AskCtx::refused("a prompt or resource request"),
     };
     let caps = Caps::for_call(
         &policy.grants,
@@ -71,7 +74,7 @@ pub(super) async fn instance(
         caps,
         trace,
         bounds,
-        Instant::now() + policy.timeout,
+        Deadline::new(Instant::now() + policy.timeout),
         policy.timeout,
     )
     .await

@@ -23,6 +23,7 @@ use crate::caps::progress::ProgressFeed;
 use crate::caps::resource_updates::ResourceUpdates;
 use crate::caps::stdio::Capture;
 use crate::config::Permission;
+use crate::deadline::Deadline;
 use crate::error::CallError;
 use crate::host::Host;
 use crate::instance::Failure;
@@ -93,6 +94,7 @@ impl Host {
             started,
             trace: TraceLog::watched(options.watcher.clone()),
             progress: ProgressFeed::watched(Some(Arc::new(watch))),
+            asker: options.asker.clone(),
             resource_updates: {
                 let owner = Arc::clone(tool);
                 ResourceUpdates::for_call(
@@ -262,8 +264,8 @@ impl Call<'_> {
     /// A fresh deadline for one phase of the call (`effect-for`, the dry-run
     /// result, or `execute` with its retries), so waiting for an approval
     /// never eats into the tool's time.
-    pub(super) fn deadline(&self) -> Instant {
-        Instant::now() + self.tool.policy().timeout
+    pub(super) fn deadline(&self) -> Arc<Deadline> {
+        Deadline::new(Instant::now() + self.tool.policy().timeout)
     }
 
     /// The session's write slot for an idempotent or write call.
@@ -287,7 +289,7 @@ impl Call<'_> {
     async fn effect_for(&self) -> Result<Effect, Failure> {
         let code = self.code()?;
         let mut instance = self
-            .instance(&code, self.no_caps()?, self.deadline())
+            .instance(&code, self.no_caps()?, &self.deadline())
             .await?;
         Ok(effect_from_guest(
             instance.effect_for(&self.input_text).await?,
@@ -308,7 +310,7 @@ impl Call<'_> {
         let result = async {
             let code = self.code()?;
             let mut instance = self
-                .instance(&code, self.no_caps()?, self.deadline())
+                .instance(&code, self.no_caps()?, &self.deadline())
                 .await?;
             instance.dry_run_result(&self.input_text).await
         }

@@ -10,6 +10,7 @@
 //! `Caps::for_call` assembles them for one instance, narrowed once by the
 //! call's effect; `Caps::none` is the set with every grant refused.
 
+pub mod ask;
 pub mod http;
 pub mod kv;
 pub mod log;
@@ -26,6 +27,7 @@ use wasmtime_wasi::WasiCtx;
 use crate::config::Grants;
 use crate::tool::Effect;
 use crate::usage::Meter;
+use ask::AskCtx;
 use http::{HttpCtx, Network, RequestBudget};
 use kv::{KvBackend, KvCtx};
 use log::{LogLine, TraceLog};
@@ -66,6 +68,8 @@ pub(crate) struct Caps {
     pub progress: ProgressFeed,
     /// Which resource changes it may announce, and to whom.
     pub resource_updates: ResourceUpdates,
+    /// Whom it may ask, and how.
+    pub ask: AskCtx,
 }
 
 /// What the capabilities of one call share with the pipeline, across its
@@ -89,6 +93,8 @@ pub(crate) struct CallShared<'a> {
     pub progress: &'a ProgressFeed,
     /// The resource changes it announces.
     pub resource_updates: &'a ResourceUpdates,
+    /// Its questions.
+    pub ask: &'a AskCtx,
 }
 
 impl Caps {
@@ -129,6 +135,7 @@ impl Caps {
             files: OpenFiles::new(shared.file_slots.clone()),
             progress: shared.progress.clone(),
             resource_updates: shared.resource_updates.clone(),
+            ask: shared.ask.clone(),
         })
     }
 
@@ -149,6 +156,7 @@ impl Caps {
             files: OpenFiles::new(FileSlots::with_cap(0)),
             progress: ProgressFeed::default(),
             resource_updates: ResourceUpdates::refused("loading, effect-for or dry-run"),
+            ask: AskCtx::refused("loading, effect-for or dry-run"),
         })
     }
 }

@@ -6,7 +6,7 @@
 
 pub mod toolset;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -265,6 +265,10 @@ pub const MAX_MAX_HANDLES: u32 = 1_000_000;
 pub const DEFAULT_MAX_OPEN_FILES: u32 = 4096;
 /// The fewest `max_open_files`: a toolchain's start-up opens a few.
 pub const MIN_MAX_OPEN_FILES: u32 = 16;
+/// How long a call waits for an answer to a question by default (10 min).
+pub const DEFAULT_ASK_TIMEOUT_MS: u64 = 600_000;
+/// The longest `ask_timeout_ms` (a day).
+pub const MAX_ASK_TIMEOUT_MS: u64 = 86_400_000;
 /// The smallest per-handle share of the host memory budget.
 pub const MIN_BYTES_PER_HANDLE: usize = 4096;
 
@@ -289,6 +293,12 @@ pub struct HostLimits {
     /// Workspace files every call together may hold open; held to half the
     /// process's open-file limit.
     pub max_open_files: Option<u32>,
+    /// Calls that may wait for an answer from a person or a model at once
+    /// (`toolhost:tool/ask`); fewer than `max_concurrent_calls`, so those
+    /// who take their time cannot hold every slot.
+    pub max_asking_calls: Option<u32>,
+    /// How long one question waits for its answer, in milliseconds.
+    pub ask_timeout_ms: Option<u64>,
 }
 
 impl HostLimits {
@@ -325,6 +335,17 @@ impl HostLimits {
     /// Workspace files every call together may hold open, as configured.
     pub fn open_files(&self) -> u32 {
         self.max_open_files.unwrap_or(DEFAULT_MAX_OPEN_FILES)
+    }
+
+    /// Calls that may wait for an answer at once: half the running calls
+    /// unless set.
+    pub fn asking_calls(&self) -> u32 {
+        self.max_asking_calls.unwrap_or(self.concurrent_calls() / 2)
+    }
+
+    /// How long one question waits for its answer.
+    pub fn ask_timeout(&self) -> Duration {
+        Duration::from_millis(self.ask_timeout_ms.unwrap_or(DEFAULT_ASK_TIMEOUT_MS))
     }
 
     fn validate(&self) -> anyhow::Result<()> {
@@ -364,6 +385,17 @@ impl HostLimits {
         )?;
         check_range("max_queued_calls", self.max_queued_calls, 0..=65_536)?;
         check_range(
+            "max_asking_calls",
+            self.max_asking_calls,
+            0..=self.concurrent_calls().saturating_sub(1),
+        )
+        .context("calls waiting for an answer hold their slot: leave at least one for others")?;
+        check_range(
+            "ask_timeout_ms",
+            self.ask_timeout_ms,
+            1..=MAX_ASK_TIMEOUT_MS,
+        )?;
+        check_range(
             "queue_timeout_ms",
             self.queue_timeout_ms,
             0..=MAX_TIMEOUT_MS,
@@ -392,6 +424,8 @@ pub struct ToolSettings {
     pub http: Option<Vec<String>>,
     /// Environment variables given to the tool.
     pub env: Option<BTreeMap<String, String>>,
+    /// Whom the tool may ask during a call (`toolhost:tool/ask`).
+    pub ask: Option<BTreeSet<Asked>>,
     /// The largest input accepted, in bytes of JSON.
     pub max_input_bytes: Option<usize>,
     /// The largest result the tool may return, in bytes.
@@ -453,6 +487,25 @@ pub enum WorkspaceAccess {
     Write,
 }
 
+/// Whom a tool may ask during a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Asked {
+    /// The person using the client (MCP elicitation).
+    User,
+    /// The client's model (MCP sampling).
+    Model,
+}
+
+impl std::fmt::Display for Asked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::User => "user",
+            Self::Model => "model",
+        })
+    }
+}
+
 /// What one tool is allowed, resolved from the config.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolPolicy {
@@ -511,6 +564,8 @@ pub struct Grants {
     pub http: Arc<AllowList>,
     /// Environment variables, by name.
     pub env: BTreeMap<String, String>,
+    /// Whom it may ask during a call.
+    pub ask: BTreeSet<Asked>,
 }
 
 /// Environment values may be secrets: `Debug` shows only their names.
@@ -521,6 +576,7 @@ impl std::fmt::Debug for Grants {
             .field("kv", &self.kv)
             .field("http", &self.http)
             .field("env", &self.env.keys().collect::<Vec<_>>())
+            .field("ask", &self.ask)
             .finish()
     }
 }
@@ -580,6 +636,7 @@ impl Config {
                 kv: first(&layers, |s| s.kv.clone()).unwrap_or_default(),
                 http: Arc::new(http),
                 env: first(&layers, |s| s.env.clone()).unwrap_or_default(),
+                ask: first(&layers, |s| s.ask.clone()).unwrap_or_default(),
             },
             limits: ToolLimits {
                 input_bytes: first(&layers, |s| s.max_input_bytes)

@@ -36,6 +36,8 @@ export { fs, FsError, WORKSPACE } from "./fs.ts";
 export type { DirEntry, FileStat } from "./fs.ts";
 export { log } from "./log.ts";
 export { progress } from "./progress.ts";
+export { elicit, sample, AskError } from "./ask.ts";
+export type { ElicitAnswer, ModelPreferences, SamplingContent, SamplingMessage, SamplingOptions, SamplingResult } from "./ask.ts";
 export { encodeUtf8, decodeUtf8 } from "./utf8.ts";
 export type { LogLevel } from "./log.ts";
 export { engine } from "toolhost/engine";

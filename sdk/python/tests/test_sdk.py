@@ -254,6 +254,163 @@ class ResourceTests(unittest.TestCase):
             resources.resource("test-checks://one")(resources.resource("test-checks://one")(lambda: ""))
 
 
+def _fake_bindings(calls, elicit=None, sample=None):
+    """Stand-ins for componentize-py's ``wit_world.imports.ask`` and
+    ``toolhost_tool_types`` and ``componentize_py_types`` (same names and
+    fields), for ``unittest.mock.patch.dict(sys.modules, ...)``."""
+    import enum
+    import types as pytypes
+    from dataclasses import make_dataclass
+
+    class Err(Exception):
+        def __init__(self, value):
+            super().__init__(value)
+            self.value = value
+
+    runtime = pytypes.ModuleType("componentize_py_types")
+    runtime.Err = Err
+    tool_types = pytypes.ModuleType("wit_world.imports.toolhost_tool_types")
+    tool_types.Blob = make_dataclass("Blob", ["media_type", "data"])
+    ask = pytypes.ModuleType("wit_world.imports.ask")
+    ask.ElicitAnswer_Accept = make_dataclass("ElicitAnswer_Accept", ["value"])
+    ask.ElicitAnswer_Decline = make_dataclass("ElicitAnswer_Decline", [])
+    ask.ElicitAnswer_Cancel = make_dataclass("ElicitAnswer_Cancel", [])
+    ask.Role = enum.Enum("Role", {"USER": 0, "ASSISTANT": 1})
+    for case in ("Text", "Image", "Audio"):
+        setattr(ask, f"SamplingContent_{case}", make_dataclass(f"SamplingContent_{case}", ["value"]))
+    ask.SamplingMessage = make_dataclass("SamplingMessage", ["role", "content"])
+    ask.ModelPreferences = make_dataclass(
+        "ModelPreferences", ["hints", "cost_priority", "speed_priority", "intelligence_priority"])
+    ask.SamplingOptions = make_dataclass(
+        "SamplingOptions", ["system_prompt", "max_tokens", "temperature", "stop_sequences", "model_preferences"])
+    ask.SamplingResult = make_dataclass("SamplingResult", ["role", "content", "model", "stop_reason"])
+
+    def call(name, answer, *args):
+        calls.append((name, *args))
+        value = answer(ask) if callable(answer) else answer
+        if isinstance(value, str):
+            raise Err(value)
+        return value
+
+    ask.elicit = lambda message, schema: call("elicit", elicit, message, schema)
+    ask.sample = lambda messages, options: call("sample", sample, messages, options)
+    world = pytypes.ModuleType("wit_world")
+    imports = pytypes.ModuleType("wit_world.imports")
+    imports.ask, imports.toolhost_tool_types = ask, tool_types
+    world.imports = imports
+    return {
+        "componentize_py_types": runtime, "wit_world": world, "wit_world.imports": imports,
+        "wit_world.imports.ask": ask, "wit_world.imports.toolhost_tool_types": tool_types,
+    }
+
+
+class AskTests(unittest.TestCase):
+    SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+    def test_elicit_answers(self):
+        from unittest import mock
+
+        from toolhost import ask
+
+        for answer, expected in [
+            (lambda w: w.ElicitAnswer_Accept('{"name": "Ana", "n": 2}'), ask.Answer("accept", {"name": "Ana", "n": 2})),
+            (lambda w: w.ElicitAnswer_Decline(), ask.Answer("decline")),
+            (lambda w: w.ElicitAnswer_Cancel(), ask.Answer("cancel")),
+        ]:
+            calls = []
+            with mock.patch.dict(sys.modules, _fake_bindings(calls, elicit=answer)):
+                got = ask.elicit("Which name?", self.SCHEMA)
+            self.assertEqual(got, expected)
+            self.assertEqual(got.accepted, expected.action == "accept")
+            self.assertEqual(calls, [("elicit", "Which name?", json.dumps(self.SCHEMA, separators=(",", ":")))])
+
+        for bad in ('[1]', 'not json'):
+            with mock.patch.dict(sys.modules, _fake_bindings([], elicit=lambda w, bad=bad: w.ElicitAnswer_Accept(bad))):
+                with self.assertRaises(ask.AskError):
+                    ask.elicit("Which name?", self.SCHEMA)
+        with self.assertRaises(ValueError):
+            ask.Answer("maybe")
+
+    def test_refusals_raise_ask_error(self):
+        from unittest import mock
+
+        from toolhost import AskError, ask
+
+        refusal = "ask: this tool may not ask the user (grant ask = [\"user\"])"
+        with mock.patch.dict(sys.modules, _fake_bindings([], elicit=refusal, sample=refusal)):
+            with self.assertRaises(AskError) as caught:
+                ask.elicit("Which name?", self.SCHEMA)
+            self.assertEqual(str(caught.exception), refusal)
+            self.assertEqual(caught.exception.message, refusal)
+            with self.assertRaises(AskError):
+                ask.sample("Hi", max_tokens=10)
+        with self.assertRaises(AskError):  # outside a component: nobody to ask
+            ask.elicit("Which name?", self.SCHEMA)
+        with self.assertRaises(TypeError):
+            ask.elicit("Which name?", json.dumps(self.SCHEMA))
+
+    def test_sample_conversions(self):
+        from unittest import mock
+
+        from toolhost import Audio, Image, Text, ask
+
+        calls = []
+        text_result = lambda w: w.SamplingResult(w.Role.ASSISTANT, w.SamplingContent_Text("A summary."), "m-1", "endTurn")
+        with mock.patch.dict(sys.modules, _fake_bindings(calls, sample=text_result)):
+            got = ask.sample("Summarise this.", max_tokens=100)
+            self.assertEqual(got, ask.Sample("assistant", "A summary.", "A summary.", "m-1", "endTurn"))
+            messages, options = calls[-1][1:]
+            self.assertEqual(len(messages), 1)
+            self.assertEqual((messages[0].role.name, messages[0].content.value), ("USER", "Summarise this."))
+            self.assertEqual((options.system_prompt, options.max_tokens, options.temperature,
+                              options.stop_sequences, options.model_preferences), (None, 100, None, [], None))
+
+            ask.sample(
+                [ask.user("What is in it?"), ask.Message("user", Image(b"\x89PNG", "image/png")),
+                 ask.assistant(Text("A cat.")), ask.user(Audio(b"RIFF"))],
+                max_tokens=5, system_prompt="Be brief.", temperature=0, stop_sequences=["\n\n"],
+                model_hints=("claude",), intelligence_priority=1,
+            )
+            messages, options = calls[-1][1:]
+            self.assertEqual([m.role.name for m in messages], ["USER", "USER", "ASSISTANT", "USER"])
+            self.assertEqual(type(messages[1].content).__name__, "SamplingContent_Image")
+            self.assertEqual((messages[1].content.value.media_type, messages[1].content.value.data),
+                             ("image/png", b"\x89PNG"))
+            self.assertEqual(messages[2].content.value, "A cat.")
+            self.assertEqual(type(messages[3].content).__name__, "SamplingContent_Audio")
+            self.assertEqual(messages[3].content.value.media_type, "audio/wav")
+            self.assertEqual((options.system_prompt, options.max_tokens, options.temperature, options.stop_sequences),
+                             ("Be brief.", 5, 0.0, ["\n\n"]))
+            self.assertIsInstance(options.temperature, float)
+            prefs = options.model_preferences
+            self.assertEqual((prefs.hints, prefs.cost_priority, prefs.speed_priority, prefs.intelligence_priority),
+                             (["claude"], None, None, 1.0))
+
+        image_result = lambda w: w.SamplingResult(
+            w.Role.ASSISTANT, w.SamplingContent_Image(sys.modules["wit_world.imports.toolhost_tool_types"].Blob(
+                "image/png", b"img")), "m-2", None)
+        with mock.patch.dict(sys.modules, _fake_bindings([], sample=image_result)):
+            got = ask.sample("Draw a cat.", max_tokens=1)
+        self.assertEqual(got, ask.Sample("assistant", None, Image(b"img", "image/png"), "m-2", None))
+
+    def test_sample_checks_its_arguments(self):
+        from toolhost import ask
+
+        for bad in (0, -1, 2**32, 1.5, True, "10"):
+            with self.assertRaises(ValueError, msg=repr(bad)):
+                ask.sample("Hi", max_tokens=bad)
+        with self.assertRaises(TypeError):
+            ask.sample("Hi", max_tokens=1, stop_sequences="\n")
+        with self.assertRaises(TypeError):
+            ask.sample("Hi", max_tokens=1, temperature="hot")
+        with self.assertRaises(TypeError):
+            ask.sample(["Hi"], max_tokens=1)
+        with self.assertRaises(ValueError):
+            ask.Message("system", "no such role")
+        with self.assertRaises(TypeError):
+            ask.Message("user", b"bytes")
+
+
 class ResolveTests(unittest.TestCase):
     def test_like_the_rust_sdk(self):
         base = "https://example.com/docs/guide/intro?x=1"

@@ -21,12 +21,14 @@ Build it into a component with ``toolhost build DIR`` (it runs componentize-py
 Sandboxed resources: files under ``/workspace`` with ``open``/``pathlib``,
 key-value buckets with :mod:`toolhost.kv`, outgoing HTTP with
 :mod:`toolhost.http`, trace lines with :mod:`toolhost.log`, progress reports
-with :mod:`toolhost.progress`. Anything not granted raises an exception
-(never traps). Prompts for MCP clients: :mod:`toolhost.prompts`; resources
+with :mod:`toolhost.progress`, questions to the user or the client's model
+with :mod:`toolhost.ask`. Anything not granted raises an exception (never
+traps). Prompts for MCP clients: :mod:`toolhost.prompts`; resources
 for them (and announcing that one changed): :mod:`toolhost.resources`.
 """
 
-from . import http, kv, log, progress, prompts, resources
+from . import ask, http, kv, log, progress, prompts, resources
+from .ask import AskError
 from .context import CallContext, Session, SessionMode
 from .decorator import Effect, tool
 from .errors import Failed, InvalidInput, ToolError, Transient
@@ -37,7 +39,7 @@ from .text import dedent, prompt
 __all__ = [
     "tool", "Effect", "Field", "schema_of", "prompt", "dedent",
     "CallContext", "Session", "SessionMode",
-    "ToolError", "InvalidInput", "Transient", "Failed",
+    "ToolError", "InvalidInput", "Transient", "Failed", "AskError",
     "Output", "Text", "Json", "Image", "Audio", "Document", "SearchResult", "ResourceLink",
-    "kv", "http", "log", "progress", "prompts", "resources",
+    "kv", "http", "log", "progress", "prompts", "resources", "ask",
 ]

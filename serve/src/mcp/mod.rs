@@ -10,6 +10,7 @@
 //! `toolhost/asOf`) over the server's own (`--session`, `--dry-run`, `--as-of`).
 
 mod approve;
+mod ask;
 mod convert;
 mod notify;
 mod resources;
@@ -498,8 +499,17 @@ impl ServerHandler for ToolServer {
             progress.clone(),
             context.peer.clone(),
         );
+        let capabilities = context.client_capabilities();
+        let asker = ask::ClientAsker {
+            peer: context.peer.clone(),
+            can_elicit: capabilities
+                .as_ref()
+                .is_some_and(|c| c.elicitation.is_some()),
+            can_sample: capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
+        };
         let options = CallOptions::new(session)
             .with_approver(Arc::new(approver))
+            .with_asker(Arc::new(asker))
             .with_watcher(notes.watcher());
         let input = Value::Object(request.arguments.unwrap_or_default());
         let call = self.host.call(&name, input, &options);

@@ -3,6 +3,7 @@
 import log from "toolhost:tool/log@0.2.0";
 import progress from "toolhost:tool/progress@0.2.0";
 import resourceUpdates from "toolhost:tool/resource-updates@0.2.0";
+import ask from "toolhost:tool/ask@0.2.0";
 import kvStore from "wasi:keyvalue/store@0.2.0-draft2";
 import kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
 import httpTypes from "wasi:http/types@0.2.12";
@@ -17,6 +18,7 @@ export const engine: Engine = {
   log: log as any,
   progress: progress as any,
   resourceUpdates: resourceUpdates as any,
+  ask: ask as any,
   kvStore: kvStore as any,
   kvAtomics: kvAtomics as any,
   httpTypes,

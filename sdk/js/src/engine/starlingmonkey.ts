@@ -3,6 +3,7 @@
 import * as log from "toolhost:tool/log@0.2.0";
 import * as progress from "toolhost:tool/progress@0.2.0";
 import * as resourceUpdates from "toolhost:tool/resource-updates@0.2.0";
+import * as ask from "toolhost:tool/ask@0.2.0";
 import * as kvStore from "wasi:keyvalue/store@0.2.0-draft2";
 import * as kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
 import * as httpTypes from "wasi:http/types@0.2.12";
@@ -49,6 +50,7 @@ export const engine: Engine = {
   log: log as any,
   progress: progress as any,
   resourceUpdates: resourceUpdates as any,
+  ask: ask as any,
   kvStore: kvStore as any,
   kvAtomics: { increment },
   httpTypes,

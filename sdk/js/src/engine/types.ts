@@ -20,6 +20,14 @@ export interface Engine {
   progress: { report(done: number, total: number | null | undefined, message: string | null | undefined): void };
   /** `toolhost:tool/resource-updates` (throws the host's message on refusal) */
   resourceUpdates: { updated(uri: string): void };
+  /**
+   * `toolhost:tool/ask`: each returns the answer as the engine lifts it
+   * (`{ tag, val }` variants, string enums) or throws the host's refusal.
+   */
+  ask: {
+    elicit(message: string, requestedSchema: string): any;
+    sample(messages: any[], options: any): any;
+  };
   /** `wasi:keyvalue/store` */
   kvStore: { open(name: string): any };
   /** `wasi:keyvalue/atomics` */
