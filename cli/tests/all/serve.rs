@@ -762,6 +762,111 @@ custom_tool_timeout_ms = 1000
     );
 }
 
+/// A tool asks the user and the model over the HTTP API: the call parks
+/// (`202`), its session gets `agent.elicitation` / `agent.sampling`, the
+/// client posts the answer, and the call goes on; a mismatched or
+/// ill-formed answer is refused, and outside a session nobody is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_asks_the_user_and_the_model_over_the_http_api() {
+    let config = r#"
+[tools.test_elicitation]
+ask = ["user"]
+[tools.test_sampling]
+ask = ["model"]
+"#;
+    let server = start(&["test_elicitation", "test_sampling"], config).await;
+    let session = server.session(json!({})).await;
+    let id = session["id"].as_str().unwrap();
+    let mut events = server.events(id, None).await;
+    let events_path = format!("/sessions/{id}/events");
+    let post = |answer: Value| server.post(&events_path, json!({"events": [answer]}));
+
+    let (status, pending) = server
+        .call(
+            "test_elicitation",
+            json!({"input": {"message": "Who?"}, "sessionId": id}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{pending}");
+    assert_eq!(pending["status"], "awaiting_elicitation_result");
+    let call_id = pending["callId"].as_str().unwrap();
+    let asked = events.until("agent.elicitation").await;
+    assert_eq!(asked["data"]["callId"], call_id);
+    assert_eq!(asked["data"]["message"], "Who?");
+    assert_eq!(
+        asked["data"]["requestedSchema"]["required"],
+        json!(["username", "email"])
+    );
+    // The wrong kind of answer, and an ill-formed one, are refused.
+    let (status, out) = post(json!({
+        "type": "user.sampling_result", "call_id": call_id, "model": "m",
+        "content": {"type": "text", "text": "no"},
+    }))
+    .await;
+    assert_eq!(
+        (status, code(&out)),
+        (StatusCode::CONFLICT, "call_not_waiting"),
+        "{out}"
+    );
+    let (status, out) =
+        post(json!({"type": "user.elicitation_result", "call_id": call_id, "action": "accept"}))
+            .await;
+    assert_eq!(
+        (status, code(&out)),
+        (StatusCode::BAD_REQUEST, "invalid_request"),
+        "{out}"
+    );
+    let (status, out) = post(json!({
+        "type": "user.elicitation_result", "call_id": call_id, "action": "accept",
+        "content": {"username": "ada", "email": "ada@example.com"},
+    }))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    let (_, done) = server.get(&format!("/calls/{call_id}?wait=10")).await;
+    assert_eq!(done["isError"], false, "{done}");
+    assert_eq!(
+        done["result"],
+        r#"User response: action=accept, content={"email":"ada@example.com","username":"ada"}"#
+    );
+    let answered = events.until("user.elicitation_result").await;
+    assert_eq!(answered["data"]["answer"]["action"], "accept");
+
+    let (status, pending) = server
+        .call(
+            "test_sampling",
+            json!({"input": {"prompt": "Say hi"}, "sessionId": id}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{pending}");
+    assert_eq!(pending["status"], "awaiting_sampling_result");
+    let call_id = pending["callId"].as_str().unwrap();
+    let asked = events.until("agent.sampling").await;
+    assert_eq!(asked["data"]["messages"][0]["content"]["text"], "Say hi");
+    assert_eq!(asked["data"]["options"]["maxTokens"], 100);
+    let (status, out) = post(json!({
+        "type": "user.sampling_result", "call_id": call_id, "model": "m",
+        "content": {"type": "text", "text": "hi!"}, "stop_reason": "endTurn",
+    }))
+    .await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    let (_, done) = server.get(&format!("/calls/{call_id}?wait=10")).await;
+    assert_eq!(done["result"], "LLM response: hi!", "{done}");
+
+    // Outside a session there is nobody to answer.
+    let (status, scratch) = server
+        .call("test_elicitation", json!({"input": {"message": "Who?"}}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{scratch}");
+    assert_eq!(scratch["isError"], true);
+    assert!(
+        scratch["result"]
+            .as_str()
+            .unwrap()
+            .contains("only in a session"),
+        "{scratch}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_event_stream_replays_from_last_event_id() {
     let server = start(

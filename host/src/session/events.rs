@@ -91,6 +91,18 @@ pub enum EventKind {
     /// The client answered a custom tool call.
     #[serde(rename = "user.custom_tool_result")]
     CustomToolResult,
+    /// A running call asks the user (`toolhost:tool/ask`'s `elicit`).
+    #[serde(rename = "agent.elicitation")]
+    Elicitation,
+    /// The client answered an elicitation.
+    #[serde(rename = "user.elicitation_result")]
+    ElicitationResult,
+    /// A running call asks the client's model (`sample`).
+    #[serde(rename = "agent.sampling")]
+    Sampling,
+    /// The client answered a sampling request.
+    #[serde(rename = "user.sampling_result")]
+    SamplingResult,
 }
 
 impl EventKind {
@@ -104,6 +116,10 @@ impl EventKind {
             Self::CallProgress => "call.progress",
             Self::CustomToolUse => "agent.custom_tool_use",
             Self::CustomToolResult => "user.custom_tool_result",
+            Self::Elicitation => "agent.elicitation",
+            Self::ElicitationResult => "user.elicitation_result",
+            Self::Sampling => "agent.sampling",
+            Self::SamplingResult => "user.sampling_result",
         }
     }
 }
@@ -577,6 +593,10 @@ mod tests {
             EventKind::ApprovalResolved,
             EventKind::CustomToolUse,
             EventKind::CustomToolResult,
+            EventKind::Elicitation,
+            EventKind::ElicitationResult,
+            EventKind::Sampling,
+            EventKind::SamplingResult,
         ] {
             assert_eq!(serde_json::to_value(kind).unwrap(), kind.name());
         }

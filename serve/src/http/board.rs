@@ -1,4 +1,5 @@
-//! Calls that wait for someone: an approval, or a custom tool's result.
+//! Calls that wait for someone: an approval, a custom tool's result, or
+//! the answer to a question the tool asks (`toolhost:tool/ask`).
 //!
 //! A call that parks here answers its HTTP request with `202` and its id;
 //! the call goes on in the background, the approval or result arrives on
@@ -14,6 +15,7 @@ use serde::Serialize;
 use serde_json::json;
 use tokio::sync::{oneshot, watch};
 
+use toolhost::ask::{AskError, Asker, ElicitAnswer, Elicitation, Sampling, SamplingResult};
 use toolhost::call::{
     ApprovalDecision, ApprovalRequest, Approver, CallResult, CustomToolRunner, CustomToolUse,
 };
@@ -29,6 +31,10 @@ pub enum Status {
     AwaitingApproval,
     /// Waiting for a `user.custom_tool_result` event.
     AwaitingCustomToolResult,
+    /// The tool asked the user: waiting for a `user.elicitation_result`.
+    AwaitingElicitationResult,
+    /// The tool asked the model: waiting for a `user.sampling_result`.
+    AwaitingSamplingResult,
     /// Running (approved, or answered).
     Running,
     /// Finished: the outcome is kept.
@@ -41,7 +47,10 @@ impl Status {
     fn is_waiting(self) -> bool {
         matches!(
             self,
-            Self::AwaitingApproval | Self::AwaitingCustomToolResult
+            Self::AwaitingApproval
+                | Self::AwaitingCustomToolResult
+                | Self::AwaitingElicitationResult
+                | Self::AwaitingSamplingResult
         )
     }
 }
@@ -61,6 +70,7 @@ struct Parked {
     status: watch::Sender<(Status, Option<Outcome>)>,
     approval: Mutex<Option<oneshot::Sender<ApprovalDecision>>>,
     answer: Mutex<Option<oneshot::Sender<ToolOutput>>>,
+    asked: Mutex<Option<oneshot::Sender<Answered>>>,
     finished_at: Mutex<Option<Instant>>,
 }
 
@@ -142,6 +152,7 @@ impl Board {
                     status: watch::channel((Status::Running, None)).0,
                     approval: Mutex::new(None),
                     answer: Mutex::new(None),
+                    asked: Mutex::new(None),
                     finished_at: Mutex::new(None),
                 })
             })
@@ -225,6 +236,33 @@ impl Board {
             output,
             "a custom tool result",
         )
+    }
+
+    /// Deliver the answer to a question the call asked. `session_id` must
+    /// be the call's own, and the answer of the kind asked.
+    pub fn answer_question(
+        &self,
+        call_id: &str,
+        session_id: &str,
+        answer: Answered,
+    ) -> Result<(), AnswerError> {
+        let parked = self.get(call_id).filter(|p| p.session_id == session_id);
+        let (what, status) = match &answer {
+            Answered::Elicitation(_) => {
+                ("an elicitation result", Status::AwaitingElicitationResult)
+            }
+            Answered::Sampling(_) => ("a sampling result", Status::AwaitingSamplingResult),
+        };
+        if let Some(parked) = &parked
+            && parked.status.borrow().0 != status
+        {
+            return Err(AnswerError::NotWaiting {
+                call: call_id.to_string(),
+                what,
+                status: parked.status.borrow().0,
+            });
+        }
+        deliver(call_id, parked, |p| &p.asked, answer, what)
     }
 
     /// Forget the finished calls of sessions that are gone.
@@ -414,6 +452,142 @@ impl CustomToolRunner for BoardCustomTools {
             };
             self.board.set_status(&parked, Status::Running, None);
             Ok(output)
+        })
+    }
+}
+
+/// The answer to a question a call asked.
+#[derive(Debug)]
+pub enum Answered {
+    /// The user's, to an elicitation.
+    Elicitation(ElicitAnswer),
+    /// The model's, to a sampling request.
+    Sampling(SamplingResult),
+}
+
+/// Questions over HTTP: park the call, emit `agent.elicitation` or
+/// `agent.sampling` in its session, and wait for the client's
+/// `user.elicitation_result` or `user.sampling_result` (the host bounds
+/// the wait with `ask_timeout_ms`).
+pub struct BoardAsker {
+    /// Where the call parks.
+    pub board: Arc<Board>,
+    /// Raised when the call parks.
+    pub signal: Arc<ParkSignal>,
+    /// The call's session, where the question is emitted.
+    pub session: Arc<Session>,
+}
+
+/// Puts a parked call back to running when its question ends, answered or
+/// not (the host drops the wait at `ask_timeout_ms`).
+struct Asking<'a> {
+    board: &'a Board,
+    parked: Arc<Parked>,
+}
+
+impl Drop for Asking<'_> {
+    fn drop(&mut self) {
+        self.parked
+            .asked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        self.board.set_status(&self.parked, Status::Running, None);
+    }
+}
+
+impl BoardAsker {
+    /// Park `call_id` as `status`, emit `kind` with `data`, and wait for
+    /// the answer.
+    async fn ask(
+        &self,
+        call_id: &str,
+        tool: &str,
+        status: Status,
+        kind: EventKind,
+        data: serde_json::Value,
+    ) -> Result<Answered, AskError> {
+        let Some(parked) = self.board.park(call_id, tool, self.session.id(), status) else {
+            return Err(AskError::Unavailable(
+                toolhost::Overloaded::TooManyWaiting {
+                    max: self.board.max_waiting,
+                }
+                .to_string(),
+            ));
+        };
+        let (tx, rx) = oneshot::channel();
+        *parked.asked.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
+        let _asking = Asking {
+            board: &self.board,
+            parked,
+        };
+        self.session.events().emit(kind, EventData::Json(data));
+        self.signal.raise(status);
+        rx.await
+            .map_err(|_| AskError::Failed("the question was dropped unanswered".into()))
+    }
+}
+
+impl Asker for BoardAsker {
+    fn elicit<'a>(
+        &'a self,
+        question: &'a Elicitation,
+    ) -> BoxFuture<'a, Result<ElicitAnswer, AskError>> {
+        Box::pin(async move {
+            let data = json!({
+                "callId": question.call_id,
+                "toolName": question.tool,
+                "message": question.message,
+                "requestedSchema": question.requested_schema,
+                "sessionId": self.session.id(),
+            });
+            let status = Status::AwaitingElicitationResult;
+            match self
+                .ask(
+                    &question.call_id,
+                    &question.tool,
+                    status,
+                    EventKind::Elicitation,
+                    data,
+                )
+                .await?
+            {
+                Answered::Elicitation(answer) => Ok(answer),
+                Answered::Sampling(_) => Err(AskError::Failed(
+                    "a sampling result answered an elicitation".into(),
+                )),
+            }
+        })
+    }
+
+    fn sample<'a>(
+        &'a self,
+        question: &'a Sampling,
+    ) -> BoxFuture<'a, Result<SamplingResult, AskError>> {
+        Box::pin(async move {
+            let data = json!({
+                "callId": question.call_id,
+                "toolName": question.tool,
+                "messages": question.messages,
+                "options": question.options,
+                "sessionId": self.session.id(),
+            });
+            let status = Status::AwaitingSamplingResult;
+            match self
+                .ask(
+                    &question.call_id,
+                    &question.tool,
+                    status,
+                    EventKind::Sampling,
+                    data,
+                )
+                .await?
+            {
+                Answered::Sampling(answer) => Ok(answer),
+                Answered::Elicitation(_) => Err(AskError::Failed(
+                    "an elicitation result answered a sampling request".into(),
+                )),
+            }
         })
     }
 }

@@ -17,6 +17,7 @@
 //! | `GET /<slug>/v1/calls/<callId>` | a waiting call's status or result |
 //! | `POST, GET, DELETE /mcp` | MCP over streamable HTTP ([`crate::mcp`]) |
 
+mod answers;
 mod approvals;
 mod board;
 mod error;

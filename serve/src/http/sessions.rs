@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use super::App;
-use super::board::AnswerError;
+use super::answers;
+use super::board::{AnswerError, Answered};
 use super::error::{ApiError, JsonBody, PathParams, Query};
 use toolhost::output::{ContentBlock, ToolOutput};
 use toolhost::session::{
@@ -225,45 +226,67 @@ pub(super) async fn post_events(
     }
     for (index, event) in body.events.into_iter().enumerate() {
         let at = |message: String| invalid(format!("events[{index}]: {message}"));
-        match event.get("type").and_then(Value::as_str) {
-            Some("user.custom_tool_result") => {}
+        let delivered = |e: AnswerError| match e {
+            AnswerError::NotFound(_) => ApiError::new(
+                StatusCode::NOT_FOUND,
+                "call_not_found",
+                format!("events[{index}]: {e}"),
+            ),
+            AnswerError::NotWaiting { .. } => ApiError::new(
+                StatusCode::CONFLICT,
+                "call_not_waiting",
+                format!("events[{index}]: {e}"),
+            ),
+        };
+        let (kind, payload) = match event.get("type").and_then(Value::as_str) {
+            Some("user.custom_tool_result") => {
+                let result: CustomToolResult =
+                    serde_json::from_value(event).map_err(|e| at(e.to_string()))?;
+                let call_id = call_id_of(&session, &result.custom_tool_use_id).map_err(at)?;
+                let output = ToolOutput {
+                    content: result.content,
+                    structured: None,
+                    is_error: result.is_error,
+                };
+                let payload = json!({
+                    "customToolUseId": call_id,
+                    "isError": output.is_error,
+                    "content": output.content,
+                });
+                app.board
+                    .answer(&call_id, session.id(), output)
+                    .map_err(delivered)?;
+                (EventKind::CustomToolResult, payload)
+            }
+            Some("user.elicitation_result") => {
+                let result: answers::ElicitationResult =
+                    serde_json::from_value(event).map_err(|e| at(e.to_string()))?;
+                let (call_id, answer) = result.answer().map_err(at)?;
+                let payload = json!({ "callId": call_id, "answer": answer });
+                app.board
+                    .answer_question(&call_id, session.id(), Answered::Elicitation(answer))
+                    .map_err(delivered)?;
+                (EventKind::ElicitationResult, payload)
+            }
+            Some("user.sampling_result") => {
+                let result: answers::SamplingResult =
+                    serde_json::from_value(event).map_err(|e| at(e.to_string()))?;
+                let (call_id, answer) = result.answer().map_err(at)?;
+                let payload = json!({ "callId": call_id, "result": answer });
+                app.board
+                    .answer_question(&call_id, session.id(), Answered::Sampling(answer))
+                    .map_err(delivered)?;
+                (EventKind::SamplingResult, payload)
+            }
             Some(other) => {
                 return Err(at(format!(
-                    "type {other:?} is not accepted; clients post \"user.custom_tool_result\""
+                    "type {other:?} is not accepted; clients post \"user.custom_tool_result\", \
+                     \"user.elicitation_result\" or \"user.sampling_result\""
                 )));
             }
             None => return Err(at("missing `type`".into())),
-        }
-        let result: CustomToolResult =
-            serde_json::from_value(event).map_err(|e| at(e.to_string()))?;
-        let call_id = call_id_of(&session, &result.custom_tool_use_id).map_err(at)?;
-        let output = ToolOutput {
-            content: result.content,
-            structured: None,
-            is_error: result.is_error,
         };
-        let payload = json!({
-            "customToolUseId": call_id,
-            "isError": output.is_error,
-            "content": output.content,
-        });
-        app.board
-            .answer(&call_id, session.id(), output)
-            .map_err(|e| match e {
-                AnswerError::NotFound(_) => ApiError::new(
-                    StatusCode::NOT_FOUND,
-                    "call_not_found",
-                    format!("events[{index}]: {e}"),
-                ),
-                AnswerError::NotWaiting { .. } => ApiError::new(
-                    StatusCode::CONFLICT,
-                    "call_not_waiting",
-                    format!("events[{index}]: {e}"),
-                ),
-            })?;
-        session
-            .events()
-            .emit(EventKind::CustomToolResult, EventData::Json(payload));
+        session.events().emit(kind, EventData::Json(payload));
     }
     Ok(Json(json!({ "ok": true })))
 }

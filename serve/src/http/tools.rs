@@ -11,8 +11,9 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 use super::App;
-use super::board::{BoardApprover, BoardCustomTools, Outcome, ParkSignal};
+use super::board::{BoardApprover, BoardAsker, BoardCustomTools, Outcome, ParkSignal};
 use super::error::{ApiError, JsonBody, PathParams};
+use toolhost::ask::NoAsker;
 use toolhost::call::{CallInput, CallOptions, NoCustomTools, new_call_id};
 
 pub(super) async fn list(
@@ -60,13 +61,24 @@ pub(super) async fn call(
             timeout: app.options.approval_timeout,
         }));
     options = if bound.scratch {
-        options.with_custom_tools(Arc::new(NoCustomTools))
+        options
+            .with_custom_tools(Arc::new(NoCustomTools))
+            .with_asker(Arc::new(NoAsker(
+                "over the HTTP API a call can ask the user or a model only in a session: pass \
+                 `sessionId`, then answer its agent.elicitation or agent.sampling event",
+            )))
     } else {
-        options.with_custom_tools(Arc::new(BoardCustomTools {
-            board: app.board.clone(),
-            signal,
-            timeout: app.options.custom_tool_timeout,
-        }))
+        options
+            .with_custom_tools(Arc::new(BoardCustomTools {
+                board: app.board.clone(),
+                signal: signal.clone(),
+                timeout: app.options.custom_tool_timeout,
+            }))
+            .with_asker(Arc::new(BoardAsker {
+                board: app.board.clone(),
+                signal,
+                session: bound.session.clone(),
+            }))
     };
     let task = {
         let app = app.clone();
