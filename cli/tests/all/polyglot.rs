@@ -14,27 +14,30 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use common::asker::{Scripted, accept};
 use common::server::Server;
 use common::{dry_run, live};
+use toolhost::ask::ElicitAnswer;
 use toolhost::output::ContentBlock;
 use toolhost::prompts::{PromptMessage, PromptResult, Role};
 use toolhost::resources::ResourceData;
 use toolhost::{CallWatcher, Host, Progress};
 
-/// One language's build of the three examples.
+/// One language's build of the examples.
 struct Lang {
     /// For messages: `rust`, `python`, `ts (quickjs)`, ….
     label: &'static str,
     /// The tools' name prefix: `""`, `py_` or `ts_`.
     prefix: &'static str,
-    /// `(slug, path)` of each of the three components.
+    /// `(slug, path)` of each of the components.
     tools: Vec<(String, PathBuf)>,
 }
 
-const EXAMPLES: [&str; 3] = ["word_count", "counter", "fetch_url"];
+const EXAMPLES: [&str; 4] = ["word_count", "counter", "fetch_url", "greet"];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -487,6 +490,36 @@ async fn a_resource_read_gets_no_grant_the_tool_lacks() {
         refused.to_string().contains("(tool `counter`) failed"),
         "{refused}"
     );
+}
+
+/// `greet` asks the user their name and the model for a greeting, with
+/// each SDK's helpers; a declined form ends it politely.
+#[tokio::test]
+async fn greet_asks_the_user_and_the_model_in_every_language() {
+    for lang in languages() {
+        let label = lang.label;
+        let (_dir, host) = lang
+            .host("[tools.{p}greet]\nask = [\"user\", \"model\"]\n")
+            .await;
+        let tool = lang.name("greet");
+        let ada = Scripted::after(Duration::ZERO, accept(&[("name", "Ada")]));
+        let greeted = host
+            .call(&tool, json!({}), &live().with_asker(ada))
+            .await
+            .unwrap();
+        assert!(!greeted.is_error, "{label}: {:?}", greeted.result);
+        assert_eq!(
+            greeted.result,
+            json!("you said: Write a one-line greeting for Ada."),
+            "{label}"
+        );
+        let shy = Scripted::after(Duration::ZERO, ElicitAnswer::Decline);
+        let declined = host
+            .call(&tool, json!({}), &live().with_asker(shy))
+            .await
+            .unwrap();
+        assert_eq!(declined.result, json!("No name, no greeting."), "{label}");
+    }
 }
 
 #[tokio::test]

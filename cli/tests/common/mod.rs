@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod asker;
 pub mod process;
 pub mod server;
 
