@@ -405,9 +405,10 @@ fn check_about(
 
 /// `uri` quoted for an error message, cut when long.
 pub fn shown(uri: &str) -> String {
-    let mut shown = uri.to_string();
-    crate::caps::log::cut(&mut shown, 200);
-    format!("`{}`", shown.escape_debug())
+    const SHOWN_CHARS: usize = 200;
+    let cut: String = uri.chars().take(SHOWN_CHARS).collect();
+    let more = if cut.len() < uri.len() { "…" } else { "" };
+    format!("`{}{more}`", cut.escape_debug())
 }
 
 /// Check what a read returned and convert it; `max_bytes` bounds its size.
