@@ -32,7 +32,7 @@ pub(crate) fn indent(text: &str) -> String {
 }
 
 /// Print rows under a header, each column as wide as its widest cell.
-pub(crate) fn print_table(header: &[String; 4], rows: &[[String; 4]]) {
+pub(crate) fn print_table<const N: usize>(header: &[String; N], rows: &[[String; N]]) {
     let mut widths = header.clone().map(|h| h.chars().count());
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {

@@ -19,6 +19,7 @@ use crate::error::CallError;
 use crate::lock::Lockfile;
 use crate::registry::{Registry, Scope};
 use crate::tiering;
+use crate::upstream::Upstreams;
 
 /// The folder under a host directory where tools live.
 pub const TOOLS_DIR: &str = "tools";
@@ -157,6 +158,7 @@ impl HostBuilder {
         })?);
         // Read first: no file that differs from the lock is compiled or run.
         let lock = read_lock(&self.dir, self.ignore_lock)?;
+        let upstreams = Arc::new(Upstreams::new(self.dir.clone()));
         let mut registry = Registry::load_tiered(
             &engine,
             &tools_dir,
@@ -168,8 +170,10 @@ impl HostBuilder {
                 Some(name) => Scope::Only(name),
                 None => Scope::Everything,
             },
+            Some(&upstreams),
         )
         .await?;
+        upstreams.start_eager(&config);
         tiering::spawn(engine.clone(), registry.take_upgrades());
         if let Some(lock) = &lock {
             lock.enforce(&mut registry);
@@ -200,6 +204,8 @@ impl HostBuilder {
             state_dir,
             ignore_lock: self.ignore_lock,
             observers: RwLock::default(),
+            upstreams,
+            reload_error: RwLock::default(),
         })
     }
 }
@@ -231,6 +237,10 @@ pub struct Host {
     ignore_lock: bool,
     /// Told of every call's outcome.
     observers: RwLock<Vec<Arc<dyn CallObserver>>>,
+    /// The connections to the MCP servers the config declares.
+    upstreams: Arc<Upstreams>,
+    /// Why the last reload failed, if it did.
+    reload_error: RwLock<Option<String>>,
 }
 
 impl Host {
@@ -280,6 +290,25 @@ impl Host {
     /// reload: everything stays as it was. `[server]` and `[limits]` settings
     /// apply at the next start.
     pub async fn reload(&self) -> anyhow::Result<Arc<Registry>> {
+        let outcome = self.reload_all().await;
+        *self
+            .reload_error
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) =
+            outcome.as_ref().err().map(|e| format!("{e:#}"));
+        outcome
+    }
+
+    /// Why the last reload failed (the tools loaded before it stay), or
+    /// `None` when it succeeded or none has run.
+    pub fn reload_error(&self) -> Option<String> {
+        self.reload_error
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    async fn reload_all(&self) -> anyhow::Result<Arc<Registry>> {
         let previous = self.registry();
         let config = if self.config_from_file {
             let config = Config::load(&self.dir)?;
@@ -304,6 +333,7 @@ impl Host {
             Tiering::BaselineFirst,
             lock.as_ref().map(|lock| lock as &dyn Pins),
             Scope::Everything,
+            Some(&self.upstreams),
         )
         .await?;
         // Optimized even if this reload fails below: the compile lands in
@@ -346,6 +376,18 @@ impl Host {
         Ok(fresh)
     }
 
+    /// A receiver marked changed whenever an MCP server says its tools
+    /// changed: a reload lists them again (see [`crate::reload::watch`]).
+    pub fn upstream_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.upstreams.changes()
+    }
+
+    /// Stop every MCP server the host started (at shutdown; dropping the
+    /// host kills them).
+    pub async fn stop_upstreams(&self) {
+        self.upstreams.stop_all().await;
+    }
+
     /// A receiver that is marked changed whenever a reload changes the tools.
     pub fn tool_changes(&self) -> tokio::sync::watch::Receiver<u64> {
         self.tool_changes.subscribe()
@@ -374,8 +416,10 @@ impl Host {
     pub fn listing(&self) -> serde_json::Value {
         let registry = self.registry();
         let tools: Vec<serde_json::Value> = registry.tools().map(|t| t.to_json()).collect();
-        let toolsets: Vec<serde_json::Value> =
-            self.config().toolset.iter().map(|t| t.to_json()).collect();
+        let config = self.config();
+        let toolsets: Vec<serde_json::Value> = (config.toolset.agent.iter().map(|t| t.to_json()))
+            .chain(config.toolset.mcp.iter().map(|t| t.to_json()))
+            .collect();
         serde_json::json!({
             "tools": tools,
             "unavailable": registry.unavailable(),

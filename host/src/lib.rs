@@ -55,7 +55,9 @@ pub mod session;
 mod state;
 mod tiering;
 pub mod tool;
+
 mod toolset;
+pub mod upstream;
 pub mod usage;
 
 pub use admission::{CallGate, Overloaded};

@@ -7,6 +7,10 @@
 //! none, and says what changed, so a tool cannot silently change under its
 //! users; running `toolhost lock` again accepts the change.
 //!
+//! An MCP server's tool has no component: its entry names the server and
+//! hashes the annotations the server gave it, so a server that changes a
+//! tool's description, schemas or annotations ("rug pull") has it refused.
+//!
 //! ```toml
 //! version = 1
 //!
@@ -14,6 +18,11 @@
 //! component = "3fa4…"
 //! metadata = { description = "9c1e…", input_schema = "…", effect = "read", time_args = [], dry_run = false }
 //! grants = { workspace = "none", kv = [], http = ["https://example.com:443"], env = {} }
+//!
+//! [tools.lookup]
+//! mcp = { server = "tickets", annotations = "5d2a…" }
+//! metadata = { description = "77b0…", input_schema = "…", effect = "read", time_args = [], dry_run = false }
+//! grants = { workspace = "none", kv = [], http = [], env = {} }
 //! ```
 
 use std::collections::BTreeMap;
@@ -47,13 +56,27 @@ pub struct Lockfile {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LockedTool {
-    /// Hex SHA-256 of the component; absent for a custom tool.
+    /// Hex SHA-256 of the component; absent for a custom tool and an MCP
+    /// server's tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub component: Option<String>,
+    /// For an MCP server's tool: the server and its annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<LockedUpstream>,
     /// The metadata, hashed where it is long.
     pub metadata: LockedMetadata,
     /// The capabilities granted.
     pub grants: LockedGrants,
+}
+
+/// What an MCP server's tool was, beside its metadata, when locked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockedUpstream {
+    /// The `[[mcp_servers]]` entry that serves it.
+    pub server: String,
+    /// Hex SHA-256 of its annotations (as JSON).
+    pub annotations: String,
 }
 
 /// A tool's metadata as locked.
@@ -109,8 +132,13 @@ impl LockedTool {
         let mut http = grants.http.canonical();
         http.sort();
         http.dedup();
+        let mcp = tool.upstream().map(|server| LockedUpstream {
+            server: server.spec().name.clone(),
+            annotations: tool.annotations_sha256().unwrap_or_default().to_string(),
+        });
         Self {
-            component: (!tool.is_custom()).then(|| tool.sha256().to_string()),
+            component: (!tool.is_custom() && mcp.is_none()).then(|| tool.sha256().to_string()),
+            mcp,
             metadata: LockedMetadata {
                 description: sha256(meta.description.as_bytes()),
                 input_schema: sha256(meta.input_schema.to_string().as_bytes()),
@@ -147,8 +175,22 @@ impl LockedTool {
                 short(now.component.as_deref())
             ));
         }
+        match (&self.mcp, &now.mcp) {
+            (Some(was), Some(is)) if was.server != is.server => {
+                changes.push(format!("MCP server `{}` -> `{}`", was.server, is.server))
+            }
+            (None, Some(is)) => changes.push(format!("now served by MCP server `{}`", is.server)),
+            (Some(was), None) => {
+                changes.push(format!("no longer served by MCP server `{}`", was.server));
+            }
+            _ => {}
+        }
         let (was, is) = (&self.metadata, &now.metadata);
         let mut parts = Vec::new();
+        let annotations = |lock: &LockedTool| lock.mcp.as_ref().map(|m| m.annotations.clone());
+        if self.mcp.is_some() && now.mcp.is_some() && annotations(self) != annotations(now) {
+            parts.push("annotations".to_string());
+        }
         if was.description != is.description {
             parts.push("description".to_string());
         }
@@ -467,6 +509,7 @@ mod tests {
     fn tool() -> LockedTool {
         LockedTool {
             component: Some("a".repeat(64)),
+            mcp: None,
             metadata: LockedMetadata {
                 description: "d".into(),
                 input_schema: "i".into(),

@@ -1,7 +1,7 @@
 //! Hot reload: watch the tools folder and the host directory, and reload
-//! the host when a component is added, replaced or removed, or
-//! `toolhost.toml` or `tools.lock` changes (see [`Host::reload`] for what a
-//! reload keeps and swaps).
+//! the host when a component is added, replaced or removed, when
+//! `toolhost.toml` or `tools.lock` changes, or when an MCP server says its
+//! tools changed (see [`Host::reload`] for what a reload keeps and swaps).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,18 +20,30 @@ pub const SETTLE: Duration = Duration::from_millis(200);
 pub struct ReloadWatcher {
     _watcher: notify::RecommendedWatcher,
     task: tokio::task::JoinHandle<()>,
+    upstream_task: tokio::task::JoinHandle<()>,
 }
 
 impl Drop for ReloadWatcher {
     fn drop(&mut self) {
         self.task.abort();
+        self.upstream_task.abort();
     }
 }
 
 /// Reload `host` whenever a `.wasm` file in its tools folder, or its
-/// `toolhost.toml` or `tools.lock`, changes.
+/// `toolhost.toml` or `tools.lock`, changes, or an MCP server announces
+/// that its tools changed.
 pub fn watch(host: Arc<Host>) -> anyhow::Result<ReloadWatcher> {
     let (changed, mut changes) = tokio::sync::mpsc::unbounded_channel();
+    let mut upstream_changes = host.upstream_changes();
+    let upstream_changed = changed.clone();
+    let upstream_task = tokio::spawn(async move {
+        while upstream_changes.changed().await.is_ok() {
+            if upstream_changed.send(()).is_err() {
+                return;
+            }
+        }
+    });
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         let Ok(event) = event else { return };
         // Reads (including the reload's own) are not changes.
@@ -67,6 +79,7 @@ pub fn watch(host: Arc<Host>) -> anyhow::Result<ReloadWatcher> {
     Ok(ReloadWatcher {
         _watcher: watcher,
         task,
+        upstream_task,
     })
 }
 

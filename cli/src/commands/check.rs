@@ -22,7 +22,7 @@ pub(crate) async fn check(args: CheckArgs) -> anyhow::Result<ExitCode> {
     let host = load(&args.dir.dir).await?;
     let registry = host.registry();
     for tool in registry.all() {
-        println!("ok    {}", tool.name());
+        println!("ok    {} ({})", tool.name(), super::source_name(tool));
     }
     for failure in registry.failures() {
         println!("FAIL  {failure}");

@@ -113,11 +113,21 @@ fn inspection(tool: &Tool) -> Value {
 fn print_inspection(tool: &Tool) -> anyhow::Result<()> {
     let meta = tool.metadata();
     println!("tool:        {}", tool.name());
-    println!("file:        {}", tool.path().display());
+    match tool.upstream() {
+        Some(server) => println!(
+            "from:        MCP server `{}` (runs outside the sandbox; its effect is what its \
+             annotations or toolset say)",
+            server.spec().name
+        ),
+        None => println!("file:        {}", tool.path().display()),
+    }
     if let Some(function) = tool.plain_export() {
         println!("function:    {function} (plain component)");
     }
-    println!("sha256:      {}", tool.sha256());
+    match tool.upstream() {
+        Some(_) => println!("definition:  sha256 {}", tool.sha256()),
+        None => println!("sha256:      {}", tool.sha256()),
+    }
     println!("effect:      {}", meta.effect);
     println!("permission:  {}", permission_name(tool.policy().permission));
     println!("enabled:     {}", tool.policy().enabled);
@@ -186,6 +196,9 @@ fn print_inspection(tool: &Tool) -> anyhow::Result<()> {
             );
         }
         println!();
+    }
+    if tool.upstream().is_some() {
+        return Ok(());
     }
     println!("imports (what it could ask for) and grants:");
     for import in tool.imports() {

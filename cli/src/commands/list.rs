@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use super::{load, permission_name, warn_failures};
+use super::{load, permission_name, source_name, warn_failures};
 use crate::print::{print_json, print_table, summary};
 
 /// List the enabled tools, the unavailable ones and the files that failed.
@@ -21,22 +21,24 @@ pub(crate) async fn list(dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> 
             u.name.clone(),
             "-".to_string(),
             "-".to_string(),
+            "toolset".to_string(),
             summary(&format!("unavailable: {}", u.reason), 70),
         ]
     });
-    let rows: Vec<[String; 4]> = registry
+    let rows: Vec<[String; 5]> = registry
         .tools()
         .map(|t| {
             [
                 t.name().to_string(),
                 t.metadata().effect.to_string(),
                 permission_name(t.policy().permission).to_string(),
+                source_name(t),
                 summary(&t.metadata().description, 70),
             ]
         })
         .chain(unavailable)
         .collect();
-    let header = ["NAME", "EFFECT", "PERMISSION", "DESCRIPTION"].map(str::to_string);
+    let header = ["NAME", "EFFECT", "PERMISSION", "FROM", "DESCRIPTION"].map(str::to_string);
     print_table(&header, &rows);
     if rows.is_empty() {
         println!("(no tools in {})", host.tools_dir().display());

@@ -15,6 +15,7 @@ use clap::Args;
 use serde_json::{Value, json};
 use toolhost::Host;
 use toolhost::config::Permission;
+use toolhost::registry::{Origin, Tool};
 
 /// The host directory a command works on.
 #[derive(Debug, Args)]
@@ -39,6 +40,19 @@ pub(crate) fn warn_failures(host: &Host) {
 pub(crate) fn cli_principal() -> Value {
     let user = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
     json!({ "type": "cli", "user": user })
+}
+
+/// Where a tool comes from, as listings show it: its file's name, `toolset`,
+/// `toolhost.toml` (a custom tool) or `mcp:<server>`.
+pub(crate) fn source_name(tool: &Tool) -> String {
+    match tool.origin() {
+        Origin::File => tool.path().file_name().map_or_else(
+            || tool.path().display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        ),
+        Origin::Toolset => "toolset".to_string(),
+        Origin::Custom | Origin::Mcp => tool.path().display().to_string(),
+    }
 }
 
 /// A permission as `toolhost.toml` spells it.

@@ -64,6 +64,7 @@ pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let listener = http::bind(&options).await?;
     let (_watcher, _hangups) = hot_reload(&host);
+    let upstreams = host.clone();
     let app = http::App::new(host, options)?;
     let addr = listener.local_addr()?;
     eprintln!(
@@ -79,6 +80,7 @@ pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         );
     };
     http::run(listener, app, stopping).await?;
+    upstreams.stop_upstreams().await;
     eprintln!("toolhost: stopped");
     Ok(ExitCode::SUCCESS)
 }
@@ -101,9 +103,10 @@ pub(crate) async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         as_of: args.as_of,
         caller: Some(cli_principal()),
     };
-    ToolServer::new(host, sessions, options)
+    ToolServer::new(host.clone(), sessions, options)
         .serve_stdio()
         .await?;
+    host.stop_upstreams().await;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -27,3 +27,4 @@ mod registry;
 mod sandbox;
 mod serve;
 mod toolset;
+mod upstream;

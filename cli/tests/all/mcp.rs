@@ -13,7 +13,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{host, host_dir};
+use common::{host, host_dir, python};
 use serde_json::{Value, json};
 use toolhost::session::{NewSession, SessionStore};
 use toolhost_serve::http::{self, App, ServeOptions};
@@ -57,31 +57,6 @@ ask = ["model"]
 description = "Get the current weather for a city. Returns Celsius and a one-word summary; no forecasts."
 input_schema = { type = "object", properties = { location = { type = "string" } } }
 "#;
-
-/// A Python with the `mcp` package, or `None` (skip) outside CI.
-fn python() -> Option<PathBuf> {
-    let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .expect("target dir")
-        .to_path_buf();
-    let candidates = std::env::var_os("TOOLHOST_TEST_PYTHON")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([target.join("py/bin/python")]);
-    for python in candidates {
-        let works = Command::new(&python)
-            .args(["-c", "import mcp"])
-            .status()
-            .is_ok_and(|s| s.success());
-        if works {
-            return Some(python);
-        }
-    }
-    let why = "no Python with the `mcp` package (scripts/test installs it into target/py)";
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
-    eprintln!("skipping: {why}");
-    None
-}
 
 fn client_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/client.py")

@@ -105,6 +105,33 @@ pub fn dry_run() -> CallOptions {
     })
 }
 
+/// A Python with the `mcp` package (`$CARGO_TARGET_DIR/py`, where
+/// scripts/test installs it, or `TOOLHOST_TEST_PYTHON`), or `None`: skip,
+/// except under `CI=true`, where a missing toolchain is a failure.
+pub fn python() -> Option<PathBuf> {
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target dir")
+        .to_path_buf();
+    let candidates = std::env::var_os("TOOLHOST_TEST_PYTHON")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([target.join("py/bin/python")]);
+    for python in candidates {
+        let works = std::process::Command::new(&python)
+            .args(["-c", "import mcp"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if works {
+            return Some(python);
+        }
+    }
+    let why = "no Python with the `mcp` package (scripts/test installs it into target/py)";
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "{why}");
+    eprintln!("skipping: {why}");
+    None
+}
+
 /// Whether a build that failed with `stderr` only lacked its toolchain and
 /// may be skipped: `true` (with a message) outside CI; under `CI=true` a
 /// missing toolchain is a failure, so this panics.

@@ -8,7 +8,8 @@
 //! - [`envelope`]: what a call leaves behind (result, trace, event payloads);
 //! - `input`: the input's checks; `context`: what a call's stages share;
 //!   `pipeline`: the stages; `workspace`: the call's workspace; `execute`:
-//!   running the tool with retries; `watch`: what a running call reports
+//!   running the tool with retries; `upstream`: running an MCP server's
+//!   tool instead, with the same retry rule; `watch`: what a running call reports
 //!   (progress events); `outcome`: turning what happened into the envelope;
 //!   `prompt` and `resource`: prompt and resource requests, which run a
 //!   tool's component like a call, in the instance `offer` makes.
@@ -23,6 +24,7 @@ mod outcome;
 mod pipeline;
 mod prompt;
 mod resource;
+mod upstream;
 mod watch;
 mod workspace;
 

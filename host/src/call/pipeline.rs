@@ -224,6 +224,15 @@ impl Call<'_> {
             let _slot = self.write_slot(effect)?;
             return self.ask_client(Done::effect(effect), input, options).await;
         }
+        if let Some(server) = self.tool.upstream() {
+            // No admission: the server's process runs it, not an instance.
+            let _slot = self.write_slot(effect)?;
+            let done = Done {
+                approved_by,
+                ..Done::effect(effect)
+            };
+            return Ok(self.call_upstream(server, done).await);
+        }
         // Admitted first: a call waiting in the queue never keeps its
         // session busy.
         let _admitted = self.admit().await?;

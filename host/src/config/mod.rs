@@ -4,6 +4,7 @@
 //! tool gets is its `[tools.<name>]` entry over `[defaults]` over the built-in
 //! defaults, which deny every capability.
 
+pub mod mcp;
 pub mod toolset;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -15,7 +16,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-use self::toolset::Toolset;
+use self::mcp::McpServer;
+use self::toolset::{Toolset, Toolsets};
 use crate::caps::http::AllowList;
 use crate::usage::HostBudget;
 pub use crate::usage::{DEFAULT_HOST_MEMORY_MB, DEFAULT_MAX_HANDLES};
@@ -53,9 +55,13 @@ pub struct Config {
     /// Host-wide limits on calls, for every surface.
     #[serde(default)]
     pub limits: HostLimits,
-    /// The built-in toolset, when declared (`[toolset]` or `[[toolset]]`).
+    /// The built-in toolset and the MCP toolsets, when declared
+    /// (`[toolset]` or `[[toolset]]`).
     #[serde(default, deserialize_with = "crate::config::toolset::one_or_many")]
-    pub toolset: Vec<Toolset>,
+    pub toolset: Toolsets,
+    /// The MCP servers whose tools the MCP toolsets mount.
+    #[serde(default)]
+    pub mcp_servers: Vec<McpServer>,
 }
 
 /// A custom tool: a name, a description and an input schema, but no
@@ -611,11 +617,21 @@ impl Config {
     /// over what the toolset gives a toolset tool over `[defaults]`.
     pub fn policy_for(&self, name: &str) -> anyhow::Result<ToolPolicy> {
         let implied = self.declared_toolset().and_then(|t| t.settings_for(name));
+        self.policy_over(name, implied.as_ref())
+    }
+
+    /// The resolved policy of the tool `name`: its `[tools.<name>]` entry
+    /// over `implied` (what its toolset gives it) over `[defaults]`.
+    pub(crate) fn policy_over(
+        &self,
+        name: &str,
+        implied: Option<&ToolSettings>,
+    ) -> anyhow::Result<ToolPolicy> {
         let layers: Vec<&ToolSettings> = self
             .tools
             .get(name)
             .into_iter()
-            .chain(implied.as_ref())
+            .chain(implied)
             .chain([&self.defaults])
             .collect();
         let http = AllowList::parse(&first(&layers, |s| s.http.clone()).unwrap_or_default())
@@ -656,7 +672,12 @@ impl Config {
 
     /// The built-in toolset, if the config declares it.
     pub fn declared_toolset(&self) -> Option<&Toolset> {
-        self.toolset.first()
+        self.toolset.agent.as_ref()
+    }
+
+    /// The declared MCP server `name`.
+    pub fn mcp_server(&self, name: &str) -> Option<&McpServer> {
+        self.mcp_servers.iter().find(|s| s.name == name)
     }
 
     /// The largest memory cap any tool may get, for sizing the instance pool.
@@ -698,9 +719,10 @@ impl Config {
                 .validate()
                 .with_context(|| format!("in {section}"))?;
         }
-        for toolset in &self.toolset {
+        if let Some(toolset) = &self.toolset.agent {
             toolset.validate().context("in [toolset]")?;
         }
+        mcp::cross_check(&self.mcp_servers, &self.toolset.mcp)?;
         Ok(())
     }
 }

@@ -15,6 +15,11 @@
 //! the built-in names of [`ARRAY_FORM_NAMES`] (anything else is an error);
 //! the table form anything, so `list` and `delete` can be named only there,
 //! and keys that are no toolset tool are kept but ignored, with a warning.
+//!
+//! `[[toolset]]` entries of `type = "mcp_toolset"` mount the tools of an MCP
+//! server declared in `[[mcp_servers]]` (`crate::config::mcp`), configured
+//! the same way; their `configs` name the tools the server reports (checked
+//! when the server is listed) and may set each tool's `effect`.
 
 use std::collections::BTreeMap;
 
@@ -24,6 +29,7 @@ use serde_json::{Value, json};
 
 use super::{Permission, ToolSettings, WorkspaceAccess};
 use crate::caps::http::AllowList;
+use crate::tool::Effect;
 
 /// The canonical toolset type, the one stored.
 pub const TOOLSET_TYPE: &str = "agent_toolset";
@@ -78,6 +84,56 @@ pub fn is_toolset_name(name: &str) -> bool {
         || UNAVAILABLE_TOOLS.iter().any(|(tool, _)| *tool == name)
 }
 
+/// The type of a toolset of an MCP server's tools.
+pub const MCP_TOOLSET_TYPE: &str = "mcp_toolset";
+
+/// Every toolset `toolhost.toml` declares: the built-in one at most once,
+/// and one per MCP server.
+#[derive(Debug, Clone, Default)]
+pub struct Toolsets {
+    /// The built-in toolset, if declared.
+    pub agent: Option<Toolset>,
+    /// The MCP toolsets, in the order written.
+    pub mcp: Vec<McpToolset>,
+}
+
+/// An `mcp_toolset`: the tools of one declared MCP server, configured by
+/// `default_config` + `configs` like the built-in toolset.
+#[derive(Debug, Clone)]
+pub struct McpToolset {
+    /// The `[[mcp_servers]]` entry whose tools it mounts.
+    pub server: String,
+    /// `default_config` and `configs` (`http` is always empty).
+    pub settings: Toolset,
+}
+
+impl McpToolset {
+    /// The toolset as listings echo it.
+    pub fn to_json(&self) -> Value {
+        let mut json = self.settings.to_json();
+        json["type"] = json!(MCP_TOOLSET_TYPE);
+        json["mcp_server_name"] = json!(self.server);
+        if let Some(map) = json.as_object_mut() {
+            map.remove("http");
+        }
+        json
+    }
+
+    /// The names its `configs` give that are not among `reported` (the
+    /// tools the server reports): an error in the array form, ignored in
+    /// the table form.
+    pub fn unreported<'a>(&'a self, reported: &[&str]) -> Vec<&'a str> {
+        let named: Vec<&str> = match &self.settings.configs {
+            Configs::Array(entries) => entries.iter().map(|(name, _)| name.as_str()).collect(),
+            Configs::Table { tools, .. } => tools.keys().map(String::as_str).collect(),
+        };
+        named
+            .into_iter()
+            .filter(|name| !reported.contains(name))
+            .collect()
+    }
+}
+
 /// One declared toolset, as stored (canonical type, configs as written).
 #[derive(Debug, Clone, Default)]
 pub struct Toolset {
@@ -89,14 +145,16 @@ pub struct Toolset {
     pub http: Vec<String>,
 }
 
-/// `enabled` and `permission_policy` of the toolset or of one tool; unset
-/// fields inherit.
+/// `enabled` and `permission_policy` of the toolset or of one tool (and,
+/// for an MCP server's tool, its `effect`); unset fields inherit.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ToolConfig {
     /// Whether the tool is handed to the agent at all.
     pub enabled: Option<bool>,
     /// Whether its calls wait for an approval.
     pub permission_policy: Option<Permission>,
+    /// What an MCP server's tool's calls do, over what its annotations say.
+    pub effect: Option<Effect>,
 }
 
 /// `configs`, in one of its two forms.
@@ -121,6 +179,16 @@ impl Default for Configs {
     }
 }
 
+impl Configs {
+    /// The configured entries, in either form.
+    fn entries(&self) -> Vec<&ToolConfig> {
+        match self {
+            Self::Array(entries) => entries.iter().map(|(_, config)| config).collect(),
+            Self::Table { tools, .. } => tools.values().collect(),
+        }
+    }
+}
+
 /// A tool's resolved toolset configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Resolved {
@@ -128,6 +196,8 @@ pub struct Resolved {
     pub enabled: bool,
     /// Whether calls need approval.
     pub permission: Permission,
+    /// The effect set for it, if any (MCP toolsets only).
+    pub effect: Option<Effect>,
 }
 
 impl Toolset {
@@ -148,6 +218,7 @@ impl Toolset {
                 .permission_policy
                 .or(self.default_config.permission_policy)
                 .unwrap_or_default(),
+            effect: own.effect.or(self.default_config.effect),
         }
     }
 
@@ -217,6 +288,7 @@ impl Toolset {
         let defaults = ToolConfig {
             enabled: Some(self.default_config.enabled.unwrap_or(true)),
             permission_policy: Some(self.default_config.permission_policy.unwrap_or_default()),
+            effect: self.default_config.effect,
         };
         json!({
             "type": TOOLSET_TYPE_DATED,
@@ -242,12 +314,16 @@ impl ToolConfig {
         if let Some(policy) = self.permission_policy {
             map.insert("permission_policy".into(), json!({ "type": policy }));
         }
+        if let Some(effect) = self.effect {
+            map.insert("effect".into(), json!(effect));
+        }
         map
     }
 }
 
-/// Deserialize `toolset` from a `[toolset]` table or a `[[toolset]]` array.
-pub(crate) fn one_or_many<'de, D>(deserializer: D) -> Result<Vec<Toolset>, D::Error>
+/// Deserialize `toolset` from a `[toolset]` table or a `[[toolset]]` array:
+/// the built-in toolset at most once, and any number of MCP toolsets.
+pub(crate) fn one_or_many<'de, D>(deserializer: D) -> Result<Toolsets, D::Error>
 where
     D: serde::Deserializer<'de>,
 {
@@ -264,16 +340,39 @@ where
             )));
         }
     };
-    if entries.len() > 1 {
+    let mut toolsets = Toolsets::default();
+    let mut agents = 0;
+    for (index, entry) in entries.into_iter().enumerate() {
+        match parse_entry(entry, index).map_err(|e| D::Error::custom(format!("{e:#}")))? {
+            Entry::Agent(toolset) => {
+                agents += 1;
+                toolsets.agent.get_or_insert(toolset);
+            }
+            Entry::Mcp(toolset) => {
+                if toolsets.mcp.iter().any(|t| t.server == toolset.server) {
+                    return Err(D::Error::custom(format!(
+                        "in [[toolset]] #{}: a second mcp_toolset for the MCP server `{}`; \
+                         declare one toolset per server",
+                        index + 1,
+                        toolset.server
+                    )));
+                }
+                toolsets.mcp.push(toolset);
+            }
+        }
+    }
+    if agents > 1 {
         return Err(D::Error::custom(format!(
-            "{} toolsets are declared; declare `agent_toolset` once",
-            entries.len()
+            "{agents} toolsets of type `agent_toolset` are declared; declare `agent_toolset` once"
         )));
     }
-    entries
-        .into_iter()
-        .map(|entry| parse_toolset(entry).map_err(|e| D::Error::custom(format!("{e:#}"))))
-        .collect()
+    Ok(toolsets)
+}
+
+/// One parsed `[[toolset]]` entry.
+enum Entry {
+    Agent(Toolset),
+    Mcp(McpToolset),
 }
 
 /// A toolset entry as written, before its names are checked.
@@ -287,7 +386,9 @@ struct RawToolset {
     #[serde(default)]
     configs: Option<toml::Value>,
     #[serde(default)]
-    http: Vec<String>,
+    http: Option<Vec<String>>,
+    #[serde(default)]
+    mcp_server_name: Option<String>,
 }
 
 /// One `enabled` + `permission_policy` entry as written.
@@ -300,54 +401,108 @@ struct RawToolConfig {
     enabled: Option<bool>,
     #[serde(default)]
     permission_policy: Option<toml::Value>,
+    #[serde(default)]
+    effect: Option<Effect>,
 }
 
-fn parse_toolset(value: toml::Value) -> anyhow::Result<Toolset> {
-    let raw = RawToolset::deserialize(value).context("in [toolset]")?;
+/// Parse the `index`th toolset entry (the only one, for a `[toolset]` table).
+fn parse_entry(value: toml::Value, index: usize) -> anyhow::Result<Entry> {
+    let kind = value
+        .get("type")
+        .and_then(toml::Value::as_str)
+        .map(str::to_string);
+    let server = value
+        .get("mcp_server_name")
+        .and_then(toml::Value::as_str)
+        .map(str::to_string);
+    let at = match (&kind, &server) {
+        (Some(kind), Some(server)) if kind == MCP_TOOLSET_TYPE => {
+            format!("[[toolset]] mcp_toolset `{server}`")
+        }
+        _ if index == 0 => "[toolset]".to_string(),
+        _ => format!("[[toolset]] #{}", index + 1),
+    };
+    let raw = RawToolset::deserialize(value).with_context(|| format!("in {at}"))?;
+    let agent = raw.kind == TOOLSET_TYPE || raw.kind == TOOLSET_TYPE_DATED;
     anyhow::ensure!(
-        raw.kind == TOOLSET_TYPE || raw.kind == TOOLSET_TYPE_DATED,
-        "in [toolset]: `type` = {:?} is not a toolset toolhost runs: expected \
-         {TOOLSET_TYPE:?} (or its dated form {TOOLSET_TYPE_DATED:?}); tools from MCP servers \
-         are not supported",
+        agent || raw.kind == MCP_TOOLSET_TYPE,
+        "in {at}: `type` = {:?} is not a toolset toolhost runs: expected {TOOLSET_TYPE:?} \
+         (or its dated form {TOOLSET_TYPE_DATED:?}) or {MCP_TOOLSET_TYPE:?}",
         raw.kind
     );
+    let configs = match raw.configs {
+        None => Configs::default(),
+        Some(toml::Value::Array(entries)) => parse_array_form(entries, &at, agent)?,
+        Some(toml::Value::Table(table)) => parse_table_form(table, &at, agent)?,
+        Some(other) => anyhow::bail!(
+            "in {at}: `configs` must be an array of entries with a `name` or a table keyed by \
+             tool name, not a {}",
+            other.type_str()
+        ),
+    };
     let default_config = match raw.default_config {
         Some(value) => {
-            let config = parse_tool_config(value).context("in [toolset] default_config")?;
+            let config =
+                parse_tool_config(value).with_context(|| format!("in {at} default_config"))?;
             anyhow::ensure!(
                 config.0.is_none(),
-                "in [toolset] default_config: `name` belongs in a `configs` entry"
+                "in {at} default_config: `name` belongs in a `configs` entry"
             );
             config.1
         }
         None => ToolConfig::default(),
     };
-    let configs = match raw.configs {
-        None => Configs::default(),
-        Some(toml::Value::Array(entries)) => parse_array_form(entries)?,
-        Some(toml::Value::Table(table)) => parse_table_form(table)?,
-        Some(other) => anyhow::bail!(
-            "in [toolset]: `configs` must be an array of entries with a `name` or a table \
-             keyed by tool name, not a {}",
-            other.type_str()
-        ),
-    };
-    Ok(Toolset {
-        default_config,
-        configs,
-        http: raw.http,
-    })
+    if agent {
+        anyhow::ensure!(
+            raw.mcp_server_name.is_none(),
+            "in {at}: `mcp_server_name` belongs to a toolset of `type = \"{MCP_TOOLSET_TYPE}\"`"
+        );
+        let effects = std::iter::once(&default_config).chain(configs.entries());
+        anyhow::ensure!(
+            effects.into_iter().all(|c| c.effect.is_none()),
+            "in {at}: `effect` is set only for an MCP server's tools; the built-in tools' \
+             effects are fixed"
+        );
+        return Ok(Entry::Agent(Toolset {
+            default_config,
+            configs,
+            http: raw.http.unwrap_or_default(),
+        }));
+    }
+    let server = raw.mcp_server_name.with_context(|| {
+        format!(
+            "in {at}: a toolset of `type = \"{MCP_TOOLSET_TYPE}\"` needs `mcp_server_name`, \
+             the name of an [[mcp_servers]] entry"
+        )
+    })?;
+    anyhow::ensure!(
+        raw.http.is_none(),
+        "in {at}: `http` is the built-in toolset's allow-list for web_fetch; an MCP server's \
+         tools reach what the server reaches"
+    );
+    Ok(Entry::Mcp(McpToolset {
+        server,
+        settings: Toolset {
+            default_config,
+            configs,
+            http: Vec::new(),
+        },
+    }))
 }
 
-fn parse_array_form(entries: Vec<toml::Value>) -> anyhow::Result<Configs> {
+/// The array form: every entry named; for the built-in toolset
+/// (`builtin`), only by the names of [`ARRAY_FORM_NAMES`]; for an MCP
+/// toolset, by any name (checked against the server's tools when it is
+/// listed).
+fn parse_array_form(entries: Vec<toml::Value>, at: &str, builtin: bool) -> anyhow::Result<Configs> {
     let mut parsed: Vec<(String, ToolConfig)> = Vec::new();
     for (index, entry) in entries.into_iter().enumerate() {
-        let at = format!("in [toolset] configs[{index}]");
+        let at = format!("in {at} configs[{index}]");
         let (name, config) = parse_tool_config(entry).context(at.clone())?;
         let name =
             name.with_context(|| format!("{at}: every entry of the array form needs a `name`"))?;
         anyhow::ensure!(
-            ARRAY_FORM_NAMES.contains(&name.as_str()),
+            !builtin || ARRAY_FORM_NAMES.contains(&name.as_str()),
             "{at}: `name` = {name:?} is not accepted in the array form; accepted names: {}. \
              `list` and `delete` can be configured only in the table form, e.g. \
              `configs.{name} = {{ enabled = true }}`",
@@ -362,22 +517,24 @@ fn parse_array_form(entries: Vec<toml::Value>) -> anyhow::Result<Configs> {
     Ok(Configs::Array(parsed))
 }
 
-fn parse_table_form(table: toml::Table) -> anyhow::Result<Configs> {
+/// The table form: keyed by tool name; for the built-in toolset
+/// (`builtin`), keys that are no toolset tool are kept but ignored.
+fn parse_table_form(table: toml::Table, at: &str, builtin: bool) -> anyhow::Result<Configs> {
     let mut tools = BTreeMap::new();
     let mut ignored = BTreeMap::new();
     for (name, value) in table {
-        if is_toolset_name(&name) {
+        if !builtin || is_toolset_name(&name) {
             let (inner, config) =
-                parse_tool_config(value).with_context(|| format!("in [toolset] configs.{name}"))?;
+                parse_tool_config(value).with_context(|| format!("in {at} configs.{name}"))?;
             anyhow::ensure!(
                 inner.is_none(),
-                "in [toolset] configs.{name}: the table form takes the name from the key; \
-                 remove `name`"
+                "in {at} configs.{name}: the table form takes the name from the key; remove \
+                 `name`"
             );
             tools.insert(name, config);
         } else {
-            let value = serde_json::to_value(value)
-                .with_context(|| format!("in [toolset] configs.{name}"))?;
+            let value =
+                serde_json::to_value(value).with_context(|| format!("in {at} configs.{name}"))?;
             ignored.insert(name, value);
         }
     }
@@ -392,6 +549,7 @@ fn parse_tool_config(value: toml::Value) -> anyhow::Result<(Option<String>, Tool
         ToolConfig {
             enabled: raw.enabled,
             permission_policy,
+            effect: raw.effect,
         },
     ))
 }
@@ -424,7 +582,7 @@ mod tests {
     }
 
     fn toolset(text: &str) -> Toolset {
-        parse(text).unwrap().toolset.into_iter().next().unwrap()
+        parse(text).unwrap().toolset.agent.unwrap()
     }
 
     #[test]
@@ -452,7 +610,7 @@ mod tests {
     fn other_types_and_second_toolsets_are_refused() {
         let err = parse("[toolset]\ntype = \"mcp_toolset\"\n").unwrap_err();
         assert!(
-            format!("{err:#}").contains("expected \"agent_toolset\""),
+            format!("{err:#}").contains("needs `mcp_server_name`"),
             "{err:#}"
         );
         let err =
@@ -521,7 +679,8 @@ mod tests {
             set.resolve("read"),
             Resolved {
                 enabled: true,
-                permission: Permission::AlwaysAsk
+                permission: Permission::AlwaysAsk,
+                effect: None,
             }
         );
         assert!(!set.resolve("grep").enabled);

@@ -8,12 +8,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::scope::{Part, Scope};
-use super::{LoadFailure, Origin, Registry, Tool, Unavailable, component, custom, slug, toolset};
+use super::{
+    LoadFailure, Origin, Registry, Tool, Unavailable, component, custom, mcp, slug, toolset,
+};
 use crate::config::Config;
 use crate::config::toolset::{COMPONENT_TOOLS, is_toolset_name};
 use crate::engine::{Pins, Tiering, ToolEngine};
 use crate::files::FileStamp;
 use crate::tool::MAX_TOOLS;
+use crate::upstream::Upstreams;
 
 /// Why a tools folder could not be loaded at all; a tool that fails its
 /// checks is a [`LoadFailure`] instead, and the others still load.
@@ -45,10 +48,12 @@ pub enum LoadError {
         /// The toolset tools it enables.
         toolset: usize,
     },
-    /// The loaded tools are past the limit (a plain component gives one per function).
+    /// The loaded tools are past the limit (a plain component gives one per
+    /// function, an MCP server as many as it lists).
     #[error(
-        "{loaded} tools loaded (plain components give one tool per exported function); at most \
-         {MAX_TOOLS} are allowed (remove some)"
+        "{loaded} tools loaded (plain components give one tool per exported function, MCP \
+         servers as many as they list); at most {MAX_TOOLS} are allowed (remove some, or \
+         disable some in their toolset)"
     )]
     TooManyLoaded {
         /// How many loaded.
@@ -72,6 +77,8 @@ pub enum LoadError {
 impl Registry {
     /// Load every `.wasm` in `dir`. Fails only when the folder cannot be read
     /// or holds more than [`MAX_TOOLS`] tools; a bad tool is a [`LoadFailure`].
+    /// MCP servers are reached only through a [`crate::Host`]: here each
+    /// declared one is a [`LoadFailure`].
     pub async fn load(engine: &ToolEngine, dir: &Path, config: &Config) -> Result<Self, LoadError> {
         Self::load_reusing(engine, dir, config, None).await
     }
@@ -99,12 +106,16 @@ impl Registry {
             tiering,
             None,
             Scope::Everything,
+            None,
         )
         .await
     }
 
     /// [`Registry::load_reusing`], compiling what the cache does not hold
-    /// as `tiering` says, and loading only what `scope` needs.
+    /// as `tiering` says, loading only what `scope` needs, and listing the
+    /// MCP servers' tools through `upstreams` (when a call of a file's,
+    /// toolset or custom tool is all `scope` needs, no server is started).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn load_tiered(
         engine: &ToolEngine,
         dir: &Path,
@@ -113,6 +124,7 @@ impl Registry {
         tiering: Tiering,
         pins: Option<&dyn Pins>,
         scope: Scope<'_>,
+        upstreams: Option<&Upstreams>,
     ) -> Result<Self, LoadError> {
         let files = tool_files(dir)?;
         let toolset = config.declared_toolset();
@@ -247,6 +259,30 @@ impl Registry {
                 }),
             }
         }
+        let mut unlisted_servers = !config.mcp_servers.is_empty() && part.is_some();
+        if part.is_none() {
+            match upstreams {
+                Some(upstreams) => {
+                    let listing = mcp::list(upstreams, config).await;
+                    unlisted_servers = listing.values().any(|(_, listed)| listed.is_err());
+                    registry.mount_upstreams(config, &listing);
+                }
+                None => {
+                    unlisted_servers = !config.mcp_servers.is_empty();
+                    for server in &config.mcp_servers {
+                        registry.failures.push(LoadFailure {
+                            file: server.source(),
+                            tool: None,
+                            reason: format!(
+                                "MCP server `{}`: MCP servers are reached only through a host \
+                                 (toolhost::Host), not by loading a registry alone",
+                                server.name
+                            ),
+                        });
+                    }
+                }
+            }
+        }
         let left_out = part.as_ref().map_or(0, |part| part.left_out(toolset_count));
         if registry.tools.len() + left_out > MAX_TOOLS {
             return Err(LoadError::TooManyLoaded {
@@ -263,6 +299,7 @@ impl Registry {
                         .iter()
                         .any(|f| f.tool.as_deref() == Some(name))
                     || (toolset.is_some() && is_toolset_name(name))
+                    || unlisted_servers
                     || part
                         .as_ref()
                         .is_some_and(|part| part.may_leave_out(name, toolset.is_some()));

@@ -8,12 +8,13 @@
 //! [`Registry`] and its queries are here; `load` orchestrates a load (of
 //! the whole folder, or of what one call needs: `scope`), and each origin
 //! has its own file: `component` (a file's component, then `contract` or
-//! `plain`), `toolset` and `custom`.
+//! `plain`), `toolset`, `custom` and `mcp` (an MCP server's tools).
 
 mod component;
 mod contract;
 mod custom;
 mod load;
+mod mcp;
 mod plain;
 mod scope;
 mod tool;
@@ -191,10 +192,15 @@ impl Registry {
     pub fn keep_last_good(&mut self, previous: &Registry, accepted: impl Fn(&Tool) -> bool) {
         for failure in &self.failures {
             // By name, and by file: a plain component's tools are named
-            // after its functions.
-            let kept = previous.tools.values().filter(|tool| {
-                failure.tool.as_deref() == Some(tool.name.as_str())
-                    || (tool.origin == Origin::File && tool.path == failure.file)
+            // after its functions. An MCP server's tools are kept only while
+            // it cannot be listed: a definition it serves now and that fails
+            // (or that the lock refuses) is not called with the old one's.
+            let kept = previous.tools.values().filter(|tool| match tool.origin {
+                Origin::Mcp => failure.tool.is_none() && tool.path == failure.file,
+                _ => {
+                    failure.tool.as_deref() == Some(tool.name.as_str())
+                        || (tool.origin == Origin::File && tool.path == failure.file)
+                }
             });
             for tool in kept {
                 if !self.tools.contains_key(&tool.name)

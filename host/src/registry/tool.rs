@@ -2,6 +2,7 @@
 //! schemas, policy, and the code a call instantiates.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -11,6 +12,7 @@ use crate::files::FileStamp;
 use crate::prompts::PromptSpec;
 use crate::resources::{ResourceSpec, ResourceTemplateSpec, TemplateValues};
 use crate::tool::ToolMetadata;
+use crate::upstream::Upstream;
 
 /// Where a tool comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -22,6 +24,8 @@ pub enum Origin {
     Toolset,
     /// A custom tool declared in `toolhost.toml`, answered by the client.
     Custom,
+    /// A tool of an MCP server (`[[mcp_servers]]`), mounted by an `mcp_toolset`.
+    Mcp,
 }
 
 /// A loaded, checked tool, ready to instantiate.
@@ -69,6 +73,17 @@ pub(super) enum Kind {
     },
     /// A custom tool: no code, the client of a session answers it.
     Custom,
+    /// A tool of an MCP server: the server runs it.
+    Upstream(Mounted),
+}
+
+/// What calling an MCP server's tool needs besides its name, which is the
+/// name the server gave it.
+pub(super) struct Mounted {
+    /// The server's connection.
+    pub(super) server: Arc<Upstream>,
+    /// The hex SHA-256 of its annotations as the server gave them.
+    pub(super) annotations: String,
 }
 
 /// A tool's checked metadata with its compiled input and output schemas.
@@ -168,6 +183,13 @@ impl Tool {
         self
     }
 
+    /// The same tool, its definition hashing to `sha256` (an MCP server's
+    /// tool has no component).
+    pub(super) fn with_digest(mut self, sha256: String) -> Self {
+        self.sha256 = sha256;
+        self
+    }
+
     /// The same tool, as one of the built-in toolset's.
     pub(super) fn in_toolset(mut self) -> Self {
         self.origin = Origin::Toolset;
@@ -179,7 +201,7 @@ impl Tool {
     pub(super) fn code_cell(&self) -> Option<&CodeCell> {
         match &self.kind {
             Kind::Contract(code) | Kind::Plain { code, .. } => Some(code),
-            Kind::Custom => None,
+            Kind::Custom | Kind::Upstream(_) => None,
         }
     }
 
@@ -194,12 +216,14 @@ impl Tool {
     }
 
     /// The component file it was loaded from (`toolset/<name>` for a
-    /// toolset tool, `toolhost.toml` for a custom tool).
+    /// toolset tool, `toolhost.toml` for a custom tool, `mcp:<server>` for
+    /// an MCP server's tool).
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Hex SHA-256 of the component.
+    /// Hex SHA-256 of the component (of the definition, for an MCP
+    /// server's tool).
     pub fn sha256(&self) -> &str {
         &self.sha256
     }
@@ -225,7 +249,24 @@ impl Tool {
     pub fn plain_export(&self) -> Option<&str> {
         match &self.kind {
             Kind::Plain { export, .. } => Some(export),
-            Kind::Contract(_) | Kind::Custom => None,
+            Kind::Contract(_) | Kind::Custom | Kind::Upstream(_) => None,
+        }
+    }
+
+    /// For an MCP server's tool: the server that runs it.
+    pub fn upstream(&self) -> Option<&Arc<Upstream>> {
+        match &self.kind {
+            Kind::Upstream(mounted) => Some(&mounted.server),
+            _ => None,
+        }
+    }
+
+    /// For an MCP server's tool: the hex SHA-256 of the annotations the
+    /// server gave it.
+    pub fn annotations_sha256(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Upstream(mounted) => Some(&mounted.annotations),
+            _ => None,
         }
     }
 
@@ -262,6 +303,7 @@ impl Tool {
             "enabled": self.policy.enabled,
             "custom": self.is_custom(),
             "origin": self.origin,
+            "mcpServer": self.upstream().map(|u| u.spec().name.clone()),
             "prompts": self.prompts(),
             "resources": self.resources(),
             "resourceTemplates": self.resource_templates(),

@@ -531,11 +531,18 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 async fn healthz(State(app): State<Arc<App>>) -> axum::Json<serde_json::Value> {
-    axum::Json(json!({
+    let mut health = json!({
         "ok": true,
         "slug": app.slug,
         "tools": app.host.registry().tools().count(),
-    }))
+    });
+    // Still serving the tools loaded before a change (an edited file, an MCP
+    // server's new tools) was refused; the reason is in the log, not here,
+    // since this route needs no token.
+    if app.host.reload_error().is_some() {
+        health["reloadFailed"] = json!(true);
+    }
+    axum::Json(health)
 }
 
 async fn metrics(State(app): State<Arc<App>>) -> Response {

@@ -1,4 +1,7 @@
 //! A tool's result on the host side, and how it becomes an envelope's `result`.
+//! `mcp` reads an MCP server's tool result into one.
+
+pub(crate) mod mcp;
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
