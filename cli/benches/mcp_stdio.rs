@@ -4,7 +4,10 @@
 //! read-parse-write loop; with `--rmcp-floor`: rmcp serving a handler that
 //! answers at once, the library's own cost); and
 //! the time from starting `toolhost mcp` to the first `tools/list` answer
-//! with 5 tools and a warm compile cache.
+//! with 5 tools and a warm compile cache. One more row puts a second
+//! `toolhost mcp` in front, whose `echo` is the first one's, mounted by an
+//! `mcp_toolset`: its p50 less the first row's is what proxying a call to
+//! an MCP server costs.
 //!
 //! Run with `cargo bench -p toolhost --bench mcp_stdio` (optional: the number
 //! of calls, default 20000); figures go in bench/RESULTS.md.
@@ -42,6 +45,23 @@ fn main() -> anyhow::Result<()> {
         command.args(["mcp", "--dir"]).arg(dir.path());
         command
     };
+    let proxy_dir = tempfile::tempdir()?;
+    std::fs::create_dir_all(proxy_dir.path().join("tools"))?;
+    std::fs::write(
+        proxy_dir.path().join("toolhost.toml"),
+        format!(
+            "[[mcp_servers]]\nname = \"inner\"\ntype = \"stdio\"\ncommand = {:?}\n\
+             args = [\"mcp\", \"--dir\", {:?}]\n\n\
+             [[toolset]]\ntype = \"mcp_toolset\"\nmcp_server_name = \"inner\"\n",
+            env!("CARGO_BIN_EXE_toolhost"),
+            dir.path()
+        ),
+    )?;
+    let proxy = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+        command.args(["mcp", "--dir"]).arg(proxy_dir.path());
+        command
+    };
     let this = |flag: &str| {
         let mut command = Command::new(std::env::current_exe().expect("this binary"));
         command.arg(flag);
@@ -69,6 +89,7 @@ fn main() -> anyhow::Result<()> {
     println!("| --- | --- | --- | --- | --- |");
     let servers = [
         ("toolhost mcp", toolhost()),
+        ("toolhost mcp → mcp_toolset → toolhost mcp", proxy()),
         ("rmcp floor (do-nothing handler)", this("--rmcp-floor")),
         ("floor (do-nothing loop)", this("--floor-server")),
     ];

@@ -158,7 +158,7 @@ impl HostBuilder {
         })?);
         // Read first: no file that differs from the lock is compiled or run.
         let lock = read_lock(&self.dir, self.ignore_lock)?;
-        let upstreams = Arc::new(Upstreams::new(self.dir.clone()));
+        let upstreams = Arc::new(Upstreams::new(self.dir.clone(), self.network.clone()));
         let mut registry = Registry::load_tiered(
             &engine,
             &tools_dir,

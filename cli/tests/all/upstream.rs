@@ -538,3 +538,138 @@ async fn lazy_servers_start_when_needed_and_eager_ones_with_the_host() {
         host.stop_upstreams().await;
     }
 }
+
+/// tests/mcp/upstream.py over streamable HTTP on a loopback port, killed
+/// when dropped.
+struct HttpUpstream {
+    child: std::process::Child,
+    url: String,
+    state: tempfile::TempDir,
+}
+
+impl HttpUpstream {
+    fn start(python: &Path) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let state = tempfile::tempdir().unwrap();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/upstream.py");
+        let child = std::process::Command::new(python)
+            .arg(script)
+            .args(["--http", &port.to_string()])
+            .env("UPSTREAM_STATE", state.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "the upstream did not listen"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Self {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            state,
+        }
+    }
+}
+
+impl Drop for HttpUpstream {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn url_server(name: &str, url: &str, extra: &str) -> String {
+    format!(
+        "[[mcp_servers]]\nname = \"{name}\"\ntype = \"url\"\nurl = \"{url}\"\n{extra}\n\
+         [[toolset]]\ntype = \"mcp_toolset\"\nmcp_server_name = \"{name}\"\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_server_gets_each_sessions_credentials_on_its_own_connection() {
+    let Some(python) = python() else { return };
+    let upstream = HttpUpstream::start(&python);
+    let config = url_server(
+        "tickets",
+        &upstream.url,
+        "headers = { X-Team = \"platform\" }\nauth_headers = { X-User = \"user\" }",
+    );
+    let dir = host_dir(&[], &config);
+    let host = common::load(dir.path()).await;
+    let failures = host.registry().failures().to_vec();
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(
+        host.registry().get("lookup").unwrap().path(),
+        Path::new("mcp:tickets")
+    );
+
+    let result = host
+        .call("lookup", json!({ "key": "T-7" }), &live())
+        .await
+        .unwrap();
+    assert_eq!(
+        result.result,
+        json!({ "result": "ticket T-7: printer on fire" })
+    );
+    assert_eq!(calls_of(upstream.state.path(), "lookup"), 1);
+
+    let as_user = |user: &str| {
+        let session = Session::open(toolhost::SessionSpec {
+            auth: Some(json!({ "user": user })),
+            ..toolhost::SessionSpec::default()
+        })
+        .unwrap();
+        CallOptions::new(Arc::new(session))
+    };
+    let seen = |result: &toolhost::call::CallResult| -> serde_json::Value {
+        let text = result.result["result"].as_str().unwrap().to_string();
+        serde_json::from_str(&text).unwrap()
+    };
+    let (alice, bob) = (as_user("alice"), as_user("bob"));
+    for _ in 0..2 {
+        let headers = seen(&host.call("whoami", json!({}), &alice).await.unwrap());
+        assert_eq!(headers["x-user"], "alice", "{headers}");
+        assert_eq!(headers["x-team"], "platform", "{headers}");
+        let headers = seen(&host.call("whoami", json!({}), &bob).await.unwrap());
+        assert_eq!(headers["x-user"], "bob", "{headers}");
+    }
+    let headers = seen(&host.call("whoami", json!({}), &live()).await.unwrap());
+    assert!(
+        headers.get("x-user").is_none(),
+        "no session credentials: {headers}"
+    );
+    host.stop_upstreams().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_server_is_reached_only_under_the_egress_rules() {
+    let Some(python) = python() else { return };
+    let upstream = HttpUpstream::start(&python);
+    // The same server by a name that resolves to loopback: refused.
+    let by_name = upstream.url.replace("127.0.0.1", "localhost");
+    let dir = host_dir(&[], &url_server("tickets", &by_name, ""));
+    let host = common::load(dir.path()).await;
+    let registry = host.registry();
+    let failure = registry
+        .failures()
+        .iter()
+        .find(|f| f.tool.is_none())
+        .unwrap();
+    assert!(
+        failure
+            .reason
+            .contains("only globally routable addresses are reached by name"),
+        "{failure}"
+    );
+    assert!(registry.get("lookup").is_none());
+    assert_eq!(calls_of(upstream.state.path(), "lookup"), 0);
+}

@@ -34,9 +34,19 @@ impl Call<'_> {
             _ => JsonObject::new(),
         };
         let server_name = &server.spec().name;
+        let credentials = match server.credentials(self.session.auth()) {
+            Ok(credentials) => credentials,
+            Err(problem) => {
+                return self.failed(
+                    done,
+                    &format!("MCP server `{server_name}`: {problem}"),
+                    None,
+                );
+            }
+        };
         loop {
             done.attempts += 1;
-            let call = server.call_tool(self.tool.name(), arguments.clone());
+            let call = server.call_tool(self.tool.name(), arguments.clone(), &credentials);
             let answer = match tokio::time::timeout_at(deadline, call).await {
                 Ok(answer) => answer,
                 Err(_) => {

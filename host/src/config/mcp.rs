@@ -35,6 +35,19 @@ pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
 pub const MAX_STARTUP_TIMEOUT_MS: u64 = 600_000;
 /// The most MCP servers one host declares.
 pub const MAX_MCP_SERVERS: usize = 32;
+/// The request headers the MCP transport sets itself: `headers` and
+/// `auth_headers` may not name them.
+pub const RESERVED_HEADERS: &[&str] = &[
+    "accept",
+    "content-type",
+    "content-length",
+    "host",
+    "connection",
+    "transfer-encoding",
+    "mcp-session-id",
+    "last-event-id",
+    "mcp-protocol-version",
+];
 
 /// One declared MCP server.
 #[derive(Clone, PartialEq, Eq)]
@@ -74,7 +87,8 @@ pub enum McpTransport {
         url: String,
         /// Headers sent with every request.
         headers: BTreeMap<String, String>,
-        /// Which field of a session's `auth` becomes which request header.
+        /// Which request header (the key) carries which field of a
+        /// session's `auth` (the value, a top-level string field).
         auth_headers: BTreeMap<String, String>,
     },
 }
@@ -221,10 +235,39 @@ impl RawServer {
                     parsed.is_some(),
                     "{at}: `url` = {url:?} is not an http:// or https:// address"
                 );
+                let headers = self.headers.unwrap_or_default();
+                let auth_headers = self.auth_headers.unwrap_or_default();
+                for (table, name) in (headers.keys().map(|n| ("headers", n)))
+                    .chain(auth_headers.keys().map(|n| ("auth_headers", n)))
+                {
+                    anyhow::ensure!(
+                        http::HeaderName::try_from(name.as_str()).is_ok(),
+                        "{at}: `{table}` names {name:?}, which is not an HTTP header name"
+                    );
+                    anyhow::ensure!(
+                        !RESERVED_HEADERS
+                            .iter()
+                            .any(|r| name.eq_ignore_ascii_case(r)),
+                        "{at}: `{table}` names `{name}`, which the MCP transport sets itself \
+                         (reserved: {})",
+                        RESERVED_HEADERS.join(", ")
+                    );
+                    anyhow::ensure!(
+                        !(table == "auth_headers"
+                            && headers.keys().any(|h| h.eq_ignore_ascii_case(name))),
+                        "{at}: `{name}` is in both `headers` and `auth_headers`; keep one"
+                    );
+                }
+                for (name, value) in &headers {
+                    anyhow::ensure!(
+                        http::HeaderValue::try_from(value.as_str()).is_ok(),
+                        "{at}: the value of `headers.{name}` is not a valid header value"
+                    );
+                }
                 McpTransport::Url {
                     url,
-                    headers: self.headers.unwrap_or_default(),
-                    auth_headers: self.auth_headers.unwrap_or_default(),
+                    headers,
+                    auth_headers,
                 }
             }
             other => anyhow::bail!(
@@ -365,6 +408,23 @@ mod tests {
         ))
         .unwrap_err();
         assert!(format!("{err:#}").contains("expected \"stdio\" or \"url\""));
+        let url =
+            "[[mcp_servers]]\nname = \"tickets\"\ntype = \"url\"\nurl = \"https://x.test/mcp\"\n";
+        let err = parse(&format!("{url}headers = {{ Accept = \"x\" }}\n{MOUNT}")).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("which the MCP transport sets itself"),
+            "{err:#}"
+        );
+        let err = parse(&format!(
+            "{url}auth_headers = {{ \"a b\" = \"user\" }}\n{MOUNT}"
+        ))
+        .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("not an HTTP header name"),
+            "{err:#}"
+        );
+        parse(&format!("{url}headers = {{ X-Team = \"a\" }}\nauth_headers = {{ Authorization = \"token\" }}\n{MOUNT}"))
+            .unwrap();
     }
 
     #[test]

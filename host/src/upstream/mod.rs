@@ -2,8 +2,11 @@
 //!
 //! [`Upstreams`] holds one [`Upstream`] per declared server, across reloads
 //! (a server whose declaration is unchanged keeps its connection). An
-//! [`Upstream`] starts its server when first needed, lists its tools, calls
-//! them, and restarts the server with backoff when it dies. What the tools
+//! [`Upstream`] starts its server (or opens its HTTP session) when first
+//! needed, lists its tools, calls them, and starts it again with backoff
+//! when it dies. A `url` server whose `auth_headers` map a session's `auth`
+//! to request headers gets one connection per set of credentials, so two
+//! sessions with different credentials never share one. What the tools
 //! become on the host is the registry's business (`registry::mcp`), and a
 //! call of one is one step of the call pipeline (`call::upstream`).
 //!
@@ -11,6 +14,7 @@
 //! which the reload watcher follows.
 
 mod handler;
+mod http;
 mod stdio;
 
 use std::collections::BTreeMap;
@@ -22,6 +26,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool as Mcp
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceError};
 
 use self::handler::Handler;
+use crate::caps::http::Network;
 use crate::config::Config;
 use crate::config::mcp::{McpServer, McpTransport, Startup};
 
@@ -30,11 +35,22 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// How long a server must have run for its next exit to count as a first
 /// failure again (no backoff).
 const STABLE_AFTER: Duration = Duration::from_secs(60);
+/// The most connections with distinct credentials one server keeps; the
+/// least recently used idle one is closed to make room.
+pub const MAX_CREDENTIAL_SETS: usize = 64;
+/// A connection with credentials unused for this long is closed.
+pub const CREDENTIALS_IDLE: Duration = Duration::from_secs(300);
+
+/// Request headers made from a session's `auth` (`auth_headers`), sorted:
+/// one connection each.
+pub type Credentials = BTreeMap<String, String>;
 
 /// The host's connections to the MCP servers its config declares.
 pub struct Upstreams {
     /// The host directory (stdio servers' `cwd` is relative to it).
     dir: PathBuf,
+    /// How `url` servers are reached.
+    network: Network,
     servers: std::sync::Mutex<BTreeMap<String, Arc<Upstream>>>,
     changes: tokio::sync::watch::Sender<u64>,
 }
@@ -48,10 +64,12 @@ impl std::fmt::Debug for Upstreams {
 }
 
 impl Upstreams {
-    /// No connections yet, for the host directory `dir`.
-    pub fn new(dir: impl Into<PathBuf>) -> Self {
+    /// No connections yet, for the host directory `dir`, reaching `url`
+    /// servers through `network`.
+    pub fn new(dir: impl Into<PathBuf>, network: Network) -> Self {
         Self {
             dir: dir.into(),
+            network,
             servers: std::sync::Mutex::default(),
             changes: tokio::sync::watch::Sender::new(0),
         }
@@ -70,7 +88,8 @@ impl Upstreams {
                 _ => Arc::new(Upstream {
                     spec: spec.clone(),
                     dir: self.dir.clone(),
-                    state: tokio::sync::Mutex::default(),
+                    network: self.network.clone(),
+                    links: std::sync::Mutex::default(),
                     changes: self.changes.clone(),
                 }),
             };
@@ -89,7 +108,7 @@ impl Upstreams {
         for (_, upstream) in self.for_config(config) {
             if upstream.spec.startup == Startup::Eager {
                 tokio::spawn(async move {
-                    if let Err(reason) = upstream.peer().await {
+                    if let Err(reason) = upstream.peer(&Credentials::new()).await {
                         tracing::warn!("MCP server `{}`: {reason}", upstream.spec.name);
                     }
                 });
@@ -112,12 +131,23 @@ impl Upstreams {
     }
 }
 
-/// One declared MCP server and the host's connection to it.
+/// One declared MCP server and the host's connections to it.
 pub struct Upstream {
     spec: McpServer,
     dir: PathBuf,
-    state: tokio::sync::Mutex<State>,
+    network: Network,
+    /// One connection per set of credentials (none: the listing's, and
+    /// every call without mapped credentials).
+    links: std::sync::Mutex<BTreeMap<Credentials, Arc<Link>>>,
     changes: tokio::sync::watch::Sender<u64>,
+}
+
+/// One connection to a server, and its restart bookkeeping.
+#[derive(Default)]
+struct Link {
+    state: tokio::sync::Mutex<State>,
+    /// When it was last used, for closing idle credentialed links.
+    used: std::sync::Mutex<Option<Instant>>,
 }
 
 impl std::fmt::Debug for Upstream {
@@ -143,7 +173,8 @@ struct State {
 /// A started server.
 struct Connection {
     service: RunningService<RoleClient, Handler>,
-    process: stdio::Process,
+    /// The server's process, for a stdio server.
+    process: Option<stdio::Process>,
     started: Instant,
 }
 
@@ -152,7 +183,7 @@ impl Connection {
     fn alive(&mut self) -> bool {
         !self.service.is_closed()
             && !self.service.peer().is_transport_closed()
-            && self.process.running()
+            && self.process.as_mut().is_none_or(stdio::Process::running)
     }
 }
 
@@ -177,7 +208,7 @@ impl Upstream {
     /// The tools the server reports, starting it if it is not running.
     pub async fn list_tools(&self) -> Result<Vec<McpTool>, String> {
         let listing = async {
-            let peer = self.peer().await?;
+            let peer = self.peer(&Credentials::new()).await?;
             peer.list_all_tools()
                 .await
                 .map_err(|e| format!("listing its tools failed: {}", service_error(&e)))
@@ -192,14 +223,45 @@ impl Upstream {
             })
     }
 
-    /// Call its tool `name` with `arguments`. Dropping the future cancels
-    /// the request on the server (`notifications/cancelled`).
+    /// The headers `auth_headers` makes of a session's `auth` (`None`:
+    /// a call outside a session, or a server that maps none).
+    pub fn credentials(&self, auth: Option<&serde_json::Value>) -> Result<Credentials, String> {
+        let McpTransport::Url { auth_headers, .. } = &self.spec.transport else {
+            return Ok(Credentials::new());
+        };
+        let mut credentials = Credentials::new();
+        for (header, field) in auth_headers {
+            let Some(value) = auth.and_then(|auth| auth.get(field)) else {
+                continue;
+            };
+            let text = value.as_str().ok_or_else(|| {
+                format!(
+                    "the session's auth field `{field}` (for the `{header}` header) is not a string"
+                )
+            })?;
+            ::http::HeaderValue::try_from(text).map_err(|_| {
+                format!(
+                    "the session's auth field `{field}` cannot be sent as the `{header}` header"
+                )
+            })?;
+            credentials.insert(header.clone(), text.to_string());
+        }
+        Ok(credentials)
+    }
+
+    /// Call its tool `name` with `arguments`, on the connection for
+    /// `credentials`. Dropping the future cancels the request on the
+    /// server (`notifications/cancelled`).
     pub async fn call_tool(
         &self,
         name: &str,
         arguments: JsonObject,
+        credentials: &Credentials,
     ) -> Result<CallToolResult, UpstreamError> {
-        let peer = self.peer().await.map_err(UpstreamError::Unreachable)?;
+        let peer = self
+            .peer(credentials)
+            .await
+            .map_err(UpstreamError::Unreachable)?;
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
         peer.call_tool(params).await.map_err(|e| match e {
             ServiceError::McpError(_)
@@ -209,10 +271,41 @@ impl Upstream {
         })
     }
 
-    /// The client of the running server: started (again) if it is not
-    /// running and its backoff has passed.
-    async fn peer(&self) -> Result<Peer<RoleClient>, String> {
-        let mut state = self.state.lock().await;
+    /// The connection for `credentials`, made on first use; the least
+    /// recently used idle ones are closed past [`MAX_CREDENTIAL_SETS`] or
+    /// [`CREDENTIALS_IDLE`].
+    fn link(&self, credentials: &Credentials) -> Arc<Link> {
+        let mut links = self.links.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        let idle = |link: &Arc<Link>| {
+            Arc::strong_count(link) == 1
+                && link
+                    .used
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .is_none_or(|used| now.duration_since(used) > CREDENTIALS_IDLE)
+        };
+        links.retain(|key, link| key.is_empty() || !idle(link));
+        if !links.contains_key(credentials) && links.len() >= MAX_CREDENTIAL_SETS {
+            let oldest = links
+                .iter()
+                .filter(|(key, link)| !key.is_empty() && Arc::strong_count(link) == 1)
+                .min_by_key(|(_, link)| *link.used.lock().unwrap_or_else(PoisonError::into_inner))
+                .map(|(key, _)| key.clone());
+            if let Some(oldest) = oldest {
+                links.remove(&oldest);
+            }
+        }
+        let link = links.entry(credentials.clone()).or_default().clone();
+        *link.used.lock().unwrap_or_else(PoisonError::into_inner) = Some(now);
+        link
+    }
+
+    /// The client of the running server for `credentials`: started (again)
+    /// if it is not running and its backoff has passed.
+    async fn peer(&self, credentials: &Credentials) -> Result<Peer<RoleClient>, String> {
+        let link = self.link(credentials);
+        let mut state = link.state.lock().await;
         if let Some(running) = &mut state.running {
             if running.alive() {
                 return Ok(running.service.peer().clone());
@@ -220,7 +313,10 @@ impl Upstream {
             let ended = match state.running.take() {
                 Some(mut connection) => {
                     let lived = connection.started.elapsed();
-                    let how = connection.process.ended().await;
+                    let how = match &mut connection.process {
+                        Some(process) => process.ended().await,
+                        None => "closed its HTTP session".to_string(),
+                    };
                     if lived >= STABLE_AFTER {
                         state.failures = 0;
                     }
@@ -239,7 +335,8 @@ impl Upstream {
                 state.last_error.as_deref().unwrap_or("unknown")
             ));
         }
-        let started = tokio::time::timeout(self.spec.startup_timeout, self.start()).await;
+        let started =
+            tokio::time::timeout(self.spec.startup_timeout, self.start(credentials)).await;
         match started.unwrap_or_else(|_| {
             Err(format!(
                 "it did not start within {} ms (startup_timeout_ms)",
@@ -259,31 +356,44 @@ impl Upstream {
         }
     }
 
-    /// Start the server and initialize the MCP session.
-    async fn start(&self) -> Result<Connection, String> {
+    /// Start the server (or open an HTTP session with it, sending
+    /// `credentials`) and initialize the MCP session.
+    async fn start(&self, credentials: &Credentials) -> Result<Connection, String> {
         use rmcp::ServiceExt as _;
-        let McpTransport::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        } = &self.spec.transport
-        else {
-            return Err(
-                "streamable HTTP servers (`type = \"url\"`) are not supported yet; declare a \
-                 stdio server"
-                    .to_string(),
-            );
-        };
-        let cwd = cwd
-            .as_ref()
-            .map_or_else(|| self.dir.clone(), |cwd| self.dir.join(cwd));
-        let (process, transport) = stdio::spawn(&self.spec.name, command, args, env, &cwd)?;
         let handler = Handler::new(self.spec.name.clone(), self.changes.clone());
-        let service = handler
-            .serve(transport)
-            .await
-            .map_err(|e| format!("it did not complete the MCP handshake: {e}"))?;
+        let (service, process) = match &self.spec.transport {
+            McpTransport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let cwd = cwd
+                    .as_ref()
+                    .map_or_else(|| self.dir.clone(), |cwd| self.dir.join(cwd));
+                let (process, transport) = stdio::spawn(&self.spec.name, command, args, env, &cwd)?;
+                let service = handler.serve(transport).await;
+                (service, Some(process))
+            }
+            McpTransport::Url { url, headers, .. } => {
+                use rmcp::transport::StreamableHttpClientTransport;
+                use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+                let mut sent = std::collections::HashMap::new();
+                for (name, value) in headers.iter().chain(credentials) {
+                    let name = ::http::HeaderName::try_from(name.as_str())
+                        .map_err(|e| format!("`{name}` is not a header name: {e}"))?;
+                    let value = ::http::HeaderValue::try_from(value.as_str())
+                        .map_err(|e| format!("the `{name}` header's value is not valid: {e}"))?;
+                    sent.insert(name, value);
+                }
+                let client = http::EgressClient::new(self.network.clone())?;
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(sent);
+                let transport = StreamableHttpClientTransport::with_client(client, config);
+                (handler.serve(transport).await, None)
+            }
+        };
+        let service = service.map_err(|e| format!("it did not complete the MCP handshake: {e}"))?;
         tracing::info!("MCP server `{}` started", self.spec.name);
         Ok(Connection {
             service,
@@ -292,17 +402,20 @@ impl Upstream {
         })
     }
 
-    /// Stop the server, if it runs.
+    /// Stop the server, if it runs (every connection to it).
     pub async fn stop(&self) {
-        let running = self.state.lock().await.running.take();
-        if let Some(connection) = running {
-            let Connection {
-                service,
-                mut process,
-                ..
-            } = connection;
-            let _ = service.cancel().await;
-            process.stop().await;
+        let links = std::mem::take(&mut *self.links.lock().unwrap_or_else(PoisonError::into_inner));
+        for link in links.into_values() {
+            let running = link.state.lock().await.running.take();
+            if let Some(connection) = running {
+                let Connection {
+                    service, process, ..
+                } = connection;
+                let _ = service.cancel().await;
+                if let Some(mut process) = process {
+                    process.stop().await;
+                }
+            }
         }
     }
 }

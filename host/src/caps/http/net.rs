@@ -244,6 +244,64 @@ impl Network {
         acquire(&slots.connections, wait, slots.max_connections).await
     }
 
+    /// A connection to `host`:`port` for the host's own requests (an MCP
+    /// server's `url`), under the same address rules as a tool's: a name
+    /// is resolved once and only its globally routable addresses are
+    /// dialed; an IP literal is dialed whatever its class (the operator
+    /// wrote it). The connection slot is held while the stream lives.
+    pub(crate) async fn dial_checked(
+        &self,
+        host: &str,
+        port: u16,
+    ) -> Result<(TcpStream, SocketAddr, OwnedSemaphorePermit), String> {
+        let limits = &self.limits;
+        let candidates = match host.parse::<IpAddr>() {
+            Ok(ip) => vec![ip],
+            Err(_) => {
+                let _slot = self
+                    .lookup_slot(limits.dns_timeout)
+                    .await
+                    .map_err(|NoSlot { max }| format!("all {max} DNS lookup slots are in use"))?;
+                let answer = tokio::time::timeout(limits.dns_timeout, self.resolver.resolve(host));
+                let ips = match answer.await {
+                    Ok(Ok(ips)) => ips,
+                    Ok(Err(e)) => return Err(format!("DNS lookup of {host} failed: {e}")),
+                    Err(_) => return Err(format!("DNS lookup of {host} timed out")),
+                };
+                let (global, special): (Vec<IpAddr>, Vec<IpAddr>) = ips
+                    .into_iter()
+                    .partition(|ip| super::addr::is_globally_routable(*ip));
+                if global.is_empty() {
+                    let shown: Vec<String> = special.iter().map(IpAddr::to_string).collect();
+                    return Err(format!(
+                        "{host} resolves to {}, and only globally routable addresses are \
+                         reached by name; write the address itself in `url` to reach it",
+                        if shown.is_empty() {
+                            "no address".to_string()
+                        } else {
+                            shown.join(", ")
+                        }
+                    ));
+                }
+                global
+            }
+        };
+        let slot = self
+            .connection_slot(limits.connect_timeout)
+            .await
+            .map_err(|NoSlot { max }| format!("all {max} outbound connections are in use"))?;
+        let mut last = String::from("no address to try");
+        for ip in candidates.into_iter().take(4) {
+            let addr = SocketAddr::new(ip, port);
+            match tokio::time::timeout(limits.connect_timeout, self.dialer.dial(addr)).await {
+                Ok(Ok(stream)) => return Ok((stream, addr, slot)),
+                Ok(Err(e)) => last = format!("cannot connect to {addr}: {e}"),
+                Err(_) => last = format!("connecting to {addr} timed out"),
+            }
+        }
+        Err(last)
+    }
+
     /// A slot for one DNS lookup; waits up to `wait` for one to free.
     pub(super) async fn lookup_slot(&self, wait: Duration) -> Result<OwnedSemaphorePermit, NoSlot> {
         let slots = &self.slots;

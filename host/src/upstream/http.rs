@@ -1,0 +1,359 @@
+//! A streamable HTTP server's transport: rmcp's client worker over the
+//! host's own HTTP client, so that an MCP server's `url` is reached under
+//! the same egress rules as a tool's requests: the host's resolver and
+//! dialer ([`Network`]), a name's addresses dialed only when globally
+//! routable (an address written literally in `url` is the operator's
+//! choice), TLS with the web PKI roots, HTTP/1.1, redirects never followed,
+//! and every response body read under a byte cap.
+
+use std::collections::HashMap;
+use std::io;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::StreamExt as _;
+use futures::stream::BoxStream;
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST};
+use http::{HeaderName, HeaderValue, Method, Request, StatusCode};
+use http_body_util::{BodyExt as _, Full, Limited};
+use hyper::body::Incoming;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use sse_stream::{Sse, SseStream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use wasmtime_wasi_http::io::TokioIo;
+
+use crate::caps::http::Network;
+use crate::config::mcp::RESERVED_HEADERS;
+
+const SESSION_ID: &str = "mcp-session-id";
+const LAST_EVENT_ID: &str = "last-event-id";
+const JSON: &str = "application/json";
+const EVENT_STREAM: &str = "text/event-stream";
+
+/// The host's HTTP client for MCP servers.
+#[derive(Clone)]
+pub(super) struct EgressClient {
+    network: Network,
+    tls: tokio_rustls::TlsConnector,
+}
+
+/// Why a request to an MCP server got no response.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(super) struct EgressError(String);
+
+type Error = StreamableHttpError<EgressError>;
+type Events = BoxStream<'static, Result<Sse, SseError>>;
+
+trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
+
+impl EgressClient {
+    /// A client reaching servers through `network`.
+    pub(super) fn new(network: Network) -> Result<Self, String> {
+        let config = crate::caps::http::client_tls_config().map_err(|e| format!("{e:#}"))?;
+        Ok(Self {
+            network,
+            tls: tokio_rustls::TlsConnector::from(Arc::new(config)),
+        })
+    }
+
+    /// Send `request` on a connection of its own; the response's body is
+    /// read by the caller, under a cap.
+    async fn send(
+        &self,
+        mut request: Request<Full<Bytes>>,
+    ) -> Result<http::Response<Incoming>, EgressError> {
+        let uri = request.uri().clone();
+        let https = match uri.scheme_str() {
+            Some("https") => true,
+            Some("http") => false,
+            _ => {
+                return Err(EgressError(format!(
+                    "{uri} is not an http:// or https:// address"
+                )));
+            }
+        };
+        let host = uri
+            .host()
+            .ok_or_else(|| EgressError(format!("{uri} has no host")))?
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let (stream, addr, slot) = self
+            .network
+            .dial_checked(&host, port)
+            .await
+            .map_err(EgressError)?;
+        let limits = *self.network.limits();
+        let io: Box<dyn Io> = if https {
+            let name = rustls::pki_types::ServerName::try_from(host.clone())
+                .map_err(|e| EgressError(format!("{host} is not a TLS server name: {e}")))?;
+            let tls = tokio::time::timeout(limits.connect_timeout, self.tls.connect(name, stream))
+                .await
+                .map_err(|_| EgressError(format!("the TLS handshake with {addr} timed out")))?
+                .map_err(|e| EgressError(format!("the TLS handshake with {addr} failed: {e}")))?;
+            Box::new(tls)
+        } else {
+            Box::new(stream)
+        };
+        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+            .await
+            .map_err(|e| EgressError(format!("HTTP handshake with {addr} failed: {e}")))?;
+        tokio::spawn(async move {
+            // The connection's slot is freed when the connection closes.
+            let _slot = slot;
+            let _ = connection.await;
+        });
+        let authority = uri
+            .authority()
+            .map_or(host.as_str(), |a| a.as_str())
+            .to_string();
+        let host_header = HeaderValue::try_from(authority)
+            .map_err(|e| EgressError(format!("bad Host header: {e}")))?;
+        request.headers_mut().insert(HOST, host_header);
+        let target = uri.path_and_query().map_or("/", |p| p.as_str());
+        *request.uri_mut() = target
+            .parse()
+            .map_err(|e| EgressError(format!("bad request target {target:?}: {e}")))?;
+        tokio::time::timeout(limits.first_byte_timeout, sender.send_request(request))
+            .await
+            .map_err(|_| EgressError(format!("{addr} sent no response in time")))?
+            .map_err(|e| EgressError(format!("{addr}: {e}")))
+    }
+
+    /// A request to `uri` with the session, credentials and headers every
+    /// message carries.
+    fn request(
+        method: Method,
+        uri: &str,
+        session_id: Option<&str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        body: Bytes,
+    ) -> Result<Request<Full<Bytes>>, Error> {
+        let mut builder = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header(ACCEPT, format!("{EVENT_STREAM}, {JSON}"));
+        if !body.is_empty() {
+            builder = builder.header(CONTENT_TYPE, JSON);
+        }
+        if let Some(session_id) = session_id {
+            builder = builder.header(SESSION_ID, session_id);
+        }
+        if let Some(token) = auth_header {
+            builder = builder.header(AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let mut request = builder
+            .body(Full::new(body))
+            .map_err(|e| Error::Client(EgressError(format!("bad request: {e}"))))?;
+        for (name, value) in custom_headers {
+            if RESERVED_HEADERS
+                .iter()
+                .any(|r| name.as_str().eq_ignore_ascii_case(r))
+                && !name.as_str().eq_ignore_ascii_case("mcp-protocol-version")
+            {
+                return Err(Error::ReservedHeaderConflict(name.to_string()));
+            }
+            request.headers_mut().insert(name, value);
+        }
+        Ok(request)
+    }
+}
+
+/// At most `cap` bytes of `body`, or `None` when it is longer.
+async fn read_capped(body: Incoming, cap: usize) -> Result<Option<Bytes>, Error> {
+    match Limited::new(body, cap).collect().await {
+        Ok(collected) => Ok(Some(collected.to_bytes())),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Ok(None),
+        Err(e) => Err(Error::Client(EgressError(format!(
+            "reading the response failed: {e}"
+        )))),
+    }
+}
+
+/// What a response that is not a success says, cut at `cap` bytes.
+async fn failure(response: http::Response<Incoming>, cap: usize) -> Error {
+    let status = response.status();
+    let text = match read_capped(response.into_body(), cap).await {
+        Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+        _ => String::new(),
+    };
+    Error::UnexpectedServerResponse(format!("HTTP {status}: {}", text.trim()).into())
+}
+
+fn content_type_is(response: &http::Response<Incoming>, expected: &str) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case(expected))
+}
+
+/// The events of an SSE body; an event longer than `max_event` bytes ends
+/// the stream with an error.
+fn events(body: Incoming, max_event: usize) -> Events {
+    let mut pending = 0usize;
+    let bytes = body.into_data_stream().map(move |chunk| {
+        let chunk = chunk.map_err(io::Error::other)?;
+        // Bytes since the last blank line, which ends an event.
+        pending = match chunk.windows(2).rposition(|w| w == b"\n\n") {
+            Some(at) => chunk.len() - at - 2,
+            None => pending.saturating_add(chunk.len()),
+        };
+        if pending > max_event {
+            return Err(io::Error::other(format!(
+                "an event is longer than {max_event} bytes"
+            )));
+        }
+        Ok::<Bytes, io::Error>(chunk)
+    });
+    SseStream::from_bytes_stream(bytes).boxed()
+}
+
+impl StreamableHttpClient for EgressClient {
+    type Error = EgressError;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, Error> {
+        let limits = StreamableHttpResponseLimits::default();
+        self.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+        .await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, Error> {
+        let body = Bytes::from(serde_json::to_vec(&message)?);
+        let request = Self::request(
+            Method::POST,
+            &uri,
+            session_id.as_deref(),
+            auth_header,
+            custom_headers,
+            body,
+        )?;
+        let response = self.send(request).await.map_err(Error::Client)?;
+        let status = response.status();
+        if matches!(status, StatusCode::ACCEPTED | StatusCode::NO_CONTENT) {
+            return Ok(StreamableHttpPostResponse::Accepted);
+        }
+        if status == StatusCode::NOT_FOUND && session_id.is_some() {
+            return Err(Error::SessionExpired);
+        }
+        if !status.is_success() {
+            return Err(failure(response, limits.max_error_response_size).await);
+        }
+        let session = response
+            .headers()
+            .get(SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        if content_type_is(&response, EVENT_STREAM) {
+            let stream = events(response.into_body(), limits.max_sse_event_size);
+            return Ok(StreamableHttpPostResponse::Sse(stream, session));
+        }
+        if content_type_is(&response, JSON) {
+            let max = limits.max_json_response_size;
+            let bytes = read_capped(response.into_body(), max)
+                .await?
+                .ok_or(Error::ResponseBodyTooLarge { max_size: max })?;
+            let message: ServerJsonRpcMessage = serde_json::from_slice(&bytes)?;
+            return Ok(StreamableHttpPostResponse::Json(message, session));
+        }
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        Err(Error::UnexpectedContentType(content_type))
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), Error> {
+        let request = Self::request(
+            Method::DELETE,
+            &uri,
+            Some(&session_id),
+            auth_header,
+            custom_headers,
+            Bytes::new(),
+        )?;
+        let response = self.send(request).await.map_err(Error::Client)?;
+        match response.status() {
+            StatusCode::METHOD_NOT_ALLOWED => Err(Error::ServerDoesNotSupportDeleteSession),
+            status if status.is_success() => Ok(()),
+            _ => Err(failure(response, 4096).await),
+        }
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<Events, Error> {
+        let mut request = Self::request(
+            Method::GET,
+            &uri,
+            session_id.as_deref(),
+            auth_header,
+            custom_headers,
+            Bytes::new(),
+        )?;
+        if let Some(id) = last_event_id {
+            let value = HeaderValue::try_from(id)
+                .map_err(|e| Error::Client(EgressError(format!("bad Last-Event-Id: {e}"))))?;
+            request.headers_mut().insert(LAST_EVENT_ID, value);
+        }
+        let response = self.send(request).await.map_err(Error::Client)?;
+        let status = response.status();
+        if status == StatusCode::METHOD_NOT_ALLOWED {
+            return Err(Error::ServerDoesNotSupportSse);
+        }
+        if status == StatusCode::NOT_FOUND && session_id.is_some() {
+            return Err(Error::SessionExpired);
+        }
+        if !status.is_success() {
+            return Err(failure(response, 4096).await);
+        }
+        if !content_type_is(&response, EVENT_STREAM) {
+            return Err(Error::ServerDoesNotSupportSse);
+        }
+        let limits = StreamableHttpResponseLimits::default();
+        Ok(events(response.into_body(), limits.max_sse_event_size))
+    }
+}
