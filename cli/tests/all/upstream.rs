@@ -156,6 +156,13 @@ async fn calls_go_through_the_pipeline() {
         .unwrap_err();
     assert!(matches!(err, CallError::ApprovalRequired { .. }), "{err}");
     assert_eq!(calls_of(&state, "delete_all"), 0);
+    let approved = live().with_approver(Arc::new(toolhost::call::PreApproved(
+        json!({ "sub": "ops" }),
+    )));
+    let deleted = host.call("delete_all", json!({}), &approved).await.unwrap();
+    assert_eq!(deleted.result, json!({ "result": "all tickets deleted" }));
+    assert_eq!(calls_of(&state, "delete_all"), 1);
+    assert_eq!(deleted.attempts, 1);
 
     // A busy session: the read runs alongside, the idempotent call waits its turn.
     let session = Arc::new(Session::ephemeral().unwrap());

@@ -17,18 +17,17 @@ use toolhost::tool::{Effect, EffectDecl};
 
 /// A tool as `tools/list` advertises it: its schemas, and hints derived from
 /// its effect (a by-input effect is advertised as destructive) and from
-/// whether it may reach the network.
+/// whether it may reach the network (an MCP server's tool may: the host
+/// cannot tell).
 pub fn tool(tool: &Tool) -> McpTool {
     let meta = tool.metadata();
+    let open_world = !tool.policy().grants.http.is_empty() || tool.upstream().is_some();
     let mut mcp = McpTool::new(
         tool.name().to_string(),
         meta.description.clone(),
         object(&meta.input_schema),
     )
-    .with_annotations(annotations(
-        meta.effect,
-        !tool.policy().grants.http.is_empty(),
-    ));
+    .with_annotations(annotations(meta.effect, open_world));
     if let Some(output) = &meta.output_schema {
         mcp = mcp.with_raw_output_schema(std::sync::Arc::new(object(output)));
     }
