@@ -7,7 +7,9 @@
 //! with 5 tools and a warm compile cache. One more row puts a second
 //! `toolhost mcp` in front, whose `echo` is the first one's, mounted by an
 //! `mcp_toolset`: its p50 less the first row's is what proxying a call to
-//! an MCP server costs.
+//! an MCP server costs; and another in front of the rmcp floor, whose p50
+//! less the rmcp floor's is the proxy alone, with an upstream that costs
+//! next to nothing.
 //!
 //! Run with `cargo bench -p toolhost --bench mcp_stdio` (optional: the number
 //! of calls, default 20000); figures go in bench/RESULTS.md.
@@ -45,19 +47,29 @@ fn main() -> anyhow::Result<()> {
         command.args(["mcp", "--dir"]).arg(dir.path());
         command
     };
-    let proxy_dir = tempfile::tempdir()?;
-    std::fs::create_dir_all(proxy_dir.path().join("tools"))?;
-    std::fs::write(
-        proxy_dir.path().join("toolhost.toml"),
-        format!(
-            "[[mcp_servers]]\nname = \"inner\"\ntype = \"stdio\"\ncommand = {:?}\n\
-             args = [\"mcp\", \"--dir\", {:?}]\n\n\
-             [[toolset]]\ntype = \"mcp_toolset\"\nmcp_server_name = \"inner\"\n",
-            env!("CARGO_BIN_EXE_toolhost"),
-            dir.path()
-        ),
+    // A toolhost whose only tool is `echo` of the MCP server `command args`.
+    let proxy_of =
+        |command: &std::path::Path, args: &[&str]| -> anyhow::Result<tempfile::TempDir> {
+            let proxy_dir = tempfile::tempdir()?;
+            std::fs::create_dir_all(proxy_dir.path().join("tools"))?;
+            std::fs::write(
+                proxy_dir.path().join("toolhost.toml"),
+                format!(
+                    "[[mcp_servers]]\nname = \"inner\"\ntype = \"stdio\"\ncommand = {command:?}\n\
+                 args = {args:?}\n\n\
+                 [[toolset]]\ntype = \"mcp_toolset\"\nmcp_server_name = \"inner\"\n",
+                ),
+            )?;
+            Ok(proxy_dir)
+        };
+    let dir_arg = dir.path().to_str().expect("utf-8 path");
+    let of_toolhost = proxy_of(
+        std::path::Path::new(env!("CARGO_BIN_EXE_toolhost")),
+        &["mcp", "--dir", dir_arg],
     )?;
-    let proxy = || {
+    let this_binary = std::env::current_exe()?;
+    let of_floor = proxy_of(&this_binary, &["--rmcp-floor"])?;
+    let proxy = |proxy_dir: &tempfile::TempDir| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
         command.args(["mcp", "--dir"]).arg(proxy_dir.path());
         command
@@ -89,7 +101,11 @@ fn main() -> anyhow::Result<()> {
     println!("| --- | --- | --- | --- | --- |");
     let servers = [
         ("toolhost mcp", toolhost()),
-        ("toolhost mcp → mcp_toolset → toolhost mcp", proxy()),
+        (
+            "toolhost mcp → mcp_toolset → toolhost mcp",
+            proxy(&of_toolhost),
+        ),
+        ("toolhost mcp → mcp_toolset → rmcp floor", proxy(&of_floor)),
         ("rmcp floor (do-nothing handler)", this("--rmcp-floor")),
         ("floor (do-nothing loop)", this("--floor-server")),
     ];
@@ -248,7 +264,17 @@ mod rmcp_floor {
             _request: Option<PaginatedRequestParams>,
             _context: RequestContext<RoleServer>,
         ) -> Result<ListToolsResult, ErrorData> {
-            Ok(ListToolsResult::with_all_items(Vec::new()))
+            // One tool, so that a toolhost can mount it (the proxy rows).
+            let schema = serde_json::json!({
+                "type": "object",
+                "properties": { "text": { "type": "string" } }
+            });
+            let serde_json::Value::Object(schema) = schema else {
+                unreachable!("an object")
+            };
+            let echo = rmcp::model::Tool::new("echo", "Say the text back.", schema)
+                .with_annotations(rmcp::model::ToolAnnotations::new().read_only(true));
+            Ok(ListToolsResult::with_all_items(vec![echo]))
         }
 
         async fn call_tool(
