@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, Tool as McpTool};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorCode, JsonObject, Tool as McpTool};
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceError};
 
 use self::handler::Handler;
@@ -191,10 +191,12 @@ impl Connection {
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum UpstreamError {
     /// The server could not be reached, ended the connection, or answered
-    /// with a protocol error: another attempt may work.
+    /// with an error other than refusing the request: another attempt may
+    /// work.
     #[error("{0}")]
     Unreachable(String),
-    /// The server answered something that is not a tool result.
+    /// The server refused the request (an unknown tool, arguments it
+    /// rejects) or answered something that is not a tool result.
     #[error("{0}")]
     Protocol(String),
 }
@@ -263,11 +265,19 @@ impl Upstream {
             .await
             .map_err(UpstreamError::Unreachable)?;
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
-        peer.call_tool(params).await.map_err(|e| match e {
+        peer.call_tool(params).await.map_err(|e| match &e {
+            // The server refused the request itself (unknown tool, bad
+            // arguments): asking again gets the same answer.
+            ServiceError::McpError(data)
+                if [ErrorCode::INVALID_PARAMS, ErrorCode::METHOD_NOT_FOUND]
+                    .contains(&data.code) =>
+            {
+                UpstreamError::Protocol(service_error(&e))
+            }
             ServiceError::McpError(_)
             | ServiceError::TransportClosed
             | ServiceError::TransportSend(_) => UpstreamError::Unreachable(service_error(&e)),
-            other => UpstreamError::Protocol(service_error(&other)),
+            _ => UpstreamError::Protocol(service_error(&e)),
         })
     }
 
