@@ -680,3 +680,70 @@ async fn a_url_server_is_reached_only_under_the_egress_rules() {
     assert!(registry.get("lookup").is_none());
     assert_eq!(calls_of(upstream.state.path(), "lookup"), 0);
 }
+
+/// An MCP client of `toolhost mcp` cancels a call of an upstream tool
+/// (`notifications/cancelled`); the cancellation reaches the upstream.
+#[test]
+fn a_clients_cancellation_reaches_the_upstream() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(python) = python() else { return };
+    let state = tempfile::tempdir().unwrap();
+    let dir = host_dir(&[], &server(&python, "tickets", state.path(), ""));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["mcp", "--dir"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut send = |message: serde_json::Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let mut answer = |id: u64| loop {
+        let mut line = String::new();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "toolhost mcp closed stdout"
+        );
+        let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == id {
+            return message;
+        }
+    };
+    send(
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": { "name": "test", "version": "0" } } }),
+    );
+    answer(1);
+    send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    send(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": { "name": "slow", "arguments": { "seconds": 60 } } }));
+    let started = Instant::now();
+    while calls_of(state.path(), "slow") == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the call never reached the upstream"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    send(
+        json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": { "requestId": 2, "reason": "the user gave up" } }),
+    );
+    let cancelled = state.path().join("cancelled");
+    while !cancelled.exists() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the upstream never saw the cancellation"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(send);
+    let _ = child.kill();
+    let _ = child.wait();
+}
