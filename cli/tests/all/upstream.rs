@@ -654,6 +654,15 @@ async fn a_url_server_gets_each_sessions_credentials_on_its_own_connection() {
         headers.get("x-user").is_none(),
         "no session credentials: {headers}"
     );
+
+    // One connection without credentials, one for each of alice and bob;
+    // alice's closes with her session.
+    let registry = host.registry();
+    let server = registry.get("whoami").unwrap().upstream().unwrap();
+    assert_eq!(server.connections(), 3);
+    drop(alice);
+    host.call("whoami", json!({}), &bob).await.unwrap();
+    assert_eq!(server.connections(), 2);
     host.stop_upstreams().await;
 }
 

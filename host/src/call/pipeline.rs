@@ -231,7 +231,7 @@ impl Call<'_> {
                 approved_by,
                 ..Done::effect(effect)
             };
-            return Ok(self.call_upstream(server, done).await);
+            return Ok(self.call_upstream(server, done, &options.session).await);
         }
         // Admitted first: a call waiting in the queue never keeps its
         // session busy.

@@ -4,6 +4,7 @@
 //! server gone or restarting, or an error it answered), and its result
 //! checked against the output cap like a component's.
 
+use std::any::Any;
 use std::sync::Arc;
 
 use rmcp::model::JsonObject;
@@ -13,14 +14,20 @@ use super::context::{Call, Done};
 use super::execute::MAX_ATTEMPTS;
 use crate::call::envelope::CallResult;
 use crate::output::mcp::tool_output;
+use crate::session::Session;
 use crate::tool::Effect;
-use crate::upstream::{Upstream, UpstreamError};
+use crate::upstream::{Holder, Upstream, UpstreamError};
 use crate::usage::Limit;
 
 impl Call<'_> {
     /// Call the tool on `server`; dropping the future cancels the request
     /// there.
-    pub(super) async fn call_upstream(&self, server: &Arc<Upstream>, mut done: Done) -> CallResult {
+    pub(super) async fn call_upstream(
+        &self,
+        server: &Arc<Upstream>,
+        mut done: Done,
+        session: &Arc<Session>,
+    ) -> CallResult {
         let effect = done.effect.unwrap_or(Effect::Write);
         let max_attempts = if effect.is_retryable() {
             MAX_ATTEMPTS
@@ -44,9 +51,12 @@ impl Call<'_> {
                 );
             }
         };
+        // The session keeps a connection with its credentials open.
+        let session: Arc<dyn Any + Send + Sync> = session.clone();
+        let holder: Holder = Arc::downgrade(&session);
         loop {
             done.attempts += 1;
-            let call = server.call_tool(self.tool.name(), arguments.clone(), &credentials);
+            let call = server.call_tool(self.tool.name(), arguments.clone(), &credentials, &holder);
             let answer = match tokio::time::timeout_at(deadline, call).await {
                 Ok(answer) => answer,
                 Err(_) => {

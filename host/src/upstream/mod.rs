@@ -17,9 +17,10 @@ mod handler;
 mod http;
 mod stdio;
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, PoisonError};
+use std::sync::{Arc, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorCode, JsonObject, Tool as McpTool};
@@ -36,10 +37,14 @@ pub const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// failure again (no backoff).
 const STABLE_AFTER: Duration = Duration::from_secs(60);
 /// The most connections with distinct credentials one server keeps; the
-/// least recently used idle one is closed to make room.
+/// least recently used one is closed to make room.
 pub const MAX_CREDENTIAL_SETS: usize = 64;
-/// A connection with credentials unused for this long is closed.
-pub const CREDENTIALS_IDLE: Duration = Duration::from_secs(300);
+/// The most sessions one connection remembers as its users.
+const MAX_HOLDERS: usize = 1024;
+
+/// What keeps a connection with credentials open: the session a call came
+/// from, held weakly (the connection closes with the last of them).
+pub type Holder = Weak<dyn Any + Send + Sync>;
 
 /// Request headers made from a session's `auth` (`auth_headers`), sorted:
 /// one connection each.
@@ -108,7 +113,7 @@ impl Upstreams {
         for (_, upstream) in self.for_config(config) {
             if upstream.spec.startup == Startup::Eager {
                 tokio::spawn(async move {
-                    if let Err(reason) = upstream.peer(&Credentials::new()).await {
+                    if let Err(reason) = upstream.peer(&Credentials::new(), None).await {
                         tracing::warn!("MCP server `{}`: {reason}", upstream.spec.name);
                     }
                 });
@@ -146,8 +151,34 @@ pub struct Upstream {
 #[derive(Default)]
 struct Link {
     state: tokio::sync::Mutex<State>,
-    /// When it was last used, for closing idle credentialed links.
+    /// When it was last used, to close the least recently used first.
     used: std::sync::Mutex<Option<Instant>>,
+    /// The sessions that used it: a connection with credentials is closed
+    /// once none of them is alive.
+    holders: std::sync::Mutex<Vec<Holder>>,
+}
+
+impl Link {
+    /// Whether a session that used it is still alive (the dead are forgotten).
+    fn held(&self) -> bool {
+        let mut holders = self.holders.lock().unwrap_or_else(PoisonError::into_inner);
+        holders.retain(|holder| holder.strong_count() > 0);
+        !holders.is_empty()
+    }
+
+    /// Remember `holder` as one of its users.
+    fn hold(&self, holder: &Holder) {
+        let mut holders = self.holders.lock().unwrap_or_else(PoisonError::into_inner);
+        if holders.iter().any(|h| h.ptr_eq(holder)) {
+            return;
+        }
+        if holders.len() >= MAX_HOLDERS {
+            holders.retain(|h| h.strong_count() > 0);
+        }
+        if holders.len() < MAX_HOLDERS {
+            holders.push(holder.clone());
+        }
+    }
 }
 
 impl std::fmt::Debug for Upstream {
@@ -210,7 +241,7 @@ impl Upstream {
     /// The tools the server reports, starting it if it is not running.
     pub async fn list_tools(&self) -> Result<Vec<McpTool>, String> {
         let listing = async {
-            let peer = self.peer(&Credentials::new()).await?;
+            let peer = self.peer(&Credentials::new(), None).await?;
             peer.list_all_tools()
                 .await
                 .map_err(|e| format!("listing its tools failed: {}", service_error(&e)))
@@ -252,16 +283,18 @@ impl Upstream {
     }
 
     /// Call its tool `name` with `arguments`, on the connection for
-    /// `credentials`. Dropping the future cancels the request on the
-    /// server (`notifications/cancelled`).
+    /// `credentials`, which `holder` (the call's session) keeps open.
+    /// Dropping the future cancels the request on the server
+    /// (`notifications/cancelled`).
     pub async fn call_tool(
         &self,
         name: &str,
         arguments: JsonObject,
         credentials: &Credentials,
+        holder: &Holder,
     ) -> Result<CallToolResult, UpstreamError> {
         let peer = self
-            .peer(credentials)
+            .peer(credentials, Some(holder))
             .await
             .map_err(UpstreamError::Unreachable)?;
         let params = CallToolRequestParams::new(name.to_string()).with_arguments(arguments);
@@ -281,25 +314,26 @@ impl Upstream {
         })
     }
 
-    /// The connection for `credentials`, made on first use; the least
-    /// recently used idle ones are closed past [`MAX_CREDENTIAL_SETS`] or
-    /// [`CREDENTIALS_IDLE`].
-    fn link(&self, credentials: &Credentials) -> Arc<Link> {
+    /// How many connections it holds (each set of credentials in use has
+    /// one; the listing's is the one without).
+    pub fn connections(&self) -> usize {
+        self.links
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
+    /// The connection for `credentials`, made on first use, remembering
+    /// `holder` as a user. A connection with credentials none of whose
+    /// sessions is alive is closed; past [`MAX_CREDENTIAL_SETS`], so is the
+    /// least recently used.
+    fn link(&self, credentials: &Credentials, holder: Option<&Holder>) -> Arc<Link> {
         let mut links = self.links.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = Instant::now();
-        let idle = |link: &Arc<Link>| {
-            Arc::strong_count(link) == 1
-                && link
-                    .used
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .is_none_or(|used| now.duration_since(used) > CREDENTIALS_IDLE)
-        };
-        links.retain(|key, link| key.is_empty() || !idle(link));
-        if !links.contains_key(credentials) && links.len() >= MAX_CREDENTIAL_SETS {
+        links.retain(|key, link| key.is_empty() || link.held());
+        if !links.contains_key(credentials) && links.len() > MAX_CREDENTIAL_SETS {
             let oldest = links
                 .iter()
-                .filter(|(key, link)| !key.is_empty() && Arc::strong_count(link) == 1)
+                .filter(|(key, _)| !key.is_empty())
                 .min_by_key(|(_, link)| *link.used.lock().unwrap_or_else(PoisonError::into_inner))
                 .map(|(key, _)| key.clone());
             if let Some(oldest) = oldest {
@@ -307,14 +341,21 @@ impl Upstream {
             }
         }
         let link = links.entry(credentials.clone()).or_default().clone();
-        *link.used.lock().unwrap_or_else(PoisonError::into_inner) = Some(now);
+        *link.used.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+        if let Some(holder) = holder {
+            link.hold(holder);
+        }
         link
     }
 
     /// The client of the running server for `credentials`: started (again)
     /// if it is not running and its backoff has passed.
-    async fn peer(&self, credentials: &Credentials) -> Result<Peer<RoleClient>, String> {
-        let link = self.link(credentials);
+    async fn peer(
+        &self,
+        credentials: &Credentials,
+        holder: Option<&Holder>,
+    ) -> Result<Peer<RoleClient>, String> {
+        let link = self.link(credentials, holder);
         let mut state = link.state.lock().await;
         if let Some(running) = &mut state.running {
             if running.alive() {
