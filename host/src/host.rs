@@ -126,8 +126,10 @@ impl HostBuilder {
     /// its toolset tool. The folder-wide checks still count and check every
     /// other file, by the names a load last recorded for it (or as one tool
     /// when none has), without compiling it. When no file, toolset or custom
-    /// tool can give `name`, everything is loaded, so the unknown-tool error
-    /// lists every tool.
+    /// tool can give `name`, the MCP servers are listed, and no file is
+    /// compiled if one of them offers it; otherwise everything is loaded, so
+    /// the unknown-tool error lists every tool. Servers start only when they
+    /// are listed.
     pub fn only(mut self, name: impl Into<String>) -> Self {
         self.only = Some(name.into());
         self

@@ -756,3 +756,35 @@ fn a_clients_cancellation_reaches_the_upstream() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// A one-shot call of a server's tool lists the servers and compiles no
+/// component; a name nobody offers loads everything, so the error can list
+/// every tool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_shot_call_of_a_servers_tool_loads_no_component() {
+    let Some(python) = python() else { return };
+    let state = tempfile::tempdir().unwrap();
+    let dir = host_dir(&["echo"], &server(&python, "tickets", state.path(), ""));
+    let only = |name: &'static str| {
+        Host::builder(dir.path())
+            .cache_dir(common::cache_dir())
+            .only(name)
+            .build()
+    };
+    let host = only("lookup").await.unwrap();
+    assert!(
+        host.registry().get("echo").is_none(),
+        "echo.wasm is not loaded"
+    );
+    let result = host
+        .call("lookup", json!({ "key": "T-5" }), &live())
+        .await
+        .unwrap();
+    assert!(!result.is_error, "{:?}", result.output);
+    host.stop_upstreams().await;
+
+    let host = only("nobody_has_this").await.unwrap();
+    assert!(host.registry().get("echo").is_some(), "a whole load");
+    assert!(host.registry().get("lookup").is_some());
+    host.stop_upstreams().await;
+}

@@ -146,9 +146,28 @@ impl Registry {
                 toolset: toolset_tools.len(),
             });
         }
+        let mut listing = None;
         let part = match scope {
             Scope::Everything => None,
-            Scope::Only(name) => Part::for_tool(engine, &files, name, config, &toolset_tools),
+            Scope::Only(name) => match Part::for_tool(engine, &files, name, config, &toolset_tools)
+            {
+                // Only a server can give it: list them first, and load the
+                // whole folder if none offers it.
+                Some(part) if part.servers => match upstreams {
+                    Some(upstreams) => {
+                        let listed = mcp::list(upstreams, config).await;
+                        let offered = listed.values().any(|(_, tools)| {
+                            tools
+                                .as_ref()
+                                .is_ok_and(|tools| tools.iter().any(|t| t.name == name))
+                        });
+                        listing = Some(listed);
+                        offered.then_some(part)
+                    }
+                    None => None,
+                },
+                other => other,
+            },
         };
         let slugs: BTreeMap<String, PathBuf> = files
             .iter()
@@ -259,11 +278,15 @@ impl Registry {
                 }),
             }
         }
-        let mut unlisted_servers = !config.mcp_servers.is_empty() && part.is_some();
-        if part.is_none() {
+        let lists_servers = part.as_ref().is_none_or(|part| part.servers);
+        let mut unlisted_servers = !config.mcp_servers.is_empty() && !lists_servers;
+        if lists_servers {
             match upstreams {
                 Some(upstreams) => {
-                    let listing = mcp::list(upstreams, config).await;
+                    let listing = match listing.take() {
+                        Some(listing) => listing,
+                        None => mcp::list(upstreams, config).await,
+                    };
                     unlisted_servers = listing.values().any(|(_, listed)| listed.is_err());
                     registry.mount_upstreams(config, &listing);
                 }

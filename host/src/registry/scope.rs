@@ -40,13 +40,18 @@ pub(super) struct Part {
     pub unknown: Vec<String>,
     /// The toolset tool to load, if the tool is one.
     pub toolset_tool: Option<String>,
+    /// Whether the MCP servers are listed: no file, toolset or custom tool
+    /// can give the tool, so it can only be a server's.
+    pub servers: bool,
 }
 
 impl Part {
     /// What a call of `name` needs of `files`; `None` where only a whole
-    /// load can say (no file, toolset or custom tool can give `name`, so the
-    /// unknown-tool error lists every tool, or the index says another file
-    /// gave it).
+    /// load can say (nothing can give `name`, so the unknown-tool error
+    /// lists every tool, or the index says another file gave it). When no
+    /// file, toolset or custom tool can give it but MCP servers are
+    /// declared, the part lists the servers and loads no file (the load
+    /// turns into a whole one if no server offers `name` either).
     pub(super) fn for_tool(
         engine: &ToolEngine,
         files: &[PathBuf],
@@ -74,7 +79,8 @@ impl Part {
         let found = !part.load.is_empty()
             || part.toolset_tool.is_some()
             || config.custom_tools.contains_key(name);
-        found.then_some(part)
+        part.servers = !found && !config.mcp_servers.is_empty();
+        (found || part.servers).then_some(part)
     }
 
     /// How many tools the files, toolset tools and custom tools this part
