@@ -7,7 +7,7 @@ use base64::Engine as _;
 use rmcp::model::CallToolResult;
 use serde_json::Value;
 
-use super::{ContentBlock, MAX_CONTENT_BLOCKS, ToolOutput};
+use super::{ContentBlock, MAX_CONTENT_BLOCKS, ToolOutput, json_kind};
 
 /// `result` as a [`ToolOutput`], or what is wrong with it.
 pub(crate) fn tool_output(result: CallToolResult) -> Result<ToolOutput, String> {
@@ -115,17 +115,6 @@ fn decode(data: &str) -> Result<Vec<u8>, String> {
     base64::engine::general_purpose::STANDARD
         .decode(data)
         .map_err(|e| format!("`data` is not base64: {e}"))
-}
-
-fn json_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

@@ -281,6 +281,19 @@ impl ToolOutput {
     }
 }
 
+/// What kind of JSON value `value` is, in words for an error message
+/// ("an array").
+pub fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// How many values (object keys included) a JSON text holds and how deep
 /// it nests, counted from its bytes without parsing it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -351,14 +351,7 @@ impl ServerHandler for ToolServer {
         let mut arguments = BTreeMap::new();
         for (name, value) in request.arguments.unwrap_or_default() {
             let Value::String(value) = value else {
-                let kind = match value {
-                    Value::Null => "null",
-                    Value::Bool(_) => "a boolean",
-                    Value::Number(_) => "a number",
-                    Value::Array(_) => "an array",
-                    Value::Object(_) => "an object",
-                    Value::String(_) => "a string",
-                };
+                let kind = toolhost::output::json_kind(&value);
                 return Err(ErrorData::invalid_params(
                     format!(
                         "argument `{name}` of prompt `{}` must be a string, not {kind}",
