@@ -279,33 +279,33 @@ impl Registry {
             }
         }
         let lists_servers = part.as_ref().is_none_or(|part| part.servers);
-        let mut unlisted_servers = !config.mcp_servers.is_empty() && !lists_servers;
-        if lists_servers {
-            match upstreams {
-                Some(upstreams) => {
-                    let listing = match listing.take() {
-                        Some(listing) => listing,
-                        None => mcp::list(upstreams, config).await,
-                    };
-                    unlisted_servers = listing.values().any(|(_, listed)| listed.is_err());
-                    registry.mount_upstreams(config, &listing);
-                }
-                None => {
-                    unlisted_servers = !config.mcp_servers.is_empty();
-                    for server in &config.mcp_servers {
-                        registry.failures.push(LoadFailure {
-                            file: server.source(),
-                            tool: None,
-                            reason: format!(
-                                "MCP server `{}`: MCP servers are reached only through a host \
-                                 (toolhost::Host), not by loading a registry alone",
-                                server.name
-                            ),
-                        });
-                    }
+        let listing = match (listing, upstreams) {
+            (Some(listing), _) => Some(listing),
+            (None, Some(upstreams)) if lists_servers => Some(mcp::list(upstreams, config).await),
+            (None, _) => None,
+        };
+        match &listing {
+            Some(listing) => registry.mount_upstreams(config, listing),
+            None if lists_servers => {
+                for server in &config.mcp_servers {
+                    registry.failures.push(LoadFailure {
+                        file: server.source(),
+                        tool: None,
+                        reason: format!(
+                            "MCP server `{}`: MCP servers are reached only through a host \
+                             (toolhost::Host), not by loading a registry alone",
+                            server.name
+                        ),
+                    });
                 }
             }
+            None => {}
         }
+        // A server not listed may give any name `[tools.<name>]` configures.
+        let unlisted_servers = !config.mcp_servers.is_empty()
+            && listing
+                .as_ref()
+                .is_none_or(|listing| listing.values().any(|(_, listed)| listed.is_err()));
         let left_out = part.as_ref().map_or(0, |part| part.left_out(toolset_count));
         if registry.tools.len() + left_out > MAX_TOOLS {
             return Err(LoadError::TooManyLoaded {
