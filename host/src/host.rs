@@ -25,6 +25,8 @@ use crate::upstream::Upstreams;
 pub const TOOLS_DIR: &str = "tools";
 /// The folder under a host directory where state (cache, KV) lives.
 pub const STATE_DIR: &str = ".toolhost";
+/// The state root's directory, under the state directory.
+pub const STATE_ROOT_DIR: &str = "state-root";
 /// Instances the pool holds beyond `max_concurrent_calls`, for loading and
 /// reloading tools (each asks for its metadata) while calls run.
 pub const LOAD_INSTANCES: u32 = 8;
@@ -149,6 +151,8 @@ impl HostBuilder {
         let tools_dir = self.tools_dir.unwrap_or_else(|| self.dir.join(TOOLS_DIR));
         let state_dir = self.state_dir.unwrap_or_else(|| self.dir.join(STATE_DIR));
         crate::files::create_private_dir(&state_dir)?;
+        let state_root = state_dir.join(STATE_ROOT_DIR);
+        crate::files::create_private_dir(&state_root)?;
         let calls = config.limits.concurrent_calls();
         let engine = Arc::new(ToolEngine::new(&EngineOptions {
             max_memory_bytes: config.max_memory_bytes(),
@@ -204,6 +208,7 @@ impl HostBuilder {
             dir: self.dir,
             tools_dir,
             state_dir,
+            state_root,
             ignore_lock: self.ignore_lock,
             observers: RwLock::default(),
             upstreams,
@@ -236,6 +241,8 @@ pub struct Host {
     dir: PathBuf,
     tools_dir: PathBuf,
     state_dir: PathBuf,
+    /// The directory tools granted `state` mount at `/state`.
+    state_root: PathBuf,
     ignore_lock: bool,
     /// Told of every call's outcome.
     observers: RwLock<Vec<Arc<dyn CallObserver>>>,
@@ -450,6 +457,12 @@ impl Host {
     /// The state directory (compile cache, key-value database).
     pub fn state_dir(&self) -> &Path {
         &self.state_dir
+    }
+
+    /// The directory tools granted `state` see as `/state`: durable, and
+    /// shared by every session and every such tool.
+    pub fn state_root(&self) -> &Path {
+        &self.state_root
     }
 
     /// Where sessions made by the HTTP API are kept (records and workspaces).

@@ -32,7 +32,7 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::config::WorkspaceAccess;
+use crate::config::DirAccess;
 use crate::engine::{ContentGate, Pins};
 use crate::registry::{LoadFailure, Registry, Tool};
 
@@ -105,7 +105,10 @@ pub struct LockedMetadata {
 #[serde(deny_unknown_fields)]
 pub struct LockedGrants {
     /// Workspace access.
-    pub workspace: WorkspaceAccess,
+    pub workspace: DirAccess,
+    /// State-root access (absent when none, as in locks written before it).
+    #[serde(default, skip_serializing_if = "is_no_access")]
+    pub state: DirAccess,
     /// Buckets it may open, sorted.
     #[serde(default)]
     pub kv: Vec<String>,
@@ -152,6 +155,7 @@ impl LockedTool {
             },
             grants: LockedGrants {
                 workspace: grants.workspace,
+                state: grants.state,
                 kv,
                 http,
                 env: grants
@@ -224,16 +228,25 @@ impl LockedTool {
     }
 }
 
+fn is_no_access(access: &DirAccess) -> bool {
+    *access == DirAccess::None
+}
+
 impl LockedGrants {
     /// The capability diff from `self` to `now`: `+`/`-` per entry.
     fn changes(&self, now: &LockedGrants) -> Vec<String> {
         let mut changes = Vec::new();
-        if self.workspace != now.workspace {
-            changes.push(format!(
-                "workspace {} -> {}",
-                access_name(self.workspace),
-                access_name(now.workspace)
-            ));
+        for (kind, was, is) in [
+            ("workspace", self.workspace, now.workspace),
+            ("state", self.state, now.state),
+        ] {
+            if was != is {
+                changes.push(format!(
+                    "{kind} {} -> {}",
+                    access_name(was),
+                    access_name(is)
+                ));
+            }
         }
         for (kind, was, is) in [
             ("kv", &self.kv, &now.kv),
@@ -467,11 +480,11 @@ fn short(hash: Option<&str>) -> String {
     hash.map_or_else(|| "none".to_string(), |h| h.chars().take(12).collect())
 }
 
-fn access_name(access: WorkspaceAccess) -> &'static str {
+fn access_name(access: DirAccess) -> &'static str {
     match access {
-        WorkspaceAccess::None => "none",
-        WorkspaceAccess::Read => "read",
-        WorkspaceAccess::Write => "write",
+        DirAccess::None => "none",
+        DirAccess::Read => "read",
+        DirAccess::Write => "write",
     }
 }
 
@@ -519,7 +532,8 @@ mod tests {
                 dry_run: false,
             },
             grants: LockedGrants {
-                workspace: WorkspaceAccess::Read,
+                workspace: DirAccess::Read,
+                state: DirAccess::None,
                 kv: vec!["cache".into()],
                 http: vec!["https://example.com:443".into()],
                 env: BTreeMap::from([("TOKEN".into(), "t1".into())]),
@@ -539,7 +553,8 @@ mod tests {
         now.component = Some("b".repeat(64));
         now.metadata.description = "other".into();
         now.metadata.effect = "write".into();
-        now.grants.workspace = WorkspaceAccess::Write;
+        now.grants.workspace = DirAccess::Write;
+        now.grants.state = DirAccess::Read;
         now.grants.kv = vec![];
         now.grants.http.push("https://evil.example:443".into());
         now.grants.env.insert("TOKEN".into(), "t2".into());
@@ -550,7 +565,7 @@ mod tests {
             [
                 format!("component sha256 {} -> {}", "a".repeat(12), "b".repeat(12)),
                 "metadata: description, effect read -> write".to_string(),
-                "grants: workspace read -> write; - kv cache; + http https://evil.example:443; \
+                "grants: workspace read -> write; state none -> read; - kv cache; + http https://evil.example:443; \
                  + ask model; + env EXTRA; env TOKEN has a new value"
                     .to_string(),
             ]

@@ -12,6 +12,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::caps::Caps;
 use crate::caps::ask::AskCtx;
+use crate::caps::context::Mounts;
 use crate::caps::http::HttpCtx;
 use crate::caps::kv::{KvCtx, KvView};
 use crate::caps::log::TraceLog;
@@ -33,6 +34,7 @@ pub struct CallState {
     pub(crate) progress: ProgressFeed,
     pub(crate) resource_updates: ResourceUpdates,
     pub(crate) ask: AskCtx,
+    pub(crate) mounts: Mounts,
     pub(crate) table: ResourceTable,
     pub(crate) limits: CallLimits,
     pub(crate) meter: Arc<Meter>,
@@ -57,6 +59,7 @@ impl CallState {
             progress,
             resource_updates,
             ask,
+            mounts,
         } = caps;
         let CallBounds {
             memory_bytes,
@@ -78,6 +81,7 @@ impl CallState {
             progress,
             resource_updates,
             ask,
+            mounts,
             table,
             limits: CallLimits::new(memory_bytes),
             meter,
@@ -108,6 +112,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
     crate::caps::progress::add_to_linker(linker, |s| &mut s.progress)?;
     crate::caps::resource_updates::add_to_linker(linker, |s| &mut s.resource_updates)?;
     crate::caps::ask::add_to_linker(linker, |s| &mut s.ask)?;
+    crate::caps::context::add_to_linker(linker, |s| &mut s.mounts)?;
     crate::caps::kv::add_to_linker(linker, |s| KvView {
         ctx: &mut s.kv,
         table: &mut s.table,

@@ -106,6 +106,13 @@ async def scenarios(session: ClientSession, session_id: str, notices: list):
     check(after.structured_content["value"] == second.structured_content["value"], "the dry-run call changed nothing")
     print("ok dry_run", flush=True)
 
+    # The state root: `journal` appends to /state; its read call sees the entry.
+    added = await session.call_tool("journal", {"entry": f"over mcp {session_id}"})
+    check(not added.is_error and added.structured_content["stateRoot"] == "/state", added)
+    read = await session.call_tool("journal", {})
+    check(read.structured_content["latest"][-1]["text"] == f"over mcp {session_id}", read.structured_content)
+    print("ok state_root", flush=True)
+
     # Resources: `counter` offers each counter as `counter://{name}`.
     check(init.capabilities.resources and init.capabilities.resources.subscribe, init.capabilities)
     check(init.capabilities.resources.list_changed, init.capabilities)

@@ -294,6 +294,44 @@ fn workspace_flag_keeps_files() {
     assert!(ws.join("notes/a.md").is_file());
 }
 
+/// One-shot calls in fresh sessions share the state root, which lives
+/// under the host directory's state folder; `inspect` shows the grant.
+#[test]
+fn one_shot_calls_share_the_state_root() {
+    let dir = host_dir(&["journal"], "[tools.journal]\nstate = \"write\"\n");
+    for entry in ["first", "second"] {
+        let input = json!({ "entry": entry }).to_string();
+        let out = toolhost(dir.path(), &["tool", "call", "journal", "--input", &input]);
+        assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    }
+    let out = toolhost(
+        dir.path(),
+        &["tool", "call", "journal", "--input", "{}", "--json"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let envelope: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let texts: Vec<&Value> = envelope["result"]["latest"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| &entry["text"])
+        .collect();
+    assert_eq!(texts, [&json!("first"), &json!("second")], "{envelope}");
+    assert_eq!(envelope["result"]["stateRoot"], "/state");
+    assert!(
+        dir.path()
+            .join(".toolhost/state-root/journal.txt")
+            .is_file()
+    );
+
+    let out = toolhost(dir.path(), &["inspect", "journal"]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("granted: state read-write (read-only for read calls)"),
+        "{text}"
+    );
+}
+
 #[test]
 fn tool_output_never_reaches_host_stdout() {
     let dir = host_dir(&["chatty"], "");

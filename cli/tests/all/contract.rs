@@ -83,3 +83,37 @@ async fn a_contract_0_1_0_component_loads_and_runs() {
         failed.result
     );
 }
+
+/// 0.2.1 only added imports: a 0.2.0 component links against the host's
+/// 0.2.1 interfaces by semver and runs unchanged.
+#[tokio::test]
+async fn a_contract_0_2_0_component_loads_and_runs() {
+    let (_dir, host) = host(&["contract_v0_2"], "").await;
+    let registry = host.registry();
+    assert!(registry.failures().is_empty(), "{:?}", registry.failures());
+    let tool = registry.get("contract_v0_2").expect("loaded");
+    assert!(tool.metadata().description.contains("contract 0.2.0"));
+
+    let result = host
+        .call("contract_v0_2", json!({}), &common::live())
+        .await
+        .unwrap();
+    let output = &result.output;
+    assert!(!output.is_error, "{:?}", result.result);
+    assert_eq!(
+        output.content[0],
+        ContentBlock::Text {
+            text: format!("attempt 1 of call {}", result.call.id)
+        }
+    );
+    assert!(
+        matches!(&output.content[1], ContentBlock::Audio { media_type, .. } if media_type == "audio/wav")
+    );
+    let logs: Vec<_> = result
+        .trace
+        .logs
+        .iter()
+        .map(|l| l.message.as_str())
+        .collect();
+    assert_eq!(logs, ["0.2.0 contract, 0.2.1 host"]);
+}

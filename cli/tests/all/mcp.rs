@@ -31,6 +31,7 @@ const TOOLS: &[&str] = &[
     "word_count",
     "test_elicitation",
     "test_sampling",
+    "journal",
 ];
 
 const CONFIG: &str = r#"
@@ -52,6 +53,8 @@ timeout_ms = 20000
 ask = ["user"]
 [tools.test_sampling]
 ask = ["model"]
+[tools.journal]
+state = "write"
 
 [custom_tools.get_weather]
 description = "Get the current weather for a city. Returns Celsius and a one-word summary; no forecasts."

@@ -1,7 +1,7 @@
 //! The example tools written in Rust, Python and TypeScript (on both JS
 //! engines) pass the same tests: `word_count` (a read of the workspace),
-//! `counter` (a write to KV with a dry-run result) and `fetch_url` (outbound
-//! HTTP). The Python and TypeScript ones are built from `plugins/python` and
+//! `counter` (a write to KV with a dry-run result), `fetch_url` (outbound
+//! HTTP), `greet` (asking mid-call) and `journal` (the state root). The Python and TypeScript ones are built from `plugins/python` and
 //! `plugins/ts` by `toolhost build`, so these tests also cover the command.
 //!
 //! Without componentize-py or the npm toolchain on `PATH` (`scripts/test`
@@ -37,7 +37,7 @@ struct Lang {
     tools: Vec<(String, PathBuf)>,
 }
 
-const EXAMPLES: [&str; 4] = ["word_count", "counter", "fetch_url", "greet"];
+const EXAMPLES: [&str; 5] = ["word_count", "counter", "fetch_url", "greet", "journal"];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -715,5 +715,87 @@ async fn every_language_declares_the_same_contract() {
                 lang.label
             );
         }
+    }
+}
+
+/// `journal` keeps its entries in the host's state root: two sessions
+/// write to one journal, which outlives the host; the context names the
+/// mounts; a `read` grant refuses the append inside the tool, and without
+/// a grant the tool has no state root.
+#[tokio::test]
+async fn journal_keeps_the_state_root_in_every_language() {
+    for lang in languages() {
+        let label = lang.label;
+        let tool = lang.name("journal");
+        let grant = |state: &str| format!("[tools.{}]\nworkspace = \"read\"\n{state}", tool);
+        let (dir, host) = lang.host(&grant("state = \"write\"\n")).await;
+        let (first, second) = (live(), live());
+        for (entry, options) in [("one", &first), ("two\tand a tab", &second)] {
+            let added = host
+                .call(&tool, json!({"entry": entry}), options)
+                .await
+                .unwrap();
+            assert!(!added.is_error, "{label}: {:?}", added.result);
+            assert_eq!(added.result["stateRoot"], "/state", "{label}");
+            assert_eq!(added.result["workspaceDir"], "/workspace", "{label}");
+        }
+        let expected = json!([
+            {"session": first.session.id(), "text": "one"},
+            {"session": second.session.id(), "text": "two and a tab"},
+        ]);
+        let read = host.call(&tool, json!({}), &dry_run()).await.unwrap();
+        assert!(
+            !read.is_error && !read.stubbed,
+            "{label}: {:?}",
+            read.result
+        );
+        assert_eq!(read.result["count"], 2, "{label}");
+        assert_eq!(read.result["latest"], expected, "{label}");
+        let on_disk = host.state_root().join("journal.txt");
+        assert!(
+            std::fs::read_to_string(&on_disk)
+                .unwrap()
+                .ends_with("\ttwo and a tab\n"),
+            "{label}"
+        );
+
+        // After a restart, with the grant narrowed to `read`.
+        drop(host);
+        std::fs::write(
+            dir.path().join("toolhost.toml"),
+            grant("state = \"read\"\n"),
+        )
+        .unwrap();
+        let host = common::load(dir.path()).await;
+        let read = host.call(&tool, json!({}), &live()).await.unwrap();
+        assert_eq!(
+            read.result["latest"], expected,
+            "{label}: {:?}",
+            read.result
+        );
+        let refused = host
+            .call(&tool, json!({"entry": "three"}), &live())
+            .await
+            .unwrap();
+        assert!(refused.is_error, "{label}: {:?}", refused.result);
+        let text = text_of(&refused.result);
+        assert!(
+            text.contains("cannot append to /state/journal.txt"),
+            "{label}: {text}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&on_disk).unwrap().lines().count(),
+            2,
+            "{label}"
+        );
+
+        // No grant: no state root.
+        drop(host);
+        std::fs::write(dir.path().join("toolhost.toml"), grant("")).unwrap();
+        let host = common::load(dir.path()).await;
+        let refused = host.call(&tool, json!({}), &live()).await.unwrap();
+        assert!(refused.is_error, "{label}");
+        let text = text_of(&refused.result);
+        assert!(text.contains("no state root"), "{label}: {text}");
     }
 }

@@ -94,6 +94,49 @@ async fn read_calls_and_read_grants_cannot_write_files() {
     assert!(!dir.path().join("x").exists());
 }
 
+/// The state root (`state = "write"`) is `/state` in every session: a
+/// write call writes it, a read call gets it read-only, a `read` grant is
+/// read-only, no grant mounts nothing, and nothing leaves it.
+#[tokio::test]
+async fn the_state_root_is_shared_read_only_for_reads_and_confined() {
+    let (dir, host) = host(&["escape"], "[tools.escape]\nstate = \"write\"\n").await;
+    let root = host.state_root().to_path_buf();
+    assert!(root.starts_with(dir.path()), "{}", root.display());
+    let written = escape(&host, dir.path(), "/state/shared.txt", "write").await;
+    assert_eq!(written["write"]["ok"], json!(true), "{written}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("shared.txt")).unwrap(),
+        "escaped\n"
+    );
+    // Another session sees the same file; a read call cannot change it.
+    let read = escape(&host, dir.path(), "/state/shared.txt", "read").await;
+    assert_eq!(read["read"]["ok"], json!(true), "{read}");
+    assert_eq!(read["write"]["ok"], json!(false), "{read}");
+    let created = escape(&host, dir.path(), "/state/new.txt", "read").await;
+    assert_eq!(created["write"]["ok"], json!(false), "{created}");
+    assert!(!root.join("new.txt").exists());
+    for path in ["/state/../kv.redb", "/state/../../toolhost.toml"] {
+        let report = escape(&host, dir.path(), path, "write").await;
+        assert_eq!(report["read"]["ok"], json!(false), "{path}: {report}");
+        assert_eq!(report["write"]["ok"], json!(false), "{path}: {report}");
+    }
+
+    let (dir, host) = common::host(&["escape"], "[tools.escape]\nstate = \"read\"\n").await;
+    let report = escape(&host, dir.path(), "/state/new.txt", "write").await;
+    assert_eq!(report["write"]["ok"], json!(false), "{report}");
+    assert!(!host.state_root().join("new.txt").exists());
+
+    let (dir, host) = common::host(&["escape"], "").await;
+    std::fs::write(host.state_root().join("x"), "kept").unwrap();
+    let report = escape(&host, dir.path(), "/state/x", "write").await;
+    assert_eq!(report["read"]["ok"], json!(false), "{report}");
+    assert_eq!(report["write"]["ok"], json!(false), "{report}");
+    assert_eq!(
+        std::fs::read_to_string(host.state_root().join("x")).unwrap(),
+        "kept"
+    );
+}
+
 /// Opening a FIFO for reading blocks until a writer comes, inside a syscall
 /// no deadline can end: the host refuses FIFOs and devices before opening
 /// them. Two workers, so the test's own timeout still runs if one blocks.

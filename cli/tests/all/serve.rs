@@ -1370,3 +1370,35 @@ async fn a_call_queued_past_the_queue_timeout_gets_503() {
     assert!(message.contains("queue_timeout_ms"), "{message}");
     assert_eq!(running.await.unwrap().0, StatusCode::OK);
 }
+
+/// Sessions of the HTTP API share the state root: what one session's call
+/// writes under `/state`, another session's read call sees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_share_the_state_root() {
+    let server = start(&["journal"], "[tools.journal]\nstate = \"write\"\n").await;
+    let mut sessions = Vec::new();
+    for entry in ["from a", "from b"] {
+        let session = server.session(json!({})).await;
+        let id = session["id"].as_str().unwrap().to_string();
+        let (status, out) = server
+            .call(
+                "journal",
+                json!({"input": {"entry": entry}, "sessionId": id}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{out}");
+        assert_eq!(out["isError"], false, "{out}");
+        sessions.push(id);
+    }
+    let (status, out) = server
+        .call("journal", json!({"input": {}, "sessionId": sessions[0]}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    assert_eq!(
+        out["result"]["latest"],
+        json!([
+            {"session": sessions[0], "text": "from a"},
+            {"session": sessions[1], "text": "from b"},
+        ])
+    );
+}

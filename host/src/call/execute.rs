@@ -140,6 +140,7 @@ impl Call<'_> {
             network: &self.network,
             http_budget: &self.http_budget,
             file_slots: self.host.file_slots(),
+            state_root: self.host.state_root(),
             progress: &self.progress,
             resource_updates: &self.resource_updates,
             ask: &ask,

@@ -50,6 +50,7 @@ pub(super) async fn instance(
         http_budget: &RequestBudget::new(network.limits().max_requests_per_call),
         network: &network,
         file_slots: host.file_slots(),
+        state_root: host.state_root(),
         progress: &ProgressFeed::default(),
         resource_updates: &ResourceUpdates::refused("a prompt or resource request"),
         ask: &AskCtx::refused("a prompt or resource request"),

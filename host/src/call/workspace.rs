@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use super::context::Call;
-use crate::config::WorkspaceAccess;
+use crate::config::DirAccess;
 use crate::error::CallError;
 use crate::tool::Effect;
 
@@ -13,7 +13,7 @@ impl Call<'_> {
     /// The workspace directory this call gets, if its grant gives one. A
     /// read whose session workspace cannot be created gets a scratch one.
     pub(super) fn workspace(&self, effect: Effect) -> Result<Option<CallWorkspace>, CallError> {
-        if self.tool.policy().grants.workspace == WorkspaceAccess::None {
+        if self.tool.policy().grants.workspace == DirAccess::None {
             return Ok(None);
         }
         let error = match self.session.workspace() {

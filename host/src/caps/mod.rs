@@ -11,6 +11,7 @@
 //! call's effect; `Caps::none` is the set with every grant refused.
 
 pub mod ask;
+pub mod context;
 pub mod http;
 pub mod kv;
 pub mod log;
@@ -28,6 +29,7 @@ use crate::config::Grants;
 use crate::tool::Effect;
 use crate::usage::Meter;
 use ask::AskCtx;
+use context::Mounts;
 use http::{HttpCtx, Network, RequestBudget};
 use kv::{KvBackend, KvCtx};
 use log::{LogLine, TraceLog};
@@ -70,6 +72,8 @@ pub(crate) struct Caps {
     pub resource_updates: ResourceUpdates,
     /// Whom it may ask, and how.
     pub ask: AskCtx,
+    /// Which directories it has mounted.
+    pub mounts: Mounts,
 }
 
 /// What the capabilities of one call share with the pipeline, across its
@@ -89,6 +93,8 @@ pub(crate) struct CallShared<'a> {
     pub http_budget: &'a RequestBudget,
     /// The host's slots for open workspace files.
     pub file_slots: &'a FileSlots,
+    /// The host's state root, mounted where the grant says.
+    pub state_root: &'a Path,
     /// Its progress reports.
     pub progress: &'a ProgressFeed,
     /// The resource changes it announces.
@@ -99,8 +105,8 @@ pub(crate) struct CallShared<'a> {
 
 impl Caps {
     /// What `grants` give a call of `effect`: a read gets the read-only
-    /// form of each grant. `workspace` is the directory the call mounts,
-    /// `kv` the host's store (none when no tool is granted one).
+    /// form of each grant. `workspace` is the session's directory the call
+    /// mounts, `kv` the host's store (none when no tool is granted one).
     pub fn for_call(
         grants: &Grants,
         effect: Effect,
@@ -116,9 +122,16 @@ impl Caps {
             }
             _ => KvCtx::deny_all(),
         };
+        let workspace = workspace.zip(workspace::permissions(grants.workspace, read_only));
+        let state = workspace::permissions(grants.state, read_only).map(|p| (shared.state_root, p));
         Ok(Self {
+            mounts: Mounts {
+                workspace: workspace.is_some(),
+                state: state.is_some(),
+            },
             wasi: WasiSetup {
-                workspace: workspace.zip(workspace::permissions(grants.workspace, read_only)),
+                workspace,
+                state,
                 env: &grants.env,
                 stdout: shared.stdout.clone(),
                 stderr: shared.stderr.clone(),
@@ -144,8 +157,10 @@ impl Caps {
     pub fn none(trace: &TraceLog, stdout: &Capture, stderr: &Capture) -> anyhow::Result<Self> {
         let env = Default::default();
         Ok(Self {
+            mounts: Mounts::default(),
             wasi: WasiSetup {
                 workspace: None,
+                state: None,
                 env: &env,
                 stdout: stdout.clone(),
                 stderr: stderr.clone(),

@@ -423,7 +423,10 @@ pub struct ToolSettings {
     /// The call's linear-memory cap, in MiB.
     pub memory_mb: Option<u64>,
     /// Access to the session's workspace directory.
-    pub workspace: Option<WorkspaceAccess>,
+    pub workspace: Option<DirAccess>,
+    /// Access to the host's durable state directory, shared by every
+    /// session (`/state`).
+    pub state: Option<DirAccess>,
     /// Key-value buckets the tool may open.
     pub kv: Option<Vec<String>>,
     /// Origins the tool may send HTTP requests to.
@@ -459,6 +462,7 @@ impl std::fmt::Debug for ToolSettings {
             .field("timeout_ms", &self.timeout_ms)
             .field("memory_mb", &self.memory_mb)
             .field("workspace", &self.workspace)
+            .field("state", &self.state)
             .field("kv", &self.kv)
             .field("http", &self.http)
             .field(
@@ -480,10 +484,11 @@ pub enum Permission {
     AlwaysAsk,
 }
 
-/// How much of the session's workspace a tool may touch.
+/// How much of a directory (the session's workspace, the host's state
+/// root) a tool may touch.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum WorkspaceAccess {
+pub enum DirAccess {
     /// No workspace at all.
     #[default]
     None,
@@ -563,7 +568,9 @@ pub const MAX_SIZE_CAP: usize = 64 * 1024 * 1024;
 #[derive(Clone, Default, PartialEq)]
 pub struct Grants {
     /// Workspace access.
-    pub workspace: WorkspaceAccess,
+    pub workspace: DirAccess,
+    /// Access to the host's state root.
+    pub state: DirAccess,
     /// Buckets the tool may open.
     pub kv: Vec<String>,
     /// Where the tool may send HTTP requests (shared with every call's HTTP context).
@@ -579,6 +586,7 @@ impl std::fmt::Debug for Grants {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Grants")
             .field("workspace", &self.workspace)
+            .field("state", &self.state)
             .field("kv", &self.kv)
             .field("http", &self.http)
             .field("env", &self.env.keys().collect::<Vec<_>>())
@@ -649,6 +657,7 @@ impl Config {
             .saturating_mul(1024 * 1024),
             grants: Grants {
                 workspace: first(&layers, |s| s.workspace).unwrap_or_default(),
+                state: first(&layers, |s| s.state).unwrap_or_default(),
                 kv: first(&layers, |s| s.kv.clone()).unwrap_or_default(),
                 http: Arc::new(http),
                 env: first(&layers, |s| s.env.clone()).unwrap_or_default(),
@@ -797,7 +806,7 @@ mod tests {
         assert_eq!(echo.permission, Permission::AlwaysAllow);
         assert_eq!(echo.timeout, Duration::from_millis(2000));
         assert_eq!(echo.memory_bytes, 64 << 20);
-        assert_eq!(echo.grants.workspace, WorkspaceAccess::Read);
+        assert_eq!(echo.grants.workspace, DirAccess::Read);
         let other = config.policy_for("other").unwrap();
         assert_eq!(other.permission, Permission::AlwaysAsk);
         assert_eq!(other.memory_bytes, (DEFAULT_MEMORY_MB as usize) << 20);
@@ -817,7 +826,7 @@ mod tests {
     fn defaults_deny_everything() {
         let policy = Config::default().policy_for("any").unwrap();
         assert!(policy.enabled);
-        assert_eq!(policy.grants.workspace, WorkspaceAccess::None);
+        assert_eq!(policy.grants.workspace, DirAccess::None);
         assert!(policy.grants.kv.is_empty());
         assert!(policy.grants.http.is_empty());
         assert!(policy.grants.env.is_empty());

@@ -27,7 +27,7 @@ use anyhow::Context as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Permission, ToolSettings, WorkspaceAccess};
+use super::{DirAccess, Permission, ToolSettings};
 use crate::caps::http::AllowList;
 use crate::tool::Effect;
 
@@ -38,15 +38,15 @@ pub const TOOLSET_TYPE_DATED: &str = "agent_toolset_20260401";
 
 /// The toolset tools that run as components, with the workspace access
 /// each is granted unless `[tools.<name>]` says otherwise.
-pub const COMPONENT_TOOLS: &[(&str, WorkspaceAccess)] = &[
-    ("read", WorkspaceAccess::Read),
-    ("write", WorkspaceAccess::Write),
-    ("edit", WorkspaceAccess::Write),
-    ("list", WorkspaceAccess::Read),
-    ("delete", WorkspaceAccess::Write),
-    ("glob", WorkspaceAccess::Read),
-    ("grep", WorkspaceAccess::Read),
-    ("web_fetch", WorkspaceAccess::None),
+pub const COMPONENT_TOOLS: &[(&str, DirAccess)] = &[
+    ("read", DirAccess::Read),
+    ("write", DirAccess::Write),
+    ("edit", DirAccess::Write),
+    ("list", DirAccess::Read),
+    ("delete", DirAccess::Write),
+    ("glob", DirAccess::Read),
+    ("grep", DirAccess::Read),
+    ("web_fetch", DirAccess::None),
 ];
 
 /// The toolset tools with no sandboxed equivalent, and why: listed as
@@ -710,14 +710,14 @@ mod tests {
     fn implied_grants_follow_the_tool() {
         let set = toolset("[toolset]\ntype = \"agent_toolset\"\nhttp = [\"https://docs.rs\"]\n");
         let read = set.settings_for("read").unwrap();
-        assert_eq!(read.workspace, Some(WorkspaceAccess::Read));
+        assert_eq!(read.workspace, Some(DirAccess::Read));
         assert_eq!(read.http, Some(vec![]));
         assert_eq!(
             set.settings_for("edit").unwrap().workspace,
-            Some(WorkspaceAccess::Write)
+            Some(DirAccess::Write)
         );
         let fetch = set.settings_for("web_fetch").unwrap();
-        assert_eq!(fetch.workspace, Some(WorkspaceAccess::None));
+        assert_eq!(fetch.workspace, Some(DirAccess::None));
         assert_eq!(fetch.http, Some(vec!["https://docs.rs".to_string()]));
         assert!(set.settings_for("bash").is_none());
     }

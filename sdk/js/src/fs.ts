@@ -1,5 +1,5 @@
 import { engine } from "toolhost/engine";
-import { decodeUtf8 } from "./utf8.ts";
+import { decodeUtf8, encodeUtf8 } from "./utf8.ts";
 import { witPayload } from "./errors.ts";
 import { dispose } from "./dispose.ts";
 
@@ -36,26 +36,45 @@ export interface FileStat {
   size: number;
 }
 
-let root: any;
+/** The host's state root's mount point inside the sandbox (a `state` grant). */
+export const STATE_ROOT = "/state";
 
-function workspaceRoot(path: string): any {
-  if (root) return root;
+const roots = new Map<string, any>();
+
+function preopen(mount: string, grant: string, path: string): any {
+  const known = roots.get(mount);
+  if (known) return known;
   let dirs: Array<[any, string]> = [];
   try {
     dirs = engine.fsPreopens.getDirectories();
   } catch {
     dirs = [];
   }
-  const found = dirs.find(([, name]) => name === WORKSPACE || name === WORKSPACE + "/");
+  const found = dirs.find(([, name]) => name === mount || name === mount + "/");
   if (!found) {
     throw new FsError(
       "access",
       path,
-      `fs: no workspace: this tool has no \`workspace\` grant (${JSON.stringify(path)} cannot be reached)`,
+      `fs: no ${mount}: this tool has no \`${grant}\` grant (${JSON.stringify(path)} cannot be reached)`,
     );
   }
-  root = found[0];
-  return root;
+  roots.set(mount, found[0]);
+  return found[0];
+}
+
+/** `path` relative to `mount`: `a`, `./a` and `<mount>/a` are the same file; other absolute paths and `..` are refused. */
+function relativeTo(mount: string, path: string): string {
+  let rel = path;
+  if (rel === mount) rel = ".";
+  else if (rel.startsWith(mount + "/")) rel = rel.slice(mount.length + 1);
+  if (rel.startsWith("/")) {
+    throw new FsError("invalid", path, `fs: ${JSON.stringify(path)} is outside ${mount} (use a relative path)`);
+  }
+  const parts = rel.split("/").filter((part) => part !== "" && part !== ".");
+  if (parts.includes("..")) {
+    throw new FsError("invalid", path, `fs: ${JSON.stringify(path)} must not contain \`..\``);
+  }
+  return parts.length === 0 ? "." : parts.join("/");
 }
 
 /**
@@ -64,17 +83,7 @@ function workspaceRoot(path: string): any {
  * components are refused.
  */
 export function relativePath(path: string): string {
-  let rel = path;
-  if (rel === WORKSPACE) rel = ".";
-  else if (rel.startsWith(WORKSPACE + "/")) rel = rel.slice(WORKSPACE.length + 1);
-  if (rel.startsWith("/")) {
-    throw new FsError("invalid", path, `fs: ${JSON.stringify(path)} is outside the workspace (use a relative path)`);
-  }
-  const parts = rel.split("/").filter((part) => part !== "" && part !== ".");
-  if (parts.includes("..")) {
-    throw new FsError("invalid", path, `fs: ${JSON.stringify(path)} must not contain \`..\``);
-  }
-  return parts.length === 0 ? "." : parts.join("/");
+  return relativeTo(WORKSPACE, path);
 }
 
 function fsError(err: unknown, path: string, what: string): FsError {
@@ -84,105 +93,180 @@ function fsError(err: unknown, path: string, what: string): FsError {
   return new FsError(name, path, `fs: cannot ${what} ${JSON.stringify(path)}: ${name}`);
 }
 
-function open(path: string, directory: boolean, what: string): any {
-  const rel = relativePath(path);
-  const dir = workspaceRoot(path);
-  try {
-    return dir.openAt({ symlinkFollow: true }, rel, { directory }, { read: true });
-  } catch (err) {
-    throw fsError(err, path, what);
-  }
-}
+/**
+ * Files under one preopened directory over `wasi:filesystem`: the session's
+ * workspace ([`fs`], a `workspace` grant) or the host's state root
+ * ([`state`], a `state` grant). A read call gets either read-only: writes
+ * then fail with `FsError` code `read-only` or `not-permitted`.
+ */
+export class Directory {
+  /** Where the directory is mounted, e.g. `/workspace`. */
+  readonly mount: string;
+  /** The grant that mounts it, for error messages. */
+  private readonly grant: string;
 
-/** Reads a whole file from the workspace. */
-export function readFile(path: string): Uint8Array {
-  const file = open(path, false, "read");
-  try {
-    let type: string | undefined;
+  constructor(mount: string, grant: string) {
+    this.mount = mount;
+    this.grant = grant;
+  }
+
+  /** `path` relative to the mount (absolute paths elsewhere and `..` are refused). */
+  relative(path: string): string {
+    return relativeTo(this.mount, path);
+  }
+
+  private root(path: string): any {
+    return preopen(this.mount, this.grant, path);
+  }
+
+  private open(path: string, directory: boolean, what: string, write = false, create = false, truncate = false): any {
+    const rel = this.relative(path);
+    const dir = this.root(path);
     try {
-      type = file.stat().type;
-    } catch {}
-    if (type === "directory") {
-      throw new FsError("is-directory", path, `fs: cannot read ${JSON.stringify(path)}: it is a directory`);
+      return dir.openAt({ symlinkFollow: true }, rel, { directory, create, truncate }, write ? { write: true } : { read: true });
+    } catch (err) {
+      throw fsError(err, path, what);
     }
-    const chunks: Uint8Array[] = [];
-    let total = 0;
-    for (;;) {
-      const [chunk, end] = file.read(engine.int64(64 * 1024), engine.int64(total)) as [Uint8Array, boolean];
-      if (chunk.length > 0) {
-        chunks.push(chunk instanceof Uint8Array ? chunk : Uint8Array.from(chunk));
-        total += chunk.length;
+  }
+
+  /** Reads a whole file. */
+  readFile(path: string): Uint8Array {
+    const file = this.open(path, false, "read");
+    try {
+      let type: string | undefined;
+      try {
+        type = file.stat().type;
+      } catch {}
+      if (type === "directory") {
+        throw new FsError("is-directory", path, `fs: cannot read ${JSON.stringify(path)}: it is a directory`);
       }
-      if (end || chunk.length === 0) break;
-    }
-    const out = new Uint8Array(total);
-    let at = 0;
-    for (const chunk of chunks) {
-      out.set(chunk, at);
-      at += chunk.length;
-    }
-    return out;
-  } catch (err) {
-    throw fsError(err, path, "read");
-  } finally {
-    dispose(file);
-  }
-}
-
-/** Reads a whole file as UTF-8 text (invalid bytes become U+FFFD). */
-export function readText(path: string): string {
-  return decodeUtf8(readFile(path));
-}
-
-/** The entries of a folder (default: the workspace root), sorted by name. */
-export function list(path = "."): DirEntry[] {
-  const dir = open(path, true, "list");
-  try {
-    const stream = dir.readDirectory();
-    const entries: DirEntry[] = [];
-    try {
+      const chunks: Uint8Array[] = [];
+      let total = 0;
       for (;;) {
-        const entry = stream.readDirectoryEntry();
-        if (entry === null || entry === undefined) break;
-        entries.push({ name: entry.name, type: entry.type });
+        const [chunk, end] = file.read(engine.int64(64 * 1024), engine.int64(total)) as [Uint8Array, boolean];
+        if (chunk.length > 0) {
+          chunks.push(chunk instanceof Uint8Array ? chunk : Uint8Array.from(chunk));
+          total += chunk.length;
+        }
+        if (end || chunk.length === 0) break;
       }
+      const out = new Uint8Array(total);
+      let at = 0;
+      for (const chunk of chunks) {
+        out.set(chunk, at);
+        at += chunk.length;
+      }
+      return out;
+    } catch (err) {
+      throw fsError(err, path, "read");
     } finally {
-      dispose(stream);
+      dispose(file);
     }
-    return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  } catch (err) {
-    throw fsError(err, path, "list");
-  } finally {
-    dispose(dir);
+  }
+
+  /** Reads a whole file as UTF-8 text (invalid bytes become U+FFFD). */
+  readText(path: string): string {
+    return decodeUtf8(this.readFile(path));
+  }
+
+  /** Writes `data` as the whole file, creating it when absent. */
+  writeFile(path: string, data: Uint8Array | string): void {
+    this.writeAt(path, data, false);
+  }
+
+  /** Adds `data` at the end of the file, creating it when absent. */
+  appendFile(path: string, data: Uint8Array | string): void {
+    this.writeAt(path, data, true);
+  }
+
+  private writeAt(path: string, data: Uint8Array | string, append: boolean): void {
+    const bytes = typeof data === "string" ? encodeUtf8(data) : data;
+    const file = this.open(path, false, "write", true, true, !append);
+    try {
+      let at = append ? Number(file.stat().size) : 0;
+      let done = 0;
+      while (done < bytes.length) {
+        const chunk = bytes.subarray(done, Math.min(bytes.length, done + 64 * 1024));
+        const written = Number(file.write(chunk, engine.int64(at)));
+        if (written <= 0) throw new FsError("io", path, `fs: cannot write ${JSON.stringify(path)}: no progress`);
+        done += written;
+        at += written;
+      }
+    } catch (err) {
+      throw fsError(err, path, "write");
+    } finally {
+      dispose(file);
+    }
+  }
+
+  /** The entries of a folder (default: the mount's root), sorted by name. */
+  list(path = "."): DirEntry[] {
+    const dir = this.open(path, true, "list");
+    try {
+      const stream = dir.readDirectory();
+      const entries: DirEntry[] = [];
+      try {
+        for (;;) {
+          const entry = stream.readDirectoryEntry();
+          if (entry === null || entry === undefined) break;
+          entries.push({ name: entry.name, type: entry.type });
+        }
+      } finally {
+        dispose(stream);
+      }
+      return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    } catch (err) {
+      throw fsError(err, path, "list");
+    } finally {
+      dispose(dir);
+    }
+  }
+
+  /** The type and size of a file or folder. */
+  stat(path: string): FileStat {
+    const rel = this.relative(path);
+    const dir = this.root(path);
+    try {
+      const s = dir.statAt({ symlinkFollow: true }, rel);
+      return { type: s.type, size: Number(s.size) };
+    } catch (err) {
+      throw fsError(err, path, "stat");
+    }
+  }
+
+  /** Whether a file or folder exists. */
+  exists(path: string): boolean {
+    try {
+      this.stat(path);
+      return true;
+    } catch (err) {
+      if (err instanceof FsError && err.notFound) return false;
+      throw err;
+    }
   }
 }
 
-/** The type and size of a file or folder. */
-export function stat(path: string): FileStat {
-  const rel = relativePath(path);
-  const dir = workspaceRoot(path);
-  try {
-    const s = dir.statAt({ symlinkFollow: true }, rel);
-    return { type: s.type, size: Number(s.size) };
-  } catch (err) {
-    throw fsError(err, path, "stat");
-  }
-}
-
-/** Whether a file or folder exists. */
-export function exists(path: string): boolean {
-  try {
-    stat(path);
-    return true;
-  } catch (err) {
-    if (err instanceof FsError && err.notFound) return false;
-    throw err;
-  }
-}
+const workspace = new Directory(WORKSPACE, "workspace");
 
 /**
- * Files in the session workspace (mounted at `/workspace`) over
- * `wasi:filesystem`; the tool needs a `workspace` grant. Read-only helpers;
- * use the raw preopen for writes.
+ * Files in the session workspace (mounted at `/workspace`); the tool needs
+ * a `workspace` grant.
  */
-export const fs = { readFile, readText, list, stat, exists, relativePath, WORKSPACE, FsError };
+export const fs = {
+  readFile: (path: string) => workspace.readFile(path),
+  readText: (path: string) => workspace.readText(path),
+  writeFile: (path: string, data: Uint8Array | string) => workspace.writeFile(path, data),
+  appendFile: (path: string, data: Uint8Array | string) => workspace.appendFile(path, data),
+  list: (path?: string) => workspace.list(path),
+  stat: (path: string) => workspace.stat(path),
+  exists: (path: string) => workspace.exists(path),
+  relativePath,
+  WORKSPACE,
+  FsError,
+};
+
+/**
+ * Files in the host's durable state root (mounted at `/state`), shared by
+ * every session and every tool granted it; the tool needs a `state` grant.
+ */
+export const state = new Directory(STATE_ROOT, "state");

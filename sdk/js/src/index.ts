@@ -32,7 +32,7 @@ export { kv, Bucket, KvError } from "./kv.ts";
 export type { KvErrorKind } from "./kv.ts";
 export { http, HttpError, HttpResponse, DEFAULT_MAX_BODY_BYTES } from "./http.ts";
 export type { FetchOptions, HttpErrorKind } from "./http.ts";
-export { fs, FsError, WORKSPACE } from "./fs.ts";
+export { fs, state, Directory, FsError, WORKSPACE, STATE_ROOT } from "./fs.ts";
 export type { DirEntry, FileStat } from "./fs.ts";
 export { log } from "./log.ts";
 export { progress } from "./progress.ts";

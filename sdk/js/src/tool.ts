@@ -43,6 +43,10 @@ export interface CallContext {
   approvedBy?: unknown;
   /** The session's frozen instant (RFC 3339), when it has one. */
   asOf?: string;
+  /** The session's workspace directory as the tool sees it (`/workspace`); absent when the tool is granted no workspace. */
+  workspaceDir?: string;
+  /** The host's durable state directory, shared by every session (`/state`); absent unless the tool is granted `state`. Read-only in a read call. */
+  stateRoot?: string;
 }
 
 /** What `execute` may return. */
@@ -188,6 +192,10 @@ function contextFromWit(ctx: any): CallContext {
   const approvedBy = parseAuth(ctx.approvedBy);
   if (approvedBy !== undefined) out.approvedBy = approvedBy;
   if (ctx.asOf !== null && ctx.asOf !== undefined) out.asOf = ctx.asOf;
+  const workspaceDir = engine.context.workspaceDir();
+  if (workspaceDir !== null && workspaceDir !== undefined) out.workspaceDir = workspaceDir;
+  const stateRoot = engine.context.stateRoot();
+  if (stateRoot !== null && stateRoot !== undefined) out.stateRoot = stateRoot;
   return out;
 }
 

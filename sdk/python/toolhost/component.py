@@ -28,8 +28,8 @@ from wit_world.imports import toolhost_tool_types as wit
 # Python files. Load every binding the helpers use now (they import lazily so
 # that they also import outside a component).
 from wit_world.imports import (  # noqa: F401
-    ask, atomics, error, log, outgoing_handler, poll, progress, resource_updates, store, streams,
-    wasi_http_types,
+    ask, atomics, context, error, log, outgoing_handler, poll, progress, resource_updates, store,
+    streams, wasi_http_types,
 )
 
 from .context import CallContext
@@ -112,7 +112,8 @@ class Tool(exports.Tool):
 
     def execute(self, input: str, ctx: Any) -> Any:
         try:
-            out = _SPEC.run(input, CallContext._from_wit(ctx))
+            call = CallContext._from_wit(ctx, context.workspace_dir(), context.state_root())
+            out = _SPEC.run(input, call)
             return _output(out)
         except ToolError as err:
             raise Err(_error(err)) from None

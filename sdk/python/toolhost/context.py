@@ -47,9 +47,17 @@ class CallContext:
     """Auth (parsed JSON) of whoever approved the call; None when it needed no approval."""
     as_of: Optional[str] = None
     """The session's frozen instant (RFC 3339), when it has one."""
+    workspace_dir: Optional[str] = None
+    """The session's workspace directory as the tool sees it (``/workspace``); None when
+    the tool is granted no workspace."""
+    state_root: Optional[str] = None
+    """The host's durable state directory, shared by every session (``/state``); None
+    unless the tool is granted ``state``. Read-only in a read call."""
 
     @classmethod
-    def _from_wit(cls, ctx: Any) -> "CallContext":
+    def _from_wit(
+        cls, ctx: Any, workspace_dir: Optional[str] = None, state_root: Optional[str] = None
+    ) -> "CallContext":
         mode = SessionMode.DRY_RUN if ctx.session.mode.name == "DRY_RUN" else SessionMode.LIVE
         return cls(
             call_id=ctx.call_id,
@@ -57,6 +65,8 @@ class CallContext:
             session=Session(ctx.session.id, ctx.session.channel, mode, _json(ctx.session.auth)),
             approved_by=_json(ctx.approved_by),
             as_of=ctx.as_of,
+            workspace_dir=workspace_dir,
+            state_root=state_root,
         )
 
 

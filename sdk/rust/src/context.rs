@@ -21,6 +21,13 @@ pub struct CallContext {
     pub approved_by: Option<Value>,
     /// The session's frozen instant (RFC 3339), when it has one.
     pub as_of: Option<String>,
+    /// The session's workspace directory as the tool sees it
+    /// (`/workspace`); `None` when the tool is granted no workspace.
+    pub workspace_dir: Option<String>,
+    /// The host's durable state directory, shared by every session
+    /// (`/state`); `None` unless the tool is granted `state`. Read-only in
+    /// a read call.
+    pub state_root: Option<String>,
 }
 
 /// The session a call belongs to.
@@ -48,7 +55,18 @@ pub enum SessionMode {
 }
 
 impl CallContext {
-    pub(crate) fn from_wit(ctx: wit::CallContext) -> Self {
+    /// The context of the running call: `ctx` with the directories the
+    /// host mounted for it.
+    pub(crate) fn of_call(ctx: wit::CallContext) -> Self {
+        let (workspace_dir, state_root) = mounts();
+        Self {
+            workspace_dir,
+            state_root,
+            ..Self::from_wit(ctx)
+        }
+    }
+
+    fn from_wit(ctx: wit::CallContext) -> Self {
         Self {
             call_id: ctx.call_id,
             attempt: ctx.attempt,
@@ -63,8 +81,23 @@ impl CallContext {
             },
             approved_by: ctx.approved_by.map(parse_json),
             as_of: ctx.as_of,
+            workspace_dir: None,
+            state_root: None,
         }
     }
+}
+
+/// Where the host mounted the workspace and the state root for this call.
+#[cfg(target_family = "wasm")]
+fn mounts() -> (Option<String>, Option<String>) {
+    use crate::bindings::toolhost::tool::context;
+    (context::workspace_dir(), context::state_root())
+}
+
+/// Outside a component (a native unit test) nothing is mounted.
+#[cfg(not(target_family = "wasm"))]
+fn mounts() -> (Option<String>, Option<String>) {
+    (None, None)
 }
 
 /// Auth arrives as JSON text; text that is not JSON is kept as a string.

@@ -347,7 +347,7 @@ pub mod __private {
             input: String,
             ctx: wit::CallContext,
         ) -> Result<wit::ToolOutput, wit::ToolError> {
-            let ctx = CallContext::from_wit(ctx);
+            let ctx = CallContext::of_call(ctx);
             parse::<T>(&input)
                 .and_then(|input| T::execute(input, &ctx))
                 .map(crate::Output::into_wit)

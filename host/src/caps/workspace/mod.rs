@@ -1,8 +1,9 @@
-//! Files: the session's workspace directory, preopened as `/workspace`.
+//! Files: the session's workspace directory, preopened as `/workspace`,
+//! and the host's state root, shared by every session, as `/state`.
 //!
 //! `wasi:filesystem` is served by wasmtime-wasi with cap-std semantics: no
-//! `..`, absolute path or symlink resolves outside the preopen. What this
-//! module decides is whether there is a preopen at all and with which
+//! `..`, absolute path or symlink resolves outside a preopen. What this
+//! module decides is whether each preopen is there at all and with which
 //! permissions: a `read` grant, or any call whose effect is `read`, gets it
 //! read-only. It also builds the rest of the call's WASI context: captured
 //! stdio, the granted environment, and `wasi:sockets` denied outright.
@@ -33,7 +34,7 @@ use self::listing::Listing;
 use self::open_files::OpenFiles;
 use super::log::TraceLog;
 use super::stdio::Capture;
-use crate::config::{Grants, WorkspaceAccess};
+use crate::config::{DirAccess, Grants};
 use crate::usage::Meter;
 
 /// Whether filesystem calls run on the worker that runs the guest (see
@@ -42,6 +43,8 @@ const BLOCK_CURRENT_THREAD: bool = true;
 
 /// Where tools see the workspace.
 pub const GUEST_PATH: &str = "/workspace";
+/// Where tools see the host's state root.
+pub const STATE_GUEST_PATH: &str = "/state";
 
 /// What `grants` give a component importing `interface` of
 /// `wasi:filesystem`, `wasi:cli/environment` or `wasi:sockets`, as `inspect`
@@ -51,16 +54,18 @@ pub fn import_status(grants: &Grants, interface: &str) -> Option<String> {
         return Some("always denied".into());
     }
     if interface.starts_with("wasi:filesystem/") {
-        return Some(
-            match grants.workspace {
-                WorkspaceAccess::None => "NOT GRANTED (no workspace)",
-                WorkspaceAccess::Read => "granted: workspace read-only",
-                WorkspaceAccess::Write => {
-                    "granted: workspace read-write (read-only for read calls)"
-                }
-            }
-            .into(),
-        );
+        let granted: Vec<String> = [("workspace", grants.workspace), ("state", grants.state)]
+            .into_iter()
+            .filter_map(|(dir, access)| match access {
+                DirAccess::None => None,
+                DirAccess::Read => Some(format!("{dir} read-only")),
+                DirAccess::Write => Some(format!("{dir} read-write (read-only for read calls)")),
+            })
+            .collect();
+        return Some(match granted.is_empty() {
+            true => "NOT GRANTED (no workspace or state)".into(),
+            false => format!("granted: {}", granted.join("; ")),
+        });
     }
     (interface == "wasi:cli/environment").then(|| {
         if grants.env.is_empty() {
@@ -73,12 +78,12 @@ pub fn import_status(grants: &Grants, interface: &str) -> Option<String> {
 
 /// The permissions a call gets on the workspace: the grant, narrowed to
 /// read-only when the call's effect is `read`. `None` means no preopen.
-pub fn permissions(grant: WorkspaceAccess, read_only_call: bool) -> Option<FsPerms> {
+pub fn permissions(grant: DirAccess, read_only_call: bool) -> Option<FsPerms> {
     match grant {
-        WorkspaceAccess::None => None,
-        WorkspaceAccess::Read => Some(FsPerms::ReadOnly),
-        WorkspaceAccess::Write if read_only_call => Some(FsPerms::ReadOnly),
-        WorkspaceAccess::Write => Some(FsPerms::ReadWrite),
+        DirAccess::None => None,
+        DirAccess::Read => Some(FsPerms::ReadOnly),
+        DirAccess::Write if read_only_call => Some(FsPerms::ReadOnly),
+        DirAccess::Write => Some(FsPerms::ReadWrite),
     }
 }
 
@@ -86,6 +91,8 @@ pub fn permissions(grant: WorkspaceAccess, read_only_call: bool) -> Option<FsPer
 pub struct WasiSetup<'a> {
     /// The workspace directory and the permissions on it, if any.
     pub workspace: Option<(&'a Path, FsPerms)>,
+    /// The state root and the permissions on it, if any.
+    pub state: Option<(&'a Path, FsPerms)>,
     /// Environment variables given to the tool.
     pub env: &'a BTreeMap<String, String>,
     /// Where the tool's stdout goes.
@@ -116,10 +123,15 @@ impl WasiSetup<'_> {
         for (name, value) in self.env {
             builder.env(name, value);
         }
-        if let Some((dir, perms)) = self.workspace {
-            builder
-                .preopened_dir(dir, GUEST_PATH, perms)
-                .map_err(|e| anyhow::anyhow!("cannot open workspace {}: {e}", dir.display()))?;
+        for (what, mount, preopen) in [
+            ("workspace", GUEST_PATH, self.workspace),
+            ("state root", STATE_GUEST_PATH, self.state),
+        ] {
+            if let Some((dir, perms)) = preopen {
+                builder
+                    .preopened_dir(dir, mount, perms)
+                    .map_err(|e| anyhow::anyhow!("cannot open {what} {}: {e}", dir.display()))?;
+            }
         }
         Ok(builder.build())
     }
@@ -255,18 +267,12 @@ mod tests {
 
     #[test]
     fn read_calls_never_get_write_access() {
-        assert_eq!(permissions(WorkspaceAccess::None, false), None);
-        assert_eq!(permissions(WorkspaceAccess::None, true), None);
+        assert_eq!(permissions(DirAccess::None, false), None);
+        assert_eq!(permissions(DirAccess::None, true), None);
+        assert_eq!(permissions(DirAccess::Read, false), Some(FsPerms::ReadOnly));
+        assert_eq!(permissions(DirAccess::Write, true), Some(FsPerms::ReadOnly));
         assert_eq!(
-            permissions(WorkspaceAccess::Read, false),
-            Some(FsPerms::ReadOnly)
-        );
-        assert_eq!(
-            permissions(WorkspaceAccess::Write, true),
-            Some(FsPerms::ReadOnly)
-        );
-        assert_eq!(
-            permissions(WorkspaceAccess::Write, false),
+            permissions(DirAccess::Write, false),
             Some(FsPerms::ReadWrite)
         );
     }

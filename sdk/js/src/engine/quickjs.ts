@@ -1,9 +1,10 @@
 // WIT bindings as componentize-qjs (QuickJS) exposes them: one default
 // export per interface, `null` for none, `number` for 64-bit integers.
-import log from "toolhost:tool/log@0.2.0";
-import progress from "toolhost:tool/progress@0.2.0";
-import resourceUpdates from "toolhost:tool/resource-updates@0.2.0";
-import ask from "toolhost:tool/ask@0.2.0";
+import log from "toolhost:tool/log@0.2.1";
+import progress from "toolhost:tool/progress@0.2.1";
+import resourceUpdates from "toolhost:tool/resource-updates@0.2.1";
+import ask from "toolhost:tool/ask@0.2.1";
+import context from "toolhost:tool/context@0.2.1";
 import kvStore from "wasi:keyvalue/store@0.2.0-draft2";
 import kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
 import httpTypes from "wasi:http/types@0.2.12";
@@ -19,6 +20,7 @@ export const engine: Engine = {
   progress: progress as any,
   resourceUpdates: resourceUpdates as any,
   ask: ask as any,
+  context: context as any,
   kvStore: kvStore as any,
   kvAtomics: kvAtomics as any,
   httpTypes,

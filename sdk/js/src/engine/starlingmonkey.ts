@@ -1,9 +1,10 @@
 // WIT bindings as componentize-js (StarlingMonkey) exposes them: named
 // exports per interface, `undefined` for none, `bigint` for 64-bit integers.
-import * as log from "toolhost:tool/log@0.2.0";
-import * as progress from "toolhost:tool/progress@0.2.0";
-import * as resourceUpdates from "toolhost:tool/resource-updates@0.2.0";
-import * as ask from "toolhost:tool/ask@0.2.0";
+import * as log from "toolhost:tool/log@0.2.1";
+import * as progress from "toolhost:tool/progress@0.2.1";
+import * as resourceUpdates from "toolhost:tool/resource-updates@0.2.1";
+import * as ask from "toolhost:tool/ask@0.2.1";
+import * as context from "toolhost:tool/context@0.2.1";
 import * as kvStore from "wasi:keyvalue/store@0.2.0-draft2";
 import * as kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
 import * as httpTypes from "wasi:http/types@0.2.12";
@@ -51,6 +52,7 @@ export const engine: Engine = {
   progress: progress as any,
   resourceUpdates: resourceUpdates as any,
   ask: ask as any,
+  context: context as any,
   kvStore: kvStore as any,
   kvAtomics: { increment },
   httpTypes,

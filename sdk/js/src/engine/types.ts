@@ -28,6 +28,8 @@ export interface Engine {
     elicit(message: string, requestedSchema: string): any;
     sample(messages: any[], options: any): any;
   };
+  /** `toolhost:tool/context`: each returns the path, or `none`. */
+  context: { workspaceDir(): string | null | undefined; stateRoot(): string | null | undefined };
   /** `wasi:keyvalue/store` */
   kvStore: { open(name: string): any };
   /** `wasi:keyvalue/atomics` */

@@ -1,0 +1,86 @@
+//! `journal`: a journal kept in the host's state root (`/state`), shared by
+//! every session. A call with an `entry` appends it, with the session's id;
+//! a call without one reads the latest entries. Needs `state = "write"` in
+//! the tool's grant (a read call gets `/state` read-only whatever it is
+//! granted).
+
+use std::fs::{self, OpenOptions};
+use std::io::Write as _;
+use std::path::Path;
+
+use toolhost_sdk::prelude::*;
+
+/// What to add, if anything.
+#[derive(Deserialize, JsonSchema)]
+struct Input {
+    /// A line to append; without one the call only reads.
+    #[schemars(length(min = 1, max = 1000))]
+    entry: Option<String>,
+}
+
+/// The most entries a call returns: the latest ones.
+const LATEST: usize = 20;
+
+struct Journal;
+
+impl Tool for Journal {
+    type Input = Input;
+    const DESCRIPTION: &'static str = "
+        Append an entry to the host's journal, or read its latest entries
+        (without `entry`). The journal is shared by every session; each
+        entry records the session that wrote it.
+    ";
+    const EFFECT: EffectDecl = EffectDecl::ByInput;
+
+    fn effect_for(input: &Input) -> Effect {
+        match input.entry {
+            Some(_) => Effect::Write,
+            None => Effect::Read,
+        }
+    }
+
+    fn execute(input: Input, ctx: &CallContext) -> Result<Output, ToolError> {
+        let root = ctx.state_root.as_deref().ok_or_else(|| {
+            ToolError::Failed("no state root: grant this tool `state = \"write\"`".into())
+        })?;
+        let path = Path::new(root).join("journal.txt");
+        if let Some(entry) = &input.entry {
+            let line = format!("{}\t{}\n", ctx.session.id, entry.replace(['\n', '\t'], " "));
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .and_then(|mut file| file.write_all(line.as_bytes()))
+                .map_err(|e| {
+                    ToolError::Failed(format!("cannot append to {}: {e}", path.display()))
+                })?;
+        }
+        let text = match fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => {
+                return Err(ToolError::Failed(format!(
+                    "cannot read {}: {e}",
+                    path.display()
+                )));
+            }
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        let latest: Vec<Value> = lines[lines.len().saturating_sub(LATEST)..]
+            .iter()
+            .map(|line| {
+                let (session, text) = line.split_once('\t').unwrap_or(("", line));
+                json!({ "session": session, "text": text })
+            })
+            .collect();
+        Ok(json!({
+            "stateRoot": root,
+            "workspaceDir": ctx.workspace_dir,
+            "count": lines.len(),
+            "latest": latest,
+        })
+        .into())
+    }
+}
+
+export_tool!(Journal);

@@ -1,0 +1,61 @@
+/**
+ * `ts_journal`: a journal kept in the host's state root (`/state`), shared
+ * by every session.
+ *
+ * The TypeScript twin of `journal` (Rust) and `py_journal` (Python). A call
+ * with an `entry` appends it, with the session's id; a call without one
+ * reads the latest entries. Needs `state = "write"` in its grant (a read
+ * call gets `/state` read-only whatever it is granted).
+ */
+import { Failed, FsError, defineTool, prompt, state } from "toolhost";
+
+interface Input {
+  entry?: string;
+}
+
+const LATEST = 20;
+
+export default defineTool<Input>({
+  description: prompt`
+    Append an entry to the host's journal, or read its latest entries
+    (without \`entry\`). The journal is shared by every session; each
+    entry records the session that wrote it.
+  `,
+  inputSchema: {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    description: "What to add, if anything.",
+    type: "object",
+    properties: {
+      entry: {
+        type: "string",
+        minLength: 1,
+        maxLength: 1000,
+        description: "A line to append; without one the call only reads.",
+      },
+    },
+  },
+  effect: (input) => (input.entry === undefined ? "read" : "write"),
+  execute(input, ctx) {
+    if (ctx.stateRoot === undefined) throw new Failed('no state root: grant this tool `state = "write"`');
+    const path = "journal.txt";
+    if (input.entry !== undefined) {
+      try {
+        state.appendFile(path, `${ctx.session.id}\t${input.entry.replace(/[\n\t]/g, " ")}\n`);
+      } catch (err) {
+        throw new Failed(`cannot append to ${ctx.stateRoot}/${path}: ${(err as Error).message}`);
+      }
+    }
+    let text = "";
+    try {
+      text = state.readText(path);
+    } catch (err) {
+      if (!(err instanceof FsError && err.notFound)) throw err;
+    }
+    const lines = text.split("\n").filter((line) => line !== "");
+    const latest = lines.slice(-LATEST).map((line) => {
+      const tab = line.indexOf("\t");
+      return tab < 0 ? { session: "", text: line } : { session: line.slice(0, tab), text: line.slice(tab + 1) };
+    });
+    return { stateRoot: ctx.stateRoot, workspaceDir: ctx.workspaceDir ?? null, count: lines.length, latest };
+  },
+});
