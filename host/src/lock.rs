@@ -109,6 +109,9 @@ pub struct LockedGrants {
     /// State-root access (absent when none, as in locks written before it).
     #[serde(default, skip_serializing_if = "is_no_access")]
     pub state: DirAccess,
+    /// Artifacts access (absent when none).
+    #[serde(default, skip_serializing_if = "is_no_access")]
+    pub artifacts: DirAccess,
     /// Buckets it may open, sorted.
     #[serde(default)]
     pub kv: Vec<String>,
@@ -156,6 +159,7 @@ impl LockedTool {
             grants: LockedGrants {
                 workspace: grants.workspace,
                 state: grants.state,
+                artifacts: grants.artifacts,
                 kv,
                 http,
                 env: grants
@@ -239,6 +243,7 @@ impl LockedGrants {
         for (kind, was, is) in [
             ("workspace", self.workspace, now.workspace),
             ("state", self.state, now.state),
+            ("artifacts", self.artifacts, now.artifacts),
         ] {
             if was != is {
                 changes.push(format!(
@@ -534,6 +539,7 @@ mod tests {
             grants: LockedGrants {
                 workspace: DirAccess::Read,
                 state: DirAccess::None,
+                artifacts: DirAccess::None,
                 kv: vec!["cache".into()],
                 http: vec!["https://example.com:443".into()],
                 env: BTreeMap::from([("TOKEN".into(), "t1".into())]),

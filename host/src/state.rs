@@ -11,6 +11,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::caps::Caps;
+use crate::caps::artifacts::ArtifactsCtx;
 use crate::caps::ask::AskCtx;
 use crate::caps::context::Mounts;
 use crate::caps::http::HttpCtx;
@@ -35,6 +36,7 @@ pub struct CallState {
     pub(crate) resource_updates: ResourceUpdates,
     pub(crate) ask: AskCtx,
     pub(crate) mounts: Mounts,
+    pub(crate) artifacts: ArtifactsCtx,
     pub(crate) table: ResourceTable,
     pub(crate) limits: CallLimits,
     pub(crate) meter: Arc<Meter>,
@@ -60,6 +62,7 @@ impl CallState {
             resource_updates,
             ask,
             mounts,
+            artifacts,
         } = caps;
         let CallBounds {
             memory_bytes,
@@ -82,6 +85,7 @@ impl CallState {
             resource_updates,
             ask,
             mounts,
+            artifacts,
             table,
             limits: CallLimits::new(memory_bytes),
             meter,
@@ -113,6 +117,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
     crate::caps::resource_updates::add_to_linker(linker, |s| &mut s.resource_updates)?;
     crate::caps::ask::add_to_linker(linker, |s| &mut s.ask)?;
     crate::caps::context::add_to_linker(linker, |s| &mut s.mounts)?;
+    crate::caps::artifacts::add_to_linker(linker, |s| &mut s.artifacts)?;
     crate::caps::kv::add_to_linker(linker, |s| KvView {
         ctx: &mut s.kv,
         table: &mut s.table,

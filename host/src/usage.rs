@@ -99,6 +99,8 @@ pub struct Meter {
     output_bytes: AtomicUsize,
     files_opened: AtomicU32,
     files_open_peak: AtomicU32,
+    artifacts_saved: AtomicU32,
+    artifact_bytes: AtomicU64,
     epoch_ticks: AtomicU64,
     limit_hit: std::sync::OnceLock<LimitHit>,
 }
@@ -117,6 +119,8 @@ impl Meter {
             output_bytes: AtomicUsize::new(0),
             files_opened: AtomicU32::new(0),
             files_open_peak: AtomicU32::new(0),
+            artifacts_saved: AtomicU32::new(0),
+            artifact_bytes: AtomicU64::new(0),
             epoch_ticks: AtomicU64::new(0),
             limit_hit: std::sync::OnceLock::new(),
         })
@@ -198,6 +202,12 @@ impl Meter {
         self.memory_peak.fetch_max(bytes, Ordering::Relaxed);
     }
 
+    /// Count one artifact of `bytes` saved.
+    pub fn artifact_saved(&self, bytes: u64) {
+        self.artifacts_saved.fetch_add(1, Ordering::Relaxed);
+        self.artifact_bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
     /// Record the limit that ended (or refused part of) the call; the first
     /// one is kept.
     pub fn hit(&self, name: Limit, value: u64) {
@@ -221,6 +231,8 @@ impl Meter {
             output_bytes: self.output_bytes.load(Ordering::Relaxed) as u64,
             files_opened: self.files_opened.load(Ordering::Relaxed),
             peak_files_open: self.files_open_peak.load(Ordering::Relaxed),
+            artifacts_saved: self.artifacts_saved.load(Ordering::Relaxed),
+            artifact_bytes: self.artifact_bytes.load(Ordering::Relaxed),
             limit: self.limit_hit.get().copied(),
         }
     }
@@ -337,6 +349,10 @@ pub struct Usage {
     pub files_opened: u32,
     /// The most of them one instance of the call held open at once.
     pub peak_files_open: u32,
+    /// Artifacts the call saved.
+    pub artifacts_saved: u32,
+    /// Bytes of the artifacts it saved.
+    pub artifact_bytes: u64,
     /// The limit that ended the call or refused part of it, if one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<LimitHit>,

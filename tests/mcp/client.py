@@ -237,6 +237,22 @@ async def scenarios(session: ClientSession, session_id: str, notices: list):
     check(time.monotonic() - started < 8, "the cancelled call ran to its deadline")
     print("ok cancellation", flush=True)
 
+    # Artifacts: `journal` exports its journal into the session; the client
+    # reads it as a resource of the session.
+    exported = await session.call_tool("journal", {"export": True}, meta=in_session)
+    check(not exported.is_error, exported.content)
+    uri = exported.structured_content["artifact"]
+    check(uri == f"toolhost://sessions/{session_id}/artifacts/journal.txt", uri)
+    read = await session.read_resource(uri)
+    check(read.contents[0].mime_type == "text/plain", read.contents)
+    check(f"over mcp {session_id}" in read.contents[0].text, read.contents)
+    try:
+        await session.read_resource(f"toolhost://sessions/{session_id}/artifacts/missing.txt")
+        raise AssertionError("a missing artifact was read")
+    except MCPError as err:
+        check(err.error.code == -32002, err.error)
+    print("ok artifacts", flush=True)
+
 
 async def elicitation(session: ClientSession, session_id: str):
     await session.initialize()

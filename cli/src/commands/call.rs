@@ -30,6 +30,10 @@ pub(crate) struct CallArgs {
     /// directory removed afterwards).
     #[arg(long, short = 'w', conflicts_with_all = ["session", "url"])]
     pub(crate) workspace: Option<PathBuf>,
+    /// Keep the artifacts the call saves in this directory (default: a
+    /// scratch directory removed afterwards).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["session", "url"])]
+    pub(crate) artifacts: Option<PathBuf>,
     /// Call in this session (one made by `toolhost serve`'s session API).
     #[arg(long, value_name = "ID")]
     pub(crate) session: Option<String>,
@@ -149,6 +153,7 @@ pub(crate) async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
             channel: Some("cli".into()),
             auth: Some(cli_principal()),
             workspace: args.workspace.clone(),
+            artifacts: args.artifacts.clone(),
             ..SessionSpec::default()
         })?)
     };
@@ -167,6 +172,16 @@ pub(crate) async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
     };
     if args.trace {
         eprintln!("{}", serde_json::to_string_pretty(&result.trace)?);
+    }
+    let saved = result.usage.artifacts_saved;
+    if saved > 0 && args.session.is_none() {
+        match &args.artifacts {
+            Some(dir) => eprintln!("saved {saved} artifact(s) in {}", dir.display()),
+            None => eprintln!(
+                "the call saved {saved} artifact(s); a one-shot session's go with it: pass \
+                 --artifacts DIR to keep them"
+            ),
+        }
     }
     if args.json {
         print_json(&serde_json::to_value(&result)?)?;

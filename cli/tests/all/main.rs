@@ -12,6 +12,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod artifacts;
 mod ask;
 mod author;
 mod cli;

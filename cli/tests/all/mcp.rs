@@ -55,6 +55,7 @@ ask = ["user"]
 ask = ["model"]
 [tools.journal]
 state = "write"
+artifacts = "write"
 
 [custom_tools.get_weather]
 description = "Get the current weather for a city. Returns Celsius and a one-word summary; no forecasts."

@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use common::asker::{Scripted, accept};
 use common::server::Server;
 use common::{dry_run, live};
+use toolhost::artifacts::SessionArtifacts;
 use toolhost::ask::ElicitAnswer;
 use toolhost::output::ContentBlock;
 use toolhost::prompts::{PromptMessage, PromptResult, Role};
@@ -720,15 +721,19 @@ async fn every_language_declares_the_same_contract() {
 
 /// `journal` keeps its entries in the host's state root: two sessions
 /// write to one journal, which outlives the host; the context names the
-/// mounts; a `read` grant refuses the append inside the tool, and without
-/// a grant the tool has no state root.
+/// mounts; `export` saves it as an artifact of the session (Rust and
+/// Python from the file, TypeScript from its bytes); a `read` grant refuses
+/// the append inside the tool, no `artifacts` grant refuses the export, and
+/// without a grant the tool has no state root.
 #[tokio::test]
 async fn journal_keeps_the_state_root_in_every_language() {
     for lang in languages() {
         let label = lang.label;
         let tool = lang.name("journal");
         let grant = |state: &str| format!("[tools.{}]\nworkspace = \"read\"\n{state}", tool);
-        let (dir, host) = lang.host(&grant("state = \"write\"\n")).await;
+        let (dir, host) = lang
+            .host(&grant("state = \"write\"\nartifacts = \"write\"\n"))
+            .await;
         let (first, second) = (live(), live());
         for (entry, options) in [("one", &first), ("two\tand a tab", &second)] {
             let added = host
@@ -752,10 +757,34 @@ async fn journal_keeps_the_state_root_in_every_language() {
         assert_eq!(read.result["count"], 2, "{label}");
         assert_eq!(read.result["latest"], expected, "{label}");
         let on_disk = host.state_root().join("journal.txt");
-        assert!(
-            std::fs::read_to_string(&on_disk)
-                .unwrap()
-                .ends_with("\ttwo and a tab\n"),
+        let journal = std::fs::read_to_string(&on_disk).unwrap();
+        assert!(journal.ends_with("\ttwo and a tab\n"), "{label}");
+
+        // Exported as an artifact of the session.
+        let exported = host
+            .call(&tool, json!({"export": true}), &first)
+            .await
+            .unwrap();
+        assert!(!exported.is_error, "{label}: {:?}", exported.result);
+        let id = first.session.id();
+        assert_eq!(
+            exported.result["artifact"],
+            format!("toolhost://sessions/{id}/artifacts/journal.txt"),
+            "{label}"
+        );
+        let saved = SessionArtifacts::new(&first.session, u64::MAX)
+            .list()
+            .unwrap();
+        assert_eq!(saved.len(), 1, "{label}");
+        assert_eq!(
+            (saved[0].media_type.as_str(), &saved[0].tags),
+            ("text/plain", &vec!["journal".to_string()]),
+            "{label}"
+        );
+        let artifacts_dir = first.session.artifacts_path().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(artifacts_dir.join("journal.txt")).unwrap(),
+            journal,
             "{label}"
         );
 
@@ -787,6 +816,15 @@ async fn journal_keeps_the_state_root_in_every_language() {
             std::fs::read_to_string(&on_disk).unwrap().lines().count(),
             2,
             "{label}"
+        );
+        let refused = host
+            .call(&tool, json!({"export": true}), &live())
+            .await
+            .unwrap();
+        let text = text_of(&refused.result);
+        assert!(
+            refused.is_error && text.contains("artifacts are not granted"),
+            "{label}: {text}"
         );
 
         // No grant: no state root.

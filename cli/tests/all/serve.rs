@@ -1402,3 +1402,71 @@ async fn sessions_share_the_state_root() {
         ])
     );
 }
+
+/// A session's artifacts are listed and downloaded over the HTTP API, as
+/// attachments no browser renders, and announced on its event stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn artifacts_are_listed_downloaded_and_announced() {
+    let config = "[tools.journal]\nstate = \"write\"\nartifacts = \"write\"\n";
+    let server = start(&["journal"], config).await;
+    let session = server.session(json!({})).await;
+    let id = session["id"].as_str().unwrap();
+    let mut events = server.events(id, None).await;
+    let (status, out) = server
+        .call(
+            "journal",
+            json!({"input": {"entry": "shipped", "export": true}, "sessionId": id}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    let uri = format!("toolhost://sessions/{id}/artifacts/journal.txt");
+    assert_eq!(out["result"]["artifact"], uri.as_str(), "{out}");
+    assert_eq!(out["usage"]["artifactsSaved"], 1, "{out}");
+
+    let created = events.until("artifact.created").await;
+    assert_eq!(created["data"]["name"], "journal.txt");
+    assert_eq!(created["data"]["uri"], uri.as_str());
+    assert_eq!(created["data"]["tool"], "journal");
+
+    let (status, listed) = server.get(&format!("/sessions/{id}/artifacts")).await;
+    assert_eq!(status, StatusCode::OK);
+    let artifact = &listed["artifacts"][0];
+    assert_eq!(artifact["name"], "journal.txt");
+    assert_eq!(artifact["mediaType"], "text/plain");
+    assert_eq!(artifact["tags"], json!(["journal"]));
+    let size = artifact["size"].as_u64().unwrap();
+
+    let request = server
+        .client
+        .get(server.url(&format!("/sessions/{id}/artifacts/journal.txt")));
+    let response = server.auth(request).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let headers = response.headers().clone();
+    for (name, value) in [
+        ("content-type", "text/plain"),
+        (
+            "content-disposition",
+            "attachment; filename=\"journal.txt\"",
+        ),
+        ("x-content-type-options", "nosniff"),
+        ("content-security-policy", "sandbox"),
+    ] {
+        assert_eq!(headers[name], value, "{name}");
+    }
+    let body = response.text().await.unwrap();
+    assert_eq!(body.len() as u64, size);
+    assert!(body.ends_with(&format!("{id}\tshipped\n")), "{body:?}");
+
+    let (status, missing) = server
+        .get(&format!("/sessions/{id}/artifacts/nope.txt"))
+        .await;
+    assert_eq!(
+        (status, code(&missing)),
+        (StatusCode::NOT_FOUND, "artifact_not_found")
+    );
+    let (status, missing) = server.get("/sessions/ses_nobody/artifacts").await;
+    assert_eq!(
+        (status, code(&missing)),
+        (StatusCode::NOT_FOUND, "session_not_found")
+    );
+}

@@ -26,6 +26,8 @@ mod current {
         imports: {
             // A question waits for a person or a model.
             "toolhost:tool/ask": async,
+            // A save writes and fsyncs a file on the blocking pool.
+            "toolhost:tool/artifacts": async,
             "wasi:keyvalue/store": async,
             "wasi:keyvalue/atomics": async,
             "wasi:keyvalue/batch": async,

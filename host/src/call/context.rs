@@ -24,7 +24,7 @@ use crate::usage::Meter;
 pub(super) struct Call<'a> {
     pub(super) host: &'a Host,
     pub(super) tool: &'a Arc<Tool>,
-    pub(super) session: &'a Session,
+    pub(super) session: &'a Arc<Session>,
     pub(super) id: String,
     /// The input, parsed and validated; `input_text` is its JSON.
     pub(super) input: Arc<Value>,

@@ -11,7 +11,7 @@ use super::context::{Call, Done};
 use crate::bindings::{guest, types};
 use crate::call::envelope::CallResult;
 use crate::caps::ask::{Allowed, AskCtx};
-use crate::caps::{CallShared, Caps};
+use crate::caps::{CallShared, Caps, Saver};
 use crate::code::Code;
 use crate::deadline::Deadline;
 use crate::instance::{Failure, Instance};
@@ -132,6 +132,12 @@ impl Call<'_> {
             answer_bytes: policy.limits.input_bytes,
             trace: self.trace.clone(),
         });
+        let saver = Saver {
+            session: self.session,
+            call_id: &self.id,
+            tool: self.tool.name(),
+            budget: config.limits.session_artifact_bytes(),
+        };
         let shared = CallShared {
             trace: &self.trace,
             stdout: &self.stdout,
@@ -144,6 +150,7 @@ impl Call<'_> {
             progress: &self.progress,
             resource_updates: &self.resource_updates,
             ask: &ask,
+            saver: Some(&saver),
         };
         let grants = &policy.grants;
         Caps::for_call(grants, effect, workspace, self.host.kv_backend(), &shared)

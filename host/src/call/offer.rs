@@ -54,6 +54,7 @@ pub(super) async fn instance(
         progress: &ProgressFeed::default(),
         resource_updates: &ResourceUpdates::refused("a prompt or resource request"),
         ask: &AskCtx::refused("a prompt or resource request"),
+        saver: None,
     };
     let caps = Caps::for_call(
         &policy.grants,

@@ -87,7 +87,7 @@ impl Host {
         let call = Call {
             host: self,
             tool,
-            session,
+            session: &options.session,
             id,
             input: input.clone(),
             input_text,

@@ -10,6 +10,7 @@
 //! `Caps::for_call` assembles them for one instance, narrowed once by the
 //! call's effect; `Caps::none` is the set with every grant refused.
 
+pub mod artifacts;
 pub mod ask;
 pub mod context;
 pub mod http;
@@ -25,9 +26,10 @@ use std::sync::Arc;
 
 use wasmtime_wasi::WasiCtx;
 
-use crate::config::Grants;
+use crate::config::{DirAccess, Grants};
 use crate::tool::Effect;
 use crate::usage::Meter;
+use artifacts::{ArtifactsCtx, ArtifactsGrant};
 use ask::AskCtx;
 use context::Mounts;
 use http::{HttpCtx, Network, RequestBudget};
@@ -74,6 +76,8 @@ pub(crate) struct Caps {
     pub ask: AskCtx,
     /// Which directories it has mounted.
     pub mounts: Mounts,
+    /// The session's artifacts it may list or save.
+    pub artifacts: ArtifactsCtx,
 }
 
 /// What the capabilities of one call share with the pipeline, across its
@@ -101,6 +105,21 @@ pub(crate) struct CallShared<'a> {
     pub resource_updates: &'a ResourceUpdates,
     /// Its questions.
     pub ask: &'a AskCtx,
+    /// The call as its artifacts record it; `None` where there is no
+    /// session (a prompt or resource request).
+    pub saver: Option<&'a Saver<'a>>,
+}
+
+/// Who saves a call's artifacts, and where.
+pub(crate) struct Saver<'a> {
+    /// The call's session.
+    pub session: &'a Arc<crate::session::Session>,
+    /// The call's id.
+    pub call_id: &'a str,
+    /// The tool's name.
+    pub tool: &'a str,
+    /// The most bytes the session's artifacts may take together.
+    pub budget: u64,
 }
 
 impl Caps {
@@ -124,11 +143,34 @@ impl Caps {
         };
         let workspace = workspace.zip(workspace::permissions(grants.workspace, read_only));
         let state = workspace::permissions(grants.state, read_only).map(|p| (shared.state_root, p));
+        let artifacts = match (shared.saver, grants.artifacts) {
+            (_, DirAccess::None) => ArtifactsCtx::refused(
+                "artifacts are not granted to this tool (`artifacts = \"write\"` in its \
+                 [tools.<name>] saves them)",
+            ),
+            (None, _) => ArtifactsCtx::refused("a prompt or resource request has no session"),
+            (Some(saver), access) => ArtifactsCtx::granted(ArtifactsGrant {
+                session: Arc::clone(saver.session),
+                budget: saver.budget,
+                writable: access == DirAccess::Write && !read_only,
+                call_id: saver.call_id.to_string(),
+                tool: saver.tool.to_string(),
+                mounts: [
+                    (workspace::GUEST_PATH, workspace.map(|(dir, _)| dir)),
+                    (workspace::STATE_GUEST_PATH, state.map(|(dir, _)| dir)),
+                ]
+                .into_iter()
+                .filter_map(|(mount, dir)| Some((mount, dir?.to_path_buf())))
+                .collect(),
+                meter: shared.meter.clone(),
+            }),
+        };
         Ok(Self {
             mounts: Mounts {
                 workspace: workspace.is_some(),
                 state: state.is_some(),
             },
+            artifacts,
             wasi: WasiSetup {
                 workspace,
                 state,
@@ -158,6 +200,7 @@ impl Caps {
         let env = Default::default();
         Ok(Self {
             mounts: Mounts::default(),
+            artifacts: ArtifactsCtx::refused("loading, effect-for or dry-run"),
             wasi: WasiSetup {
                 workspace: None,
                 state: None,
@@ -182,6 +225,7 @@ impl Caps {
 pub fn import_status(grants: &Grants, import: &str) -> String {
     let interface = import.split('@').next().unwrap_or(import);
     workspace::import_status(grants, interface)
+        .or_else(|| artifacts::import_status(grants.artifacts, interface))
         .or_else(|| kv::import_status(&grants.kv, interface))
         .or_else(|| http::import_status(&grants.http, interface))
         .unwrap_or_else(|| "served".into())

@@ -273,6 +273,10 @@ pub const DEFAULT_MAX_OPEN_FILES: u32 = 4096;
 pub const MIN_MAX_OPEN_FILES: u32 = 16;
 /// How long a call waits for an answer to a question by default (10 min).
 pub const DEFAULT_ASK_TIMEOUT_MS: u64 = 600_000;
+/// The bytes one session's artifacts may take by default, in MiB.
+pub const DEFAULT_SESSION_ARTIFACTS_MB: u64 = 256;
+/// The most `session_artifacts_mb` may be (1 TiB).
+const MAX_SESSION_ARTIFACTS_MB: u64 = 1 << 20;
 /// The longest `ask_timeout_ms` (a day).
 pub const MAX_ASK_TIMEOUT_MS: u64 = 86_400_000;
 /// The smallest per-handle share of the host memory budget.
@@ -305,6 +309,8 @@ pub struct HostLimits {
     pub max_asking_calls: Option<u32>,
     /// How long one question waits for its answer, in milliseconds.
     pub ask_timeout_ms: Option<u64>,
+    /// The bytes one session's artifacts may take together, in MiB.
+    pub session_artifacts_mb: Option<u64>,
 }
 
 impl HostLimits {
@@ -354,7 +360,19 @@ impl HostLimits {
         Duration::from_millis(self.ask_timeout_ms.unwrap_or(DEFAULT_ASK_TIMEOUT_MS))
     }
 
+    /// The bytes one session's artifacts may take together.
+    pub fn session_artifact_bytes(&self) -> u64 {
+        self.session_artifacts_mb
+            .unwrap_or(DEFAULT_SESSION_ARTIFACTS_MB)
+            << 20
+    }
+
     fn validate(&self) -> anyhow::Result<()> {
+        check_range(
+            "session_artifacts_mb",
+            self.session_artifacts_mb,
+            1..=MAX_SESSION_ARTIFACTS_MB,
+        )?;
         check_range(
             "max_open_files",
             self.max_open_files,
@@ -427,6 +445,8 @@ pub struct ToolSettings {
     /// Access to the host's durable state directory, shared by every
     /// session (`/state`).
     pub state: Option<DirAccess>,
+    /// Access to the session's artifacts: `read` lists, `write` also saves.
+    pub artifacts: Option<DirAccess>,
     /// Key-value buckets the tool may open.
     pub kv: Option<Vec<String>>,
     /// Origins the tool may send HTTP requests to.
@@ -463,6 +483,7 @@ impl std::fmt::Debug for ToolSettings {
             .field("memory_mb", &self.memory_mb)
             .field("workspace", &self.workspace)
             .field("state", &self.state)
+            .field("artifacts", &self.artifacts)
             .field("kv", &self.kv)
             .field("http", &self.http)
             .field(
@@ -571,6 +592,8 @@ pub struct Grants {
     pub workspace: DirAccess,
     /// Access to the host's state root.
     pub state: DirAccess,
+    /// Access to the session's artifacts.
+    pub artifacts: DirAccess,
     /// Buckets the tool may open.
     pub kv: Vec<String>,
     /// Where the tool may send HTTP requests (shared with every call's HTTP context).
@@ -587,6 +610,7 @@ impl std::fmt::Debug for Grants {
         f.debug_struct("Grants")
             .field("workspace", &self.workspace)
             .field("state", &self.state)
+            .field("artifacts", &self.artifacts)
             .field("kv", &self.kv)
             .field("http", &self.http)
             .field("env", &self.env.keys().collect::<Vec<_>>())
@@ -658,6 +682,7 @@ impl Config {
             grants: Grants {
                 workspace: first(&layers, |s| s.workspace).unwrap_or_default(),
                 state: first(&layers, |s| s.state).unwrap_or_default(),
+                artifacts: first(&layers, |s| s.artifacts).unwrap_or_default(),
                 kv: first(&layers, |s| s.kv.clone()).unwrap_or_default(),
                 http: Arc::new(http),
                 env: first(&layers, |s| s.env.clone()).unwrap_or_default(),

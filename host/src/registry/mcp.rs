@@ -208,6 +208,7 @@ fn refuse_sandbox_settings(name: &str, config: &Config) -> Result<(), String> {
     let set = [
         ("workspace", settings.workspace.is_some()),
         ("state", settings.state.is_some()),
+        ("artifacts", settings.artifacts.is_some()),
         ("kv", settings.kv.is_some()),
         ("http", settings.http.is_some()),
         ("env", settings.env.is_some()),

@@ -103,6 +103,9 @@ pub enum EventKind {
     /// The client answered a sampling request.
     #[serde(rename = "user.sampling_result")]
     SamplingResult,
+    /// A call saved an artifact of the session.
+    #[serde(rename = "artifact.created")]
+    ArtifactCreated,
 }
 
 impl EventKind {
@@ -120,6 +123,7 @@ impl EventKind {
             Self::ElicitationResult => "user.elicitation_result",
             Self::Sampling => "agent.sampling",
             Self::SamplingResult => "user.sampling_result",
+            Self::ArtifactCreated => "artifact.created",
         }
     }
 }

@@ -53,6 +53,9 @@ pub struct SessionSpec {
     /// The workspace directory; a scratch directory, made on first use and
     /// removed with the session, when absent.
     pub workspace: Option<PathBuf>,
+    /// Where the session's artifacts are kept; a scratch directory, made on
+    /// first use and removed with the session, when absent.
+    pub artifacts: Option<PathBuf>,
 }
 
 /// A session: calls in it share a workspace, a write slot and a trace.
@@ -66,35 +69,109 @@ pub struct Session {
     auth: Option<Value>,
     created_at: DateTime<Utc>,
     last_active: AtomicI64,
-    workspace: Workspace,
+    workspace: SessionDir,
+    artifacts: SessionDir,
+    /// Held while an artifact is saved: one save at a time counts the
+    /// session's artifact bytes.
+    artifacts_lock: std::sync::Mutex<()>,
     write_slot: tokio::sync::Mutex<()>,
     events: EventLog,
 }
 
-/// Where a session's files live.
+/// A directory of a session's: its workspace, or its artifacts.
 #[derive(Debug)]
-enum Workspace {
+enum SessionDir {
     /// A directory the session was given; created when missing.
     Fixed(PathBuf),
     /// A scratch directory made on first use, removed with the session.
     Scratch(OnceLock<tempfile::TempDir>),
 }
 
+impl SessionDir {
+    fn given(dir: Option<PathBuf>) -> Self {
+        match dir {
+            Some(dir) => Self::Fixed(dir),
+            None => Self::Scratch(OnceLock::new()),
+        }
+    }
+
+    /// The directory, created if it is missing (`prefix` names a scratch one).
+    fn get(&self, prefix: &str) -> std::io::Result<&Path> {
+        match self {
+            Self::Fixed(dir) => {
+                if !dir.is_dir() {
+                    std::fs::create_dir_all(dir)?;
+                }
+                Ok(dir)
+            }
+            Self::Scratch(cell) => {
+                if let Some(dir) = cell.get() {
+                    return Ok(dir.path());
+                }
+                let made = tempfile::Builder::new().prefix(prefix).tempdir()?;
+                // A racing call may have made one first; keep theirs.
+                Ok(cell.get_or_init(|| made).path())
+            }
+        }
+    }
+
+    /// The directory if it exists already, without creating anything.
+    fn path(&self) -> Option<&Path> {
+        match self {
+            Self::Fixed(dir) => Some(dir),
+            Self::Scratch(cell) => cell.get().map(tempfile::TempDir::path),
+        }
+    }
+}
+
+/// The directories a session is made with.
+pub(crate) struct Dirs {
+    workspace: SessionDir,
+    artifacts: SessionDir,
+}
+
+impl Dirs {
+    /// Both under `dir`, a stored session's own directory.
+    pub(crate) fn under(dir: &Path) -> Self {
+        Self {
+            workspace: SessionDir::Fixed(dir.join(WORKSPACE_DIR)),
+            artifacts: SessionDir::Fixed(dir.join(ARTIFACTS_DIR)),
+        }
+    }
+
+    /// Both scratch directories, made on first use.
+    pub(crate) fn scratch() -> Self {
+        Self {
+            workspace: SessionDir::given(None),
+            artifacts: SessionDir::given(None),
+        }
+    }
+}
+
+/// The workspace directory, inside a stored session's directory.
+pub(crate) const WORKSPACE_DIR: &str = "workspace";
+/// The artifacts directory, inside a stored session's directory.
+pub(crate) const ARTIFACTS_DIR: &str = "artifacts";
+
 impl Session {
     /// Open a session; creates a given workspace directory if it does not exist.
     pub fn open(spec: SessionSpec) -> anyhow::Result<Self> {
-        let workspace = match spec.workspace.clone() {
-            Some(dir) => {
-                std::fs::create_dir_all(&dir).map_err(|e| {
-                    anyhow::anyhow!("cannot create workspace {}: {e}", dir.display())
-                })?;
-                Workspace::Fixed(dir)
+        for (what, dir) in [
+            ("workspace", &spec.workspace),
+            ("artifacts", &spec.artifacts),
+        ] {
+            if let Some(dir) = dir {
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| anyhow::anyhow!("cannot create {what} {}: {e}", dir.display()))?;
             }
-            None => Workspace::Scratch(OnceLock::new()),
+        }
+        let dirs = Dirs {
+            workspace: SessionDir::given(spec.workspace.clone()),
+            artifacts: SessionDir::given(spec.artifacts.clone()),
         };
-        Ok(Self::with_workspace(
+        Ok(Self::with_dirs(
             spec,
-            workspace,
+            dirs,
             Utc::now(),
             HistoryBudget::default(),
         ))
@@ -105,9 +182,9 @@ impl Session {
         Self::open(SessionSpec::default())
     }
 
-    fn with_workspace(
+    fn with_dirs(
         spec: SessionSpec,
-        workspace: Workspace,
+        dirs: Dirs,
         created_at: DateTime<Utc>,
         history: HistoryBudget,
     ) -> Self {
@@ -122,7 +199,9 @@ impl Session {
             auth: spec.auth,
             created_at,
             last_active: AtomicI64::new(Utc::now().timestamp_millis()),
-            workspace,
+            workspace: dirs.workspace,
+            artifacts: dirs.artifacts,
+            artifacts_lock: std::sync::Mutex::new(()),
             write_slot: tokio::sync::Mutex::new(()),
             events: EventLog::with_budget(history),
         }
@@ -191,30 +270,30 @@ impl Session {
 
     /// The workspace directory on the host, created if it is missing.
     pub fn workspace(&self) -> std::io::Result<&Path> {
-        match &self.workspace {
-            Workspace::Fixed(dir) => {
-                if !dir.is_dir() {
-                    std::fs::create_dir_all(dir)?;
-                }
-                Ok(dir)
-            }
-            Workspace::Scratch(cell) => {
-                if let Some(dir) = cell.get() {
-                    return Ok(dir.path());
-                }
-                let made = tempfile::Builder::new().prefix("toolhost-ws-").tempdir()?;
-                // A racing call may have made one first; keep theirs.
-                Ok(cell.get_or_init(|| made).path())
-            }
-        }
+        self.workspace.get("toolhost-ws-")
     }
 
     /// The workspace path if it exists already, without creating anything.
     pub fn workspace_path(&self) -> Option<&Path> {
-        match &self.workspace {
-            Workspace::Fixed(dir) => Some(dir),
-            Workspace::Scratch(cell) => cell.get().map(tempfile::TempDir::path),
-        }
+        self.workspace.path()
+    }
+
+    /// The directory of the session's artifacts, created if it is missing.
+    pub fn artifacts(&self) -> std::io::Result<&Path> {
+        self.artifacts.get("toolhost-artifacts-")
+    }
+
+    /// The artifacts directory if it exists already, without creating it.
+    pub fn artifacts_path(&self) -> Option<&Path> {
+        self.artifacts.path()
+    }
+
+    /// Held while one artifact is saved, so saves count the session's
+    /// bytes one at a time.
+    pub(crate) fn artifacts_lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.artifacts_lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The event trace.

@@ -12,12 +12,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{HistoryBudget, Session, SessionMode, SessionSpec, Workspace, parse_instant};
+use super::{Dirs, HistoryBudget, Session, SessionMode, SessionSpec, WORKSPACE_DIR, parse_instant};
 
 /// The file a session's record is kept in, inside its directory.
 const RECORD_FILE: &str = "session.json";
-/// The workspace directory, inside a session's directory.
-const WORKSPACE_DIR: &str = "workspace";
 
 /// What a client asks for when it creates a session.
 #[derive(Debug, Clone, Default)]
@@ -208,10 +206,11 @@ impl SessionStore {
             as_of,
             auth: record.auth,
             workspace: None,
+            artifacts: None,
         };
-        Ok(Session::with_workspace(
+        Ok(Session::with_dirs(
             spec,
-            Workspace::Fixed(dir.join(WORKSPACE_DIR)),
+            Dirs::under(dir),
             record.created_at,
             self.history.clone(),
         ))
@@ -261,13 +260,9 @@ impl SessionStore {
             as_of: new.as_of,
             auth: new.auth,
             workspace: None,
+            artifacts: None,
         };
-        let session = Session::with_workspace(
-            spec,
-            Workspace::Fixed(dir.join(WORKSPACE_DIR)),
-            Utc::now(),
-            self.history.clone(),
-        );
+        let session = Session::with_dirs(spec, Dirs::under(&dir), Utc::now(), self.history.clone());
         // Hold the write lock from the token check to the insert, so two
         // requests cannot both take one token.
         let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
@@ -295,9 +290,9 @@ impl SessionStore {
 
     fn scratch_session(&self, spec: SessionSpec) -> Bound {
         Bound {
-            session: Arc::new(Session::with_workspace(
+            session: Arc::new(Session::with_dirs(
                 spec,
-                Workspace::Scratch(std::sync::OnceLock::new()),
+                Dirs::scratch(),
                 Utc::now(),
                 self.history.clone(),
             )),

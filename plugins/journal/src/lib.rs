@@ -1,21 +1,27 @@
 //! `journal`: a journal kept in the host's state root (`/state`), shared by
 //! every session. A call with an `entry` appends it, with the session's id;
-//! a call without one reads the latest entries. Needs `state = "write"` in
-//! the tool's grant (a read call gets `/state` read-only whatever it is
-//! granted).
+//! a call without one reads the latest entries; `export` saves the journal
+//! as an artifact of the session. Needs `state = "write"` (and `artifacts =
+//! "write"` to export) in the tool's grant (a read call gets `/state`
+//! read-only whatever it is granted).
 
 use std::fs::{self, OpenOptions};
 use std::io::Write as _;
 use std::path::Path;
 
+use toolhost_sdk::artifacts;
 use toolhost_sdk::prelude::*;
 
 /// What to add, if anything.
 #[derive(Deserialize, JsonSchema)]
 struct Input {
     /// A line to append; without one the call only reads.
+    #[serde(default)]
     #[schemars(length(min = 1, max = 1000))]
     entry: Option<String>,
+    /// Save the journal as the session's artifact `journal.txt`.
+    #[serde(default)]
+    export: bool,
 }
 
 /// The most entries a call returns: the latest ones.
@@ -28,14 +34,15 @@ impl Tool for Journal {
     const DESCRIPTION: &'static str = "
         Append an entry to the host's journal, or read its latest entries
         (without `entry`). The journal is shared by every session; each
-        entry records the session that wrote it.
+        entry records the session that wrote it. With `export`, the journal
+        is also saved as the session's artifact `journal.txt`.
     ";
     const EFFECT: EffectDecl = EffectDecl::ByInput;
 
     fn effect_for(input: &Input) -> Effect {
-        match input.entry {
-            Some(_) => Effect::Write,
-            None => Effect::Read,
+        match input.entry.is_some() || input.export {
+            true => Effect::Write,
+            false => Effect::Read,
         }
     }
 
@@ -73,11 +80,24 @@ impl Tool for Journal {
                 json!({ "session": session, "text": text })
             })
             .collect();
+        let artifact = match input.export {
+            true => Some(
+                artifacts::save_file(
+                    "journal.txt",
+                    &path.to_string_lossy(),
+                    "text/plain",
+                    &["journal"],
+                )?
+                .uri,
+            ),
+            false => None,
+        };
         Ok(json!({
             "stateRoot": root,
             "workspaceDir": ctx.workspace_dir,
             "count": lines.len(),
             "latest": latest,
+            "artifact": artifact,
         })
         .into())
     }

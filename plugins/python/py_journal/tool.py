@@ -1,8 +1,9 @@
 """`py_journal`: a journal kept in the host's state root (the Python twin of `journal`).
 
 A call with an ``entry`` appends it, with the session's id; a call without one
-reads the latest entries. Needs ``state = "write"`` in the tool's grant (a read
-call gets ``/state`` read-only whatever it is granted).
+reads the latest entries; ``export`` saves the journal as an artifact of the
+session. Needs ``state = "write"`` (and ``artifacts = "write"`` to export) in the
+tool's grant (a read call gets ``/state`` read-only whatever it is granted).
 
 Build: toolhost build plugins/python/py_journal (componentize-py 0.25.1 on PATH).
 """
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Annotated, Optional
 
-from toolhost import CallContext, Effect, Failed, Field, prompt, tool
+from toolhost import CallContext, Effect, Failed, Field, artifacts, prompt, tool
 
 LATEST = 20
 
@@ -21,15 +22,17 @@ class Input:
     """What to add, if anything."""
 
     entry: Annotated[Optional[str], Field("A line to append; without one the call only reads.", min_length=1, max_length=1000)] = None
+    export: Annotated[bool, "Save the journal as the session's artifact `journal.txt`."] = False
 
 
 @tool(
     description=prompt("""
         Append an entry to the host's journal, or read its latest entries
         (without `entry`). The journal is shared by every session; each
-        entry records the session that wrote it.
+        entry records the session that wrote it. With `export`, the journal
+        is also saved as the session's artifact `journal.txt`.
     """),
-    effect=lambda input: Effect.READ if input.entry is None else Effect.WRITE,
+    effect=lambda input: Effect.READ if input.entry is None and not input.export else Effect.WRITE,
 )
 def journal(input: Input, ctx: CallContext) -> dict:
     if ctx.state_root is None:
@@ -53,4 +56,8 @@ def journal(input: Input, ctx: CallContext) -> dict:
     for line in lines[-LATEST:]:
         session, _, text = line.partition("\t")
         latest.append({"session": session, "text": text})
-    return {"stateRoot": ctx.state_root, "workspaceDir": ctx.workspace_dir, "count": len(lines), "latest": latest}
+    artifact = None
+    if input.export:
+        artifact = artifacts.save_file("journal.txt", str(path), "text/plain", tags=["journal"]).uri
+    return {"stateRoot": ctx.state_root, "workspaceDir": ctx.workspace_dir, "count": len(lines),
+            "latest": latest, "artifact": artifact}

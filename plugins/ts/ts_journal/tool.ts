@@ -4,13 +4,16 @@
  *
  * The TypeScript twin of `journal` (Rust) and `py_journal` (Python). A call
  * with an `entry` appends it, with the session's id; a call without one
- * reads the latest entries. Needs `state = "write"` in its grant (a read
- * call gets `/state` read-only whatever it is granted).
+ * reads the latest entries; `export` saves the journal as an artifact of
+ * the session. Needs `state = "write"` (and `artifacts = "write"` to
+ * export) in its grant (a read call gets `/state` read-only whatever it is
+ * granted).
  */
-import { Failed, FsError, defineTool, prompt, state } from "toolhost";
+import { Failed, FsError, artifacts, defineTool, prompt, state } from "toolhost";
 
 interface Input {
-  entry?: string;
+  entry?: string | null;
+  export?: boolean;
 }
 
 const LATEST = 20;
@@ -19,7 +22,8 @@ export default defineTool<Input>({
   description: prompt`
     Append an entry to the host's journal, or read its latest entries
     (without \`entry\`). The journal is shared by every session; each
-    entry records the session that wrote it.
+    entry records the session that wrote it. With \`export\`, the journal
+    is also saved as the session's artifact \`journal.txt\`.
   `,
   inputSchema: {
     $schema: "https://json-schema.org/draft/2020-12/schema",
@@ -27,18 +31,24 @@ export default defineTool<Input>({
     type: "object",
     properties: {
       entry: {
-        type: "string",
+        type: ["string", "null"],
+        default: null,
         minLength: 1,
         maxLength: 1000,
         description: "A line to append; without one the call only reads.",
       },
+      export: {
+        type: "boolean",
+        default: false,
+        description: "Save the journal as the session's artifact `journal.txt`.",
+      },
     },
   },
-  effect: (input) => (input.entry === undefined ? "read" : "write"),
+  effect: (input) => (input.entry == null && !input.export ? "read" : "write"),
   execute(input, ctx) {
     if (ctx.stateRoot === undefined) throw new Failed('no state root: grant this tool `state = "write"`');
     const path = "journal.txt";
-    if (input.entry !== undefined) {
+    if (input.entry != null) {
       try {
         state.appendFile(path, `${ctx.session.id}\t${input.entry.replace(/[\n\t]/g, " ")}\n`);
       } catch (err) {
@@ -56,6 +66,9 @@ export default defineTool<Input>({
       const tab = line.indexOf("\t");
       return tab < 0 ? { session: "", text: line } : { session: line.slice(0, tab), text: line.slice(tab + 1) };
     });
-    return { stateRoot: ctx.stateRoot, workspaceDir: ctx.workspaceDir ?? null, count: lines.length, latest };
+    const artifact = input.export
+      ? artifacts.save("journal.txt", text, { mediaType: "text/plain", tags: ["journal"] }).uri
+      : null;
+    return { stateRoot: ctx.stateRoot, workspaceDir: ctx.workspaceDir ?? null, count: lines.length, latest, artifact };
   },
 });

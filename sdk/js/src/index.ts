@@ -33,6 +33,8 @@ export type { KvErrorKind } from "./kv.ts";
 export { http, HttpError, HttpResponse, DEFAULT_MAX_BODY_BYTES } from "./http.ts";
 export type { FetchOptions, HttpErrorKind } from "./http.ts";
 export { fs, state, Directory, FsError, WORKSPACE, STATE_ROOT } from "./fs.ts";
+export { artifacts, ArtifactError } from "./artifacts.ts";
+export type { Artifact, SaveOptions } from "./artifacts.ts";
 export type { DirEntry, FileStat } from "./fs.ts";
 export { log } from "./log.ts";
 export { progress } from "./progress.ts";

@@ -28,7 +28,7 @@ from wit_world.imports import toolhost_tool_types as wit
 # Python files. Load every binding the helpers use now (they import lazily so
 # that they also import outside a component).
 from wit_world.imports import (  # noqa: F401
-    ask, atomics, context, error, log, outgoing_handler, poll, progress, resource_updates, store,
+    artifacts, ask, atomics, context, error, log, outgoing_handler, poll, progress, resource_updates, store,
     streams, wasi_http_types,
 )
 

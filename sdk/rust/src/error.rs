@@ -83,6 +83,12 @@ impl From<std::string::FromUtf8Error> for ToolError {
     }
 }
 
+impl From<crate::artifacts::Error> for ToolError {
+    fn from(err: crate::artifacts::Error) -> Self {
+        Self::failed(err)
+    }
+}
+
 impl From<crate::kv::Error> for ToolError {
     fn from(err: crate::kv::Error) -> Self {
         Self::failed(err)

@@ -60,6 +60,7 @@
 // make that path work inside the crate too.
 extern crate self as toolhost_sdk;
 
+pub mod artifacts;
 pub mod ask;
 mod context;
 mod error;

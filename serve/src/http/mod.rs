@@ -19,6 +19,7 @@
 
 mod answers;
 mod approvals;
+mod artifacts;
 mod board;
 mod error;
 mod sessions;
@@ -251,6 +252,11 @@ pub fn router(app: Arc<App>) -> Router {
             post(sessions::create).get(sessions::list),
         )
         .route("/{slug}/v1/sessions/{id}", get(sessions::get))
+        .route("/{slug}/v1/sessions/{id}/artifacts", get(artifacts::list))
+        .route(
+            "/{slug}/v1/sessions/{id}/artifacts/{name}",
+            get(artifacts::download),
+        )
         .route(
             "/{slug}/v1/sessions/{id}/events",
             get(sessions::stream).post(sessions::post_events),

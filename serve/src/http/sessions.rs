@@ -54,7 +54,7 @@ fn invalid(message: impl Into<String>) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, "invalid_request", message)
 }
 
-fn find(app: &App, id: &str) -> Result<Arc<Session>, ApiError> {
+pub(super) fn find(app: &App, id: &str) -> Result<Arc<Session>, ApiError> {
     app.sessions.get(id).ok_or_else(|| {
         ApiError::new(
             StatusCode::NOT_FOUND,

@@ -36,6 +36,7 @@ use rmcp::{RoleServer, ServerHandler, ServiceExt as _};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use toolhost::artifacts::SessionArtifacts;
 use toolhost::call::CallOptions;
 use toolhost::error::CallError;
 use toolhost::host::Host;
@@ -171,6 +172,15 @@ impl ToolServer {
             Arc::new(LocalSessionManager::default()),
             config,
         )
+    }
+
+    /// The session every call of this server runs in (`McpOptions::session`),
+    /// when there is one and it exists.
+    fn bound_session(&self) -> Option<Arc<Session>> {
+        let id = self.options.session.as_deref()?;
+        self.sessions
+            .get(id)
+            .filter(|s| s.admits(self.options.caller.as_ref()))
     }
 
     /// The session a call runs in, from its `_meta` over the server's options.
@@ -374,10 +384,21 @@ impl ServerHandler for ToolServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let registry = self.host.registry();
-        let listed = registry
+        let mut listed: Vec<_> = registry
             .resources()
             .map(|(_, spec)| resources::resource(spec))
             .collect();
+        if let Some(session) = self.bound_session() {
+            let saved = tokio::task::spawn_blocking(move || {
+                SessionArtifacts::new(&session, u64::MAX)
+                    .list()
+                    .map(|all| (session, all))
+            })
+            .await;
+            if let Ok(Ok((session, saved))) = saved {
+                listed.extend(saved.iter().map(|a| resources::artifact(a, session.id())));
+            }
+        }
         Ok(ListResourcesResult::with_all_items(listed))
     }
 
@@ -399,6 +420,26 @@ impl ServerHandler for ToolServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if let Some((session, name)) = toolhost::artifacts::parse_uri(&request.uri) {
+            let not_found = || {
+                ErrorData::resource_not_found(
+                    format!("no session {session} that this client may read"),
+                    Some(json!({ "code": "session_not_found", "uri": request.uri })),
+                )
+            };
+            let session = self
+                .sessions
+                .get(session)
+                .filter(|s| s.admits(self.options.caller.as_ref()))
+                .ok_or_else(not_found)?;
+            let (name, uri) = (name.to_string(), request.uri.clone());
+            return tokio::task::spawn_blocking(move || {
+                resources::read_artifact(&session, &name, &uri)
+            })
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+            .map(|read| ReadResourceResult::new(read).into());
+        }
         match self.host.read_resource(&request.uri).await {
             Ok(read) => Ok(ReadResourceResult::new(resources::contents(read)).into()),
             Err(error) => Err(resources::error(&error)),

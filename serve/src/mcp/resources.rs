@@ -9,7 +9,13 @@ use base64::Engine as _;
 use rmcp::model::{ErrorData, Resource, ResourceContents, ResourceTemplate};
 use serde_json::json;
 
+use toolhost::artifacts::{Artifact, ArtifactError, SessionArtifacts};
 use toolhost::resources::{self, ResourceData, ResourceError, ResourceSpec, ResourceTemplateSpec};
+use toolhost::session::Session;
+
+/// The largest artifact `resources/read` sends (base64 in one message);
+/// larger ones are downloaded over the HTTP API.
+pub const MAX_ARTIFACT_READ_BYTES: u64 = 16 << 20;
 
 /// The most addresses one client may subscribe to.
 pub const MAX_SUBSCRIPTIONS: usize = 1024;
@@ -52,6 +58,78 @@ pub fn contents(read: Vec<resources::ResourceContents>) -> Vec<ResourceContents>
             }
         })
         .collect()
+}
+
+/// An artifact of `session` as `resources/list` advertises it.
+pub fn artifact(artifact: &Artifact, session: &str) -> Resource {
+    let mut mcp = Resource::new(artifact.uri(session), artifact.name.clone());
+    mcp.description = Some(format!(
+        "An artifact of session {session}, saved by {} ({} bytes{}{}).",
+        artifact.tool,
+        artifact.size,
+        if artifact.tags.is_empty() {
+            ""
+        } else {
+            "; tags: "
+        },
+        artifact.tags.join(", ")
+    ));
+    mcp.mime_type = Some(artifact.media_type.clone());
+    mcp.size = Some(artifact.size);
+    mcp
+}
+
+/// Read artifact `name` of `session` for `resources/read`: text media
+/// types that are UTF-8 as text, anything else base64-encoded; refused past
+/// [`MAX_ARTIFACT_READ_BYTES`].
+pub fn read_artifact(
+    session: &Session,
+    name: &str,
+    uri: &str,
+) -> Result<Vec<ResourceContents>, ErrorData> {
+    use std::io::Read as _;
+    let not_found = |e: &ArtifactError| {
+        ErrorData::resource_not_found(
+            e.to_string(),
+            Some(json!({ "code": "artifact_not_found", "uri": uri })),
+        )
+    };
+    let (record, file) = SessionArtifacts::new(session, u64::MAX)
+        .open(name)
+        .map_err(|e| match e {
+            ArtifactError::NotFound(_) => not_found(&e),
+            other => ErrorData::internal_error(other.to_string(), None),
+        })?;
+    let mut bytes = Vec::new();
+    file.take(MAX_ARTIFACT_READ_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ErrorData::internal_error(format!("cannot read {uri}: {e}"), None))?;
+    if bytes.len() as u64 > MAX_ARTIFACT_READ_BYTES {
+        return Err(ErrorData::invalid_params(
+            format!(
+                "{uri} is over {} MiB, too large for one MCP message: download it from the \
+                 HTTP API (GET /<slug>/v1/sessions/{}/artifacts/{name})",
+                MAX_ARTIFACT_READ_BYTES >> 20,
+                session.id()
+            ),
+            Some(json!({ "code": "artifact_too_large", "uri": uri })),
+        ));
+    }
+    let textual = record.media_type.starts_with("text/")
+        || matches!(
+            record.media_type.as_str(),
+            "application/json" | "application/xml" | "application/yaml"
+        );
+    let data = match String::from_utf8(bytes) {
+        Ok(text) if textual => ResourceData::Text(text),
+        Ok(text) => ResourceData::Blob(text.into_bytes()),
+        Err(e) => ResourceData::Blob(e.into_bytes()),
+    };
+    Ok(contents(vec![resources::ResourceContents {
+        uri: uri.to_string(),
+        media_type: Some(record.media_type),
+        data,
+    }]))
 }
 
 /// A read's failure as the JSON-RPC error MCP expects: nothing there is

@@ -5,6 +5,7 @@ import * as progress from "toolhost:tool/progress@0.2.1";
 import * as resourceUpdates from "toolhost:tool/resource-updates@0.2.1";
 import * as ask from "toolhost:tool/ask@0.2.1";
 import * as context from "toolhost:tool/context@0.2.1";
+import * as artifacts from "toolhost:tool/artifacts@0.2.1";
 import * as kvStore from "wasi:keyvalue/store@0.2.0-draft2";
 import * as kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
 import * as httpTypes from "wasi:http/types@0.2.12";
@@ -53,6 +54,7 @@ export const engine: Engine = {
   resourceUpdates: resourceUpdates as any,
   ask: ask as any,
   context: context as any,
+  artifacts: artifacts as any,
   kvStore: kvStore as any,
   kvAtomics: { increment },
   httpTypes,

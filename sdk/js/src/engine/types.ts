@@ -30,6 +30,12 @@ export interface Engine {
   };
   /** `toolhost:tool/context`: each returns the path, or `none`. */
   context: { workspaceDir(): string | null | undefined; stateRoot(): string | null | undefined };
+  /** `toolhost:tool/artifacts`: each returns the record(s) as the engine lifts them, or throws the host's refusal. */
+  artifacts: {
+    save(name: string, mediaType: string, data: Uint8Array, tags: string[]): any;
+    saveFile(name: string, path: string, mediaType: string, tags: string[]): any;
+    listArtifacts(): any[];
+  };
   /** `wasi:keyvalue/store` */
   kvStore: { open(name: string): any };
   /** `wasi:keyvalue/atomics` */

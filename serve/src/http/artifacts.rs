@@ -1,0 +1,99 @@
+//! A session's artifacts: listed, and downloaded as they were saved.
+//!
+//! A download is a tool's bytes under a tool's media type: it is served as
+//! an attachment that no browser renders or sniffs (`Content-Disposition:
+//! attachment`, `X-Content-Type-Options: nosniff`, `Content-Security-Policy:
+//! sandbox`).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use toolhost::artifacts::{ArtifactError, SessionArtifacts};
+
+use super::App;
+use super::error::{ApiError, PathParams};
+use super::sessions::find;
+
+fn artifact_error(error: ArtifactError) -> ApiError {
+    match error {
+        ArtifactError::NotFound(_) => ApiError::new(
+            StatusCode::NOT_FOUND,
+            "artifact_not_found",
+            error.to_string(),
+        ),
+        other => ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "artifact_unavailable",
+            other.to_string(),
+        ),
+    }
+}
+
+/// `GET /<slug>/v1/sessions/<id>/artifacts`: `{"artifacts": [...]}`, by name.
+pub(super) async fn list(
+    State(app): State<Arc<App>>,
+    PathParams((slug, id)): PathParams<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    app.check_slug(&slug)?;
+    let session = find(&app, &id)?;
+    let budget = app.host.config().limits.session_artifact_bytes();
+    let listed = tokio::task::spawn_blocking(move || {
+        SessionArtifacts::new(&session, budget).list().map(|all| {
+            all.iter()
+                .map(|a| a.to_json(session.id()))
+                .collect::<Vec<_>>()
+        })
+    })
+    .await
+    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
+    .map_err(artifact_error)?;
+    Ok(Json(json!({ "artifacts": listed })))
+}
+
+/// `GET /<slug>/v1/sessions/<id>/artifacts/<name>`: the bytes, as an
+/// attachment of the artifact's media type.
+pub(super) async fn download(
+    State(app): State<Arc<App>>,
+    PathParams((slug, id, name)): PathParams<(String, String, String)>,
+) -> Result<Response, ApiError> {
+    app.check_slug(&slug)?;
+    let session = find(&app, &id)?;
+    let budget = app.host.config().limits.session_artifact_bytes();
+    let (artifact, file) =
+        tokio::task::spawn_blocking(move || SessionArtifacts::new(&session, budget).open(&name))
+            .await
+            .map_err(|e| {
+                ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
+            })?
+            .map_err(artifact_error)?;
+    // The bytes opened, which a save replacing the artifact since leaves be.
+    let size = file.metadata().map_or(artifact.size, |m| m.len());
+    let body = Body::from_stream(tokio_util::io::ReaderStream::new(
+        tokio::fs::File::from_std(file),
+    ));
+    let mut response = (StatusCode::OK, body).into_response();
+    let headers = response.headers_mut();
+    let fixed = [
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::CONTENT_SECURITY_POLICY, "sandbox"),
+        (header::CACHE_CONTROL, "no-store"),
+    ];
+    for (name, value) in fixed {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    // Checked when saved: `type/subtype` tokens and a name of [A-Za-z0-9._-].
+    if let Ok(value) = HeaderValue::from_str(&artifact.media_type) {
+        headers.insert(header::CONTENT_TYPE, value);
+    }
+    if let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"{}\"", artifact.name))
+    {
+        headers.insert(header::CONTENT_DISPOSITION, value);
+    }
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(size));
+    Ok(response)
+}
