@@ -19,6 +19,7 @@ use crate::error::CallError;
 use crate::lock::Lockfile;
 use crate::registry::{Registry, Scope};
 use crate::tiering;
+use crate::tool_metrics::ToolMetrics;
 use crate::upstream::Upstreams;
 
 /// The folder under a host directory where tools live.
@@ -209,6 +210,7 @@ impl HostBuilder {
             tools_dir,
             state_dir,
             state_root,
+            tool_metrics: Arc::default(),
             ignore_lock: self.ignore_lock,
             observers: RwLock::default(),
             upstreams,
@@ -243,6 +245,8 @@ pub struct Host {
     state_dir: PathBuf,
     /// The directory tools granted `state` mount at `/state`.
     state_root: PathBuf,
+    /// The custom metrics tools update.
+    tool_metrics: Arc<ToolMetrics>,
     ignore_lock: bool,
     /// Told of every call's outcome.
     observers: RwLock<Vec<Arc<dyn CallObserver>>>,
@@ -463,6 +467,12 @@ impl Host {
     /// shared by every session and every such tool.
     pub fn state_root(&self) -> &Path {
         &self.state_root
+    }
+
+    /// The custom metrics tools update (`toolhost:tool/metrics`), for the
+    /// exporters.
+    pub fn tool_metrics(&self) -> &Arc<ToolMetrics> {
+        &self.tool_metrics
     }
 
     /// Where sessions made by the HTTP API are kept (records and workspaces).

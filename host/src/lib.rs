@@ -56,6 +56,7 @@ pub mod session;
 mod state;
 mod tiering;
 pub mod tool;
+pub mod tool_metrics;
 
 mod toolset;
 pub mod upstream;

@@ -112,6 +112,9 @@ pub struct LockedGrants {
     /// Artifacts access (absent when none).
     #[serde(default, skip_serializing_if = "is_no_access")]
     pub artifacts: DirAccess,
+    /// Whether it may update custom metrics (absent when not).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub metrics: bool,
     /// Buckets it may open, sorted.
     #[serde(default)]
     pub kv: Vec<String>,
@@ -160,6 +163,7 @@ impl LockedTool {
                 workspace: grants.workspace,
                 state: grants.state,
                 artifacts: grants.artifacts,
+                metrics: grants.metrics,
                 kv,
                 http,
                 env: grants
@@ -252,6 +256,9 @@ impl LockedGrants {
                     access_name(is)
                 ));
             }
+        }
+        if self.metrics != now.metrics {
+            changes.push(format!("metrics {} -> {}", self.metrics, now.metrics));
         }
         for (kind, was, is) in [
             ("kv", &self.kv, &now.kv),
@@ -540,6 +547,7 @@ mod tests {
                 workspace: DirAccess::Read,
                 state: DirAccess::None,
                 artifacts: DirAccess::None,
+                metrics: false,
                 kv: vec!["cache".into()],
                 http: vec!["https://example.com:443".into()],
                 env: BTreeMap::from([("TOKEN".into(), "t1".into())]),

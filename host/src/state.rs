@@ -17,6 +17,7 @@ use crate::caps::context::Mounts;
 use crate::caps::http::HttpCtx;
 use crate::caps::kv::{KvCtx, KvView};
 use crate::caps::log::TraceLog;
+use crate::caps::metrics::MetricsCtx;
 use crate::caps::progress::ProgressFeed;
 use crate::caps::resource_updates::ResourceUpdates;
 use crate::caps::workspace::FilesView;
@@ -37,6 +38,7 @@ pub struct CallState {
     pub(crate) ask: AskCtx,
     pub(crate) mounts: Mounts,
     pub(crate) artifacts: ArtifactsCtx,
+    pub(crate) metrics: MetricsCtx,
     pub(crate) table: ResourceTable,
     pub(crate) limits: CallLimits,
     pub(crate) meter: Arc<Meter>,
@@ -63,6 +65,7 @@ impl CallState {
             ask,
             mounts,
             artifacts,
+            metrics,
         } = caps;
         let CallBounds {
             memory_bytes,
@@ -86,6 +89,7 @@ impl CallState {
             ask,
             mounts,
             artifacts,
+            metrics,
             table,
             limits: CallLimits::new(memory_bytes),
             meter,
@@ -118,6 +122,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
     crate::caps::ask::add_to_linker(linker, |s| &mut s.ask)?;
     crate::caps::context::add_to_linker(linker, |s| &mut s.mounts)?;
     crate::caps::artifacts::add_to_linker(linker, |s| &mut s.artifacts)?;
+    crate::caps::metrics::add_to_linker(linker, |s| &mut s.metrics)?;
     crate::caps::kv::add_to_linker(linker, |s| KvView {
         ctx: &mut s.kv,
         table: &mut s.table,

@@ -101,6 +101,7 @@ pub struct Meter {
     files_open_peak: AtomicU32,
     artifacts_saved: AtomicU32,
     artifact_bytes: AtomicU64,
+    metric_updates: AtomicU32,
     epoch_ticks: AtomicU64,
     limit_hit: std::sync::OnceLock<LimitHit>,
 }
@@ -121,6 +122,7 @@ impl Meter {
             files_open_peak: AtomicU32::new(0),
             artifacts_saved: AtomicU32::new(0),
             artifact_bytes: AtomicU64::new(0),
+            metric_updates: AtomicU32::new(0),
             epoch_ticks: AtomicU64::new(0),
             limit_hit: std::sync::OnceLock::new(),
         })
@@ -208,6 +210,13 @@ impl Meter {
         self.artifact_bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 
+    /// Count one more metric update; how many the call has made.
+    pub fn metric_updated(&self) -> u32 {
+        self.metric_updates
+            .fetch_add(1, Ordering::Relaxed)
+            .saturating_add(1)
+    }
+
     /// Record the limit that ended (or refused part of) the call; the first
     /// one is kept.
     pub fn hit(&self, name: Limit, value: u64) {
@@ -233,6 +242,7 @@ impl Meter {
             peak_files_open: self.files_open_peak.load(Ordering::Relaxed),
             artifacts_saved: self.artifacts_saved.load(Ordering::Relaxed),
             artifact_bytes: self.artifact_bytes.load(Ordering::Relaxed),
+            metric_updates: self.metric_updates.load(Ordering::Relaxed),
             limit: self.limit_hit.get().copied(),
         }
     }
@@ -353,6 +363,8 @@ pub struct Usage {
     pub artifacts_saved: u32,
     /// Bytes of the artifacts it saved.
     pub artifact_bytes: u64,
+    /// Custom metric updates it made, refused ones included.
+    pub metric_updates: u32,
     /// The limit that ended the call or refused part of it, if one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<LimitHit>,

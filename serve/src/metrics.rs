@@ -1,7 +1,12 @@
 //! `/metrics` (on `serve`): Prometheus counters of calls by tool and outcome, call
-//! durations, limit hits, and histograms of each call's receipt (`usage`).
+//! durations, limit hits, histograms of each call's receipt (`usage`), and
+//! the tools' own metrics (`toolhost:tool/metrics`) as `toolhost_tool_<name>`.
 
-use prometheus_client::encoding::EncodeLabelSet;
+use std::sync::Arc;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, NoLabelSet};
+use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::{Family, MetricConstructor};
 use prometheus_client::metrics::gauge::Gauge;
@@ -11,6 +16,7 @@ use prometheus_client::registry::Registry;
 use toolhost::CallGate;
 use toolhost::call::{CallObserver, CallResult};
 use toolhost::error::CallError;
+use toolhost::tool_metrics::{BUCKETS, MetricKind, SeriesValue, ToolMetrics};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CallLabels {
@@ -53,7 +59,53 @@ impl std::fmt::Debug for Metrics {
 
 impl Default for Metrics {
     fn default() -> Self {
+        Self::new(Arc::default())
+    }
+}
+
+/// The tools' metrics, read at each scrape.
+#[derive(Debug)]
+struct ToolMetricsCollector(Arc<ToolMetrics>);
+
+impl Collector for ToolMetricsCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        for metric in self.0.snapshot() {
+            let name = format!("tool_{}", metric.name);
+            let help = format!("A tool's metric, declared by `{}`", metric.declared_by);
+            let kind = match metric.kind {
+                MetricKind::Counter => MetricType::Counter,
+                MetricKind::Histogram => MetricType::Histogram,
+            };
+            let mut family = encoder.encode_descriptor(&name, &help, None, kind)?;
+            for (labels, value) in &metric.series {
+                let mut series = family.encode_family(labels)?;
+                match value {
+                    SeriesValue::Counter(total) => {
+                        series.encode_counter::<NoLabelSet, _, u64>(total, None)?;
+                    }
+                    SeriesValue::Histogram {
+                        buckets,
+                        sum,
+                        count,
+                    } => {
+                        // prometheus-client writes `f64::MAX` as `+Inf` and sums the counts itself.
+                        let bounds = BUCKETS.iter().copied().chain([f64::MAX]);
+                        let counted: Vec<(f64, u64)> =
+                            bounds.zip(buckets.iter().copied()).collect();
+                        series.encode_histogram::<NoLabelSet>(*sum, *count, &counted, None)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Metrics {
+    /// The server's metrics, with the tools' own from `tool_metrics`.
+    pub fn new(tool_metrics: Arc<ToolMetrics>) -> Self {
         let mut registry = Registry::with_prefix("toolhost");
+        registry.register_collector(Box::new(ToolMetricsCollector(tool_metrics)));
         let calls = Family::<CallLabels, Counter>::default();
         registry.register(
             "calls",

@@ -26,6 +26,7 @@ use toolhost::ask::ElicitAnswer;
 use toolhost::output::ContentBlock;
 use toolhost::prompts::{PromptMessage, PromptResult, Role};
 use toolhost::resources::ResourceData;
+use toolhost::tool_metrics::SeriesValue;
 use toolhost::{CallWatcher, Host, Progress};
 
 /// One language's build of the examples.
@@ -732,7 +733,9 @@ async fn journal_keeps_the_state_root_in_every_language() {
         let tool = lang.name("journal");
         let grant = |state: &str| format!("[tools.{}]\nworkspace = \"read\"\n{state}", tool);
         let (dir, host) = lang
-            .host(&grant("state = \"write\"\nartifacts = \"write\"\n"))
+            .host(&grant(
+                "state = \"write\"\nartifacts = \"write\"\nmetrics = true\n",
+            ))
             .await;
         let (first, second) = (live(), live());
         for (entry, options) in [("one", &first), ("two\tand a tab", &second)] {
@@ -756,6 +759,28 @@ async fn journal_keeps_the_state_root_in_every_language() {
         );
         assert_eq!(read.result["count"], 2, "{label}");
         assert_eq!(read.result["latest"], expected, "{label}");
+        // Counted in the tool's metrics, labelled with the tool.
+        let counted = host.tool_metrics().snapshot();
+        let entries = counted.iter().find(|m| m.name == "journal_entries");
+        let entries = entries.unwrap_or_else(|| panic!("{label}: {counted:?}"));
+        let series_labels = vec![
+            ("tool".to_string(), tool.clone()),
+            ("channel".to_string(), "none".to_string()),
+        ];
+        assert_eq!(
+            entries.series,
+            [(series_labels, SeriesValue::Counter(2.0))],
+            "{label}"
+        );
+        let timed = counted.iter().find(|m| m.name == "journal_append_seconds");
+        assert!(
+            matches!(
+                &timed.unwrap().series[0].1,
+                SeriesValue::Histogram { count: 2, .. }
+            ),
+            "{label}: {counted:?}"
+        );
+
         let on_disk = host.state_root().join("journal.txt");
         let journal = std::fs::read_to_string(&on_disk).unwrap();
         assert!(journal.ends_with("\ttwo and a tab\n"), "{label}");
@@ -826,6 +851,27 @@ async fn journal_keeps_the_state_root_in_every_language() {
             refused.is_error && text.contains("artifacts are not granted"),
             "{label}: {text}"
         );
+
+        // No `metrics` grant: the entry stands, and the tool heard why it
+        // was not counted.
+        drop(host);
+        std::fs::write(
+            dir.path().join("toolhost.toml"),
+            grant("state = \"write\"\n"),
+        )
+        .unwrap();
+        let host = common::load(dir.path()).await;
+        let added = host
+            .call(&tool, json!({"entry": "uncounted"}), &live())
+            .await
+            .unwrap();
+        assert!(!added.is_error, "{label}: {:?}", added.result);
+        let warned = added.trace.logs.iter().any(|line| {
+            line.message
+                .contains("metrics are not granted to this tool")
+        });
+        assert!(warned, "{label}: {:?}", added.trace.logs);
+        assert!(host.tool_metrics().snapshot().is_empty(), "{label}");
 
         // No grant: no state root.
         drop(host);

@@ -1404,10 +1404,11 @@ async fn sessions_share_the_state_root() {
 }
 
 /// A session's artifacts are listed and downloaded over the HTTP API, as
-/// attachments no browser renders, and announced on its event stream.
+/// attachments no browser renders, and announced on its event stream; the
+/// tool's own metrics are on `/metrics`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn artifacts_are_listed_downloaded_and_announced() {
-    let config = "[tools.journal]\nstate = \"write\"\nartifacts = \"write\"\n";
+    let config = "[tools.journal]\nstate = \"write\"\nartifacts = \"write\"\nmetrics = true\n";
     let server = start(&["journal"], config).await;
     let session = server.session(json!({})).await;
     let id = session["id"].as_str().unwrap();
@@ -1464,6 +1465,22 @@ async fn artifacts_are_listed_downloaded_and_announced() {
         (status, code(&missing)),
         (StatusCode::NOT_FOUND, "artifact_not_found")
     );
+    // The tool's own metrics are on /metrics, labelled with the tool.
+    let metrics = server.metrics().await;
+    assert!(
+        metrics
+            .contains("toolhost_tool_journal_entries_total{tool=\"journal\",channel=\"none\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("toolhost_tool_journal_append_seconds_count{tool=\"journal\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("# TYPE toolhost_tool_journal_append_seconds histogram"),
+        "{metrics}"
+    );
+
     let (status, missing) = server.get("/sessions/ses_nobody/artifacts").await;
     assert_eq!(
         (status, code(&missing)),

@@ -147,6 +147,7 @@ impl Call<'_> {
             http_budget: &self.http_budget,
             file_slots: self.host.file_slots(),
             state_root: self.host.state_root(),
+            metrics: (self.host.tool_metrics(), self.tool.name()),
             progress: &self.progress,
             resource_updates: &self.resource_updates,
             ask: &ask,

@@ -51,6 +51,7 @@ pub(super) async fn instance(
         network: &network,
         file_slots: host.file_slots(),
         state_root: host.state_root(),
+        metrics: (host.tool_metrics(), tool.name()),
         progress: &ProgressFeed::default(),
         resource_updates: &ResourceUpdates::refused("a prompt or resource request"),
         ask: &AskCtx::refused("a prompt or resource request"),

@@ -16,6 +16,7 @@ pub mod context;
 pub mod http;
 pub mod kv;
 pub mod log;
+pub mod metrics;
 pub mod progress;
 pub mod resource_updates;
 pub mod stdio;
@@ -35,6 +36,7 @@ use context::Mounts;
 use http::{HttpCtx, Network, RequestBudget};
 use kv::{KvBackend, KvCtx};
 use log::{LogLine, TraceLog};
+use metrics::MetricsCtx;
 use progress::{Progress, ProgressFeed};
 use resource_updates::ResourceUpdates;
 use stdio::Capture;
@@ -78,6 +80,8 @@ pub(crate) struct Caps {
     pub mounts: Mounts,
     /// The session's artifacts it may list or save.
     pub artifacts: ArtifactsCtx,
+    /// The custom metrics it may update.
+    pub metrics: MetricsCtx,
 }
 
 /// What the capabilities of one call share with the pipeline, across its
@@ -99,6 +103,8 @@ pub(crate) struct CallShared<'a> {
     pub file_slots: &'a FileSlots,
     /// The host's state root, mounted where the grant says.
     pub state_root: &'a Path,
+    /// The host's custom metrics, with the name of the tool updating them.
+    pub metrics: (&'a Arc<crate::tool_metrics::ToolMetrics>, &'a str),
     /// Its progress reports.
     pub progress: &'a ProgressFeed,
     /// The resource changes it announces.
@@ -171,6 +177,17 @@ impl Caps {
                 state: state.is_some(),
             },
             artifacts,
+            metrics: match grants.metrics {
+                true => MetricsCtx::granted(
+                    Arc::clone(shared.metrics.0),
+                    shared.metrics.1.to_string(),
+                    shared.meter.clone(),
+                ),
+                false => MetricsCtx::refused(
+                    "metrics are not granted to this tool (`metrics = true` in its \
+                     [tools.<name>])",
+                ),
+            },
             wasi: WasiSetup {
                 workspace,
                 state,
@@ -201,6 +218,9 @@ impl Caps {
         Ok(Self {
             mounts: Mounts::default(),
             artifacts: ArtifactsCtx::refused("loading, effect-for or dry-run"),
+            metrics: MetricsCtx::refused(
+                "metrics are not updated during loading, effect-for or dry-run",
+            ),
             wasi: WasiSetup {
                 workspace: None,
                 state: None,
@@ -226,6 +246,7 @@ pub fn import_status(grants: &Grants, import: &str) -> String {
     let interface = import.split('@').next().unwrap_or(import);
     workspace::import_status(grants, interface)
         .or_else(|| artifacts::import_status(grants.artifacts, interface))
+        .or_else(|| metrics::import_status(grants.metrics, interface))
         .or_else(|| kv::import_status(&grants.kv, interface))
         .or_else(|| http::import_status(&grants.http, interface))
         .unwrap_or_else(|| "served".into())

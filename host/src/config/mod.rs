@@ -447,6 +447,8 @@ pub struct ToolSettings {
     pub state: Option<DirAccess>,
     /// Access to the session's artifacts: `read` lists, `write` also saves.
     pub artifacts: Option<DirAccess>,
+    /// Whether the tool may update custom metrics.
+    pub metrics: Option<bool>,
     /// Key-value buckets the tool may open.
     pub kv: Option<Vec<String>>,
     /// Origins the tool may send HTTP requests to.
@@ -484,6 +486,7 @@ impl std::fmt::Debug for ToolSettings {
             .field("workspace", &self.workspace)
             .field("state", &self.state)
             .field("artifacts", &self.artifacts)
+            .field("metrics", &self.metrics)
             .field("kv", &self.kv)
             .field("http", &self.http)
             .field(
@@ -594,6 +597,8 @@ pub struct Grants {
     pub state: DirAccess,
     /// Access to the session's artifacts.
     pub artifacts: DirAccess,
+    /// Whether it may update custom metrics.
+    pub metrics: bool,
     /// Buckets the tool may open.
     pub kv: Vec<String>,
     /// Where the tool may send HTTP requests (shared with every call's HTTP context).
@@ -611,6 +616,7 @@ impl std::fmt::Debug for Grants {
             .field("workspace", &self.workspace)
             .field("state", &self.state)
             .field("artifacts", &self.artifacts)
+            .field("metrics", &self.metrics)
             .field("kv", &self.kv)
             .field("http", &self.http)
             .field("env", &self.env.keys().collect::<Vec<_>>())
@@ -683,6 +689,7 @@ impl Config {
                 workspace: first(&layers, |s| s.workspace).unwrap_or_default(),
                 state: first(&layers, |s| s.state).unwrap_or_default(),
                 artifacts: first(&layers, |s| s.artifacts).unwrap_or_default(),
+                metrics: first(&layers, |s| s.metrics).unwrap_or_default(),
                 kv: first(&layers, |s| s.kv.clone()).unwrap_or_default(),
                 http: Arc::new(http),
                 env: first(&layers, |s| s.env.clone()).unwrap_or_default(),

@@ -209,6 +209,7 @@ fn refuse_sandbox_settings(name: &str, config: &Config) -> Result<(), String> {
         ("workspace", settings.workspace.is_some()),
         ("state", settings.state.is_some()),
         ("artifacts", settings.artifacts.is_some()),
+        ("metrics", settings.metrics.is_some()),
         ("kv", settings.kv.is_some()),
         ("http", settings.http.is_some()),
         ("env", settings.env.is_some()),

@@ -2,15 +2,16 @@
 //! every session. A call with an `entry` appends it, with the session's id;
 //! a call without one reads the latest entries; `export` saves the journal
 //! as an artifact of the session. Needs `state = "write"` (and `artifacts =
-//! "write"` to export) in the tool's grant (a read call gets `/state`
+//! "write"` to export, `metrics = true` to count entries) in the tool's grant (a read call gets `/state`
 //! read-only whatever it is granted).
 
 use std::fs::{self, OpenOptions};
 use std::io::Write as _;
 use std::path::Path;
+use std::time::Instant;
 
-use toolhost_sdk::artifacts;
 use toolhost_sdk::prelude::*;
+use toolhost_sdk::{artifacts, log, metrics};
 
 /// What to add, if anything.
 #[derive(Deserialize, JsonSchema)]
@@ -52,6 +53,7 @@ impl Tool for Journal {
         })?;
         let path = Path::new(root).join("journal.txt");
         if let Some(entry) = &input.entry {
+            let started = Instant::now();
             let line = format!("{}\t{}\n", ctx.session.id, entry.replace(['\n', '\t'], " "));
             OpenOptions::new()
                 .create(true)
@@ -61,6 +63,7 @@ impl Tool for Journal {
                 .map_err(|e| {
                     ToolError::Failed(format!("cannot append to {}: {e}", path.display()))
                 })?;
+            count_entry(ctx, started.elapsed().as_secs_f64());
         }
         let text = match fs::read_to_string(&path) {
             Ok(text) => text,
@@ -100,6 +103,18 @@ impl Tool for Journal {
             "artifact": artifact,
         })
         .into())
+    }
+}
+
+/// Count an entry by the session's channel, and how long its append took
+/// (`metrics = true`); the entry stands without them.
+fn count_entry(ctx: &CallContext, seconds: f64) {
+    let channel = ctx.session.channel.as_deref().unwrap_or("none");
+    let counted = metrics::counter("journal_entries")
+        .add(1.0, &[("channel", channel)])
+        .and_then(|()| metrics::histogram("journal_append_seconds").record(seconds, &[]));
+    if let Err(refused) = counted {
+        log::warn(format!("cannot count the entry: {refused}"));
     }
 }
 

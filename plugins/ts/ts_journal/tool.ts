@@ -6,10 +6,10 @@
  * with an `entry` appends it, with the session's id; a call without one
  * reads the latest entries; `export` saves the journal as an artifact of
  * the session. Needs `state = "write"` (and `artifacts = "write"` to
- * export) in its grant (a read call gets `/state` read-only whatever it is
+ * export, `metrics = true` to count entries) in its grant (a read call gets `/state` read-only whatever it is
  * granted).
  */
-import { Failed, FsError, artifacts, defineTool, prompt, state } from "toolhost";
+import { Failed, FsError, MetricError, artifacts, defineTool, log, metrics, prompt, state } from "toolhost";
 
 interface Input {
   entry?: string | null;
@@ -17,6 +17,17 @@ interface Input {
 }
 
 const LATEST = 20;
+
+/** Count an entry by the session's channel, and how long its append took (`metrics = true`); the entry stands without them. */
+function countEntry(channel: string, seconds: number): void {
+  try {
+    metrics.counter("journal_entries").add(1, { channel });
+    metrics.histogram("journal_append_seconds").record(seconds);
+  } catch (err) {
+    if (!(err instanceof MetricError)) throw err;
+    log.warn(`cannot count the entry: ${err.message}`);
+  }
+}
 
 export default defineTool<Input>({
   description: prompt`
@@ -49,11 +60,13 @@ export default defineTool<Input>({
     if (ctx.stateRoot === undefined) throw new Failed('no state root: grant this tool `state = "write"`');
     const path = "journal.txt";
     if (input.entry != null) {
+      const started = Date.now();
       try {
         state.appendFile(path, `${ctx.session.id}\t${input.entry.replace(/[\n\t]/g, " ")}\n`);
       } catch (err) {
         throw new Failed(`cannot append to ${ctx.stateRoot}/${path}: ${(err as Error).message}`);
       }
+      countEntry(ctx.session.channel ?? "none", (Date.now() - started) / 1000);
     }
     let text = "";
     try {

@@ -35,6 +35,7 @@ export type { FetchOptions, HttpErrorKind } from "./http.ts";
 export { fs, state, Directory, FsError, WORKSPACE, STATE_ROOT } from "./fs.ts";
 export { artifacts, ArtifactError } from "./artifacts.ts";
 export type { Artifact, SaveOptions } from "./artifacts.ts";
+export { metrics, Counter, Histogram, MetricError } from "./metrics.ts";
 export type { DirEntry, FileStat } from "./fs.ts";
 export { log } from "./log.ts";
 export { progress } from "./progress.ts";

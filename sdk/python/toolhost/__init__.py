@@ -27,7 +27,7 @@ traps). Prompts for MCP clients: :mod:`toolhost.prompts`; resources
 for them (and announcing that one changed): :mod:`toolhost.resources`.
 """
 
-from . import artifacts, ask, http, kv, log, progress, prompts, resources
+from . import artifacts, ask, http, kv, log, metrics, progress, prompts, resources
 from .ask import AskError
 from .context import CallContext, Session, SessionMode
 from .decorator import Effect, tool
@@ -41,5 +41,5 @@ __all__ = [
     "CallContext", "Session", "SessionMode",
     "ToolError", "InvalidInput", "Transient", "Failed", "AskError",
     "Output", "Text", "Json", "Image", "Audio", "Document", "SearchResult", "ResourceLink",
-    "kv", "http", "log", "progress", "prompts", "resources", "ask", "artifacts",
+    "kv", "http", "log", "progress", "prompts", "resources", "ask", "artifacts", "metrics",
 ]

@@ -28,8 +28,8 @@ from wit_world.imports import toolhost_tool_types as wit
 # Python files. Load every binding the helpers use now (they import lazily so
 # that they also import outside a component).
 from wit_world.imports import (  # noqa: F401
-    artifacts, ask, atomics, context, error, log, outgoing_handler, poll, progress, resource_updates, store,
-    streams, wasi_http_types,
+    artifacts, ask, atomics, context, error, log, metrics, outgoing_handler, poll, progress,
+    resource_updates, store, streams, wasi_http_types,
 )
 
 from .context import CallContext

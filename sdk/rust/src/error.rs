@@ -89,6 +89,12 @@ impl From<crate::artifacts::Error> for ToolError {
     }
 }
 
+impl From<crate::metrics::Error> for ToolError {
+    fn from(err: crate::metrics::Error) -> Self {
+        Self::failed(err)
+    }
+}
+
 impl From<crate::kv::Error> for ToolError {
     fn from(err: crate::kv::Error) -> Self {
         Self::failed(err)

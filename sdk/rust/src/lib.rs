@@ -67,6 +67,7 @@ mod error;
 pub mod http;
 pub mod kv;
 pub mod log;
+pub mod metrics;
 mod output;
 pub mod progress;
 pub mod prompts;

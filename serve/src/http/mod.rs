@@ -204,7 +204,7 @@ impl App {
             .name
             .clone()
             .unwrap_or_else(|| DEFAULT_SLUG.to_string());
-        let metrics = Arc::new(Metrics::default());
+        let metrics = Arc::new(Metrics::new(host.tool_metrics().clone()));
         host.observe(metrics.clone());
         Ok(Arc::new(Self {
             host,

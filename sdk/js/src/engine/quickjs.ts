@@ -6,6 +6,7 @@ import resourceUpdates from "toolhost:tool/resource-updates@0.2.1";
 import ask from "toolhost:tool/ask@0.2.1";
 import context from "toolhost:tool/context@0.2.1";
 import artifacts from "toolhost:tool/artifacts@0.2.1";
+import metrics from "toolhost:tool/metrics@0.2.1";
 import kvStore from "wasi:keyvalue/store@0.2.0-draft2";
 import kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
 import httpTypes from "wasi:http/types@0.2.12";
@@ -23,6 +24,7 @@ export const engine: Engine = {
   ask: ask as any,
   context: context as any,
   artifacts: artifacts as any,
+  metrics: metrics as any,
   kvStore: kvStore as any,
   kvAtomics: kvAtomics as any,
   httpTypes,

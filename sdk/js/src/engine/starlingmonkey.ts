@@ -6,6 +6,7 @@ import * as resourceUpdates from "toolhost:tool/resource-updates@0.2.1";
 import * as ask from "toolhost:tool/ask@0.2.1";
 import * as context from "toolhost:tool/context@0.2.1";
 import * as artifacts from "toolhost:tool/artifacts@0.2.1";
+import * as metrics from "toolhost:tool/metrics@0.2.1";
 import * as kvStore from "wasi:keyvalue/store@0.2.0-draft2";
 import * as kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
 import * as httpTypes from "wasi:http/types@0.2.12";
@@ -55,6 +56,7 @@ export const engine: Engine = {
   ask: ask as any,
   context: context as any,
   artifacts: artifacts as any,
+  metrics: metrics as any,
   kvStore: kvStore as any,
   kvAtomics: { increment },
   httpTypes,

@@ -36,6 +36,11 @@ export interface Engine {
     saveFile(name: string, path: string, mediaType: string, tags: string[]): any;
     listArtifacts(): any[];
   };
+  /** `toolhost:tool/metrics`: each throws the host's refusal. */
+  metrics: {
+    counterAdd(name: string, value: number, labels: Array<[string, string]>): void;
+    histogramRecord(name: string, value: number, labels: Array<[string, string]>): void;
+  };
   /** `wasi:keyvalue/store` */
   kvStore: { open(name: string): any };
   /** `wasi:keyvalue/atomics` */

@@ -1,0 +1,101 @@
+//! `toolhost:tool/metrics`: a call updates the tool's custom metrics
+//! ([`crate::tool_metrics`] keeps them host-wide).
+//!
+//! Granted per tool (`metrics = true`); refused without a grant, and while
+//! loading or answering `effect-for` and `dry-run-result`. A read call may
+//! update them: a metric changes nothing a call's effect is about. Each
+//! update counts in the receipt, at most [`MAX_UPDATES_PER_CALL`] a call.
+
+use std::sync::Arc;
+
+use wasmtime::component::HasSelf;
+
+use crate::bindings::toolhost::tool::metrics::Host;
+use crate::tool_metrics::ToolMetrics;
+use crate::usage::Meter;
+
+/// The most metric updates one call may make.
+pub const MAX_UPDATES_PER_CALL: u32 = 10_000;
+
+/// What a grant gives a component importing `interface`, as `inspect`
+/// shows it; `None` for another interface.
+pub fn import_status(granted: bool, interface: &str) -> Option<String> {
+    (interface == "toolhost:tool/metrics").then(|| {
+        match granted {
+            true => "granted: custom metrics",
+            false => "NOT GRANTED (no metrics)",
+        }
+        .into()
+    })
+}
+
+/// One instance's metrics: where updates go, or why they are refused.
+pub struct MetricsCtx(Result<Updates, String>);
+
+struct Updates {
+    metrics: Arc<ToolMetrics>,
+    tool: String,
+    meter: Arc<Meter>,
+}
+
+impl MetricsCtx {
+    /// Updates of `tool`'s metrics into `metrics`, counted by `meter`.
+    pub fn granted(metrics: Arc<ToolMetrics>, tool: String, meter: Arc<Meter>) -> Self {
+        Self(Ok(Updates {
+            metrics,
+            tool,
+            meter,
+        }))
+    }
+
+    /// Every update refused, saying `why`.
+    pub fn refused(why: impl Into<String>) -> Self {
+        Self(Err(why.into()))
+    }
+
+    fn updates(&self) -> Result<&Updates, String> {
+        let updates = self.0.as_ref().map_err(Clone::clone)?;
+        if updates.meter.metric_updated() > MAX_UPDATES_PER_CALL {
+            return Err(format!(
+                "this call made {MAX_UPDATES_PER_CALL} metric updates already, the most a call \
+                 may"
+            ));
+        }
+        Ok(updates)
+    }
+}
+
+impl Host for MetricsCtx {
+    fn counter_add(
+        &mut self,
+        name: String,
+        value: f64,
+        labels: Vec<(String, String)>,
+    ) -> Result<(), String> {
+        let updates = self.updates()?;
+        updates
+            .metrics
+            .counter_add(&updates.tool, &name, value, &labels)
+    }
+
+    fn histogram_record(
+        &mut self,
+        name: String,
+        value: f64,
+        labels: Vec<(String, String)>,
+    ) -> Result<(), String> {
+        let updates = self.updates()?;
+        updates
+            .metrics
+            .histogram_record(&updates.tool, &name, value, &labels)
+    }
+}
+
+/// Link `toolhost:tool/metrics` into a linker whose store data holds a
+/// [`MetricsCtx`].
+pub fn add_to_linker<T: Send + 'static>(
+    linker: &mut wasmtime::component::Linker<T>,
+    get: fn(&mut T) -> &mut MetricsCtx,
+) -> wasmtime::Result<()> {
+    crate::bindings::toolhost::tool::metrics::add_to_linker::<T, HasSelf<MetricsCtx>>(linker, get)
+}
