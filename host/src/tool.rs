@@ -40,6 +40,21 @@ impl Effect {
     pub fn is_retryable(self) -> bool {
         matches!(self, Self::Read | Self::Idempotent)
     }
+
+    /// Its name in configs and listings: `read`, `idempotent`, `write`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Idempotent => "idempotent",
+            Self::Write => "write",
+        }
+    }
+}
+
+impl std::fmt::Display for Effect {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// How a tool declares its effect.
@@ -55,9 +70,7 @@ pub enum EffectDecl {
 impl std::fmt::Display for EffectDecl {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Fixed(Effect::Read) => f.write_str("read"),
-            Self::Fixed(Effect::Idempotent) => f.write_str("idempotent"),
-            Self::Fixed(Effect::Write) => f.write_str("write"),
+            Self::Fixed(effect) => f.write_str(effect.name()),
             Self::ByInput => f.write_str("by-input"),
         }
     }

@@ -87,10 +87,20 @@ struct Metric {
     series: BTreeMap<(String, Vec<String>), SeriesValue>,
 }
 
+/// Where each accepted update also goes: an exporter that keeps its own
+/// instruments (OpenTelemetry). Called after the update, outside any lock.
+pub trait MetricSink: Send + Sync {
+    /// `value` was added to counter `name`; `labels` start with `tool`.
+    fn counter_add(&self, name: &str, value: f64, labels: &[(String, String)]);
+    /// `value` was recorded in histogram `name`; `labels` start with `tool`.
+    fn histogram_record(&self, name: &str, value: f64, labels: &[(String, String)]);
+}
+
 /// The host's custom metrics.
 #[derive(Default)]
 pub struct ToolMetrics {
     metrics: Mutex<BTreeMap<String, Metric>>,
+    sink: std::sync::OnceLock<std::sync::Arc<dyn MetricSink>>,
 }
 
 impl std::fmt::Debug for ToolMetrics {
@@ -116,6 +126,18 @@ fn check_name(what: &str, name: &str) -> Result<(), String> {
 }
 
 impl ToolMetrics {
+    /// Send every update from now on to `sink` as well; the first sink set
+    /// stays.
+    pub fn set_sink(&self, sink: std::sync::Arc<dyn MetricSink>) {
+        let _ = self.sink.set(sink);
+    }
+
+    fn with_tool(tool: &str, labels: &[(String, String)]) -> Vec<(String, String)> {
+        std::iter::once(("tool".to_string(), tool.to_string()))
+            .chain(labels.iter().cloned())
+            .collect()
+    }
+
     /// Add `value` to counter `name` for `tool`, with `labels`.
     pub fn counter_add(
         &self,
@@ -133,7 +155,11 @@ impl ToolMetrics {
             if let SeriesValue::Counter(total) = series {
                 *total += value;
             }
-        })
+        })?;
+        if let Some(sink) = self.sink.get() {
+            sink.counter_add(name, value, &Self::with_tool(tool, labels));
+        }
+        Ok(())
     }
 
     /// Record `value` in histogram `name` for `tool`, with `labels`.
@@ -162,7 +188,11 @@ impl ToolMetrics {
                 *sum += value;
                 *count += 1;
             }
-        })
+        })?;
+        if let Some(sink) = self.sink.get() {
+            sink.histogram_record(name, value, &Self::with_tool(tool, labels));
+        }
+        Ok(())
     }
 
     fn update(

@@ -11,6 +11,7 @@ use toolhost::session::parse_instant;
 use toolhost::{Host, reload};
 use toolhost_serve::http;
 use toolhost_serve::mcp::{McpOptions, ToolServer};
+use toolhost_serve::telemetry::Telemetry;
 
 use super::DirArgs;
 use super::{cli_principal, warn_failures};
@@ -64,6 +65,7 @@ pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let listener = http::bind(&options).await?;
     let (_watcher, _hangups) = hot_reload(&host);
+    let telemetry = Telemetry::start(&host, &host.config().telemetry)?;
     let upstreams = host.clone();
     let app = http::App::new(host, options)?;
     let addr = listener.local_addr()?;
@@ -81,6 +83,9 @@ pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     };
     http::run(listener, app, stopping).await?;
     upstreams.stop_upstreams().await;
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown().await;
+    }
     eprintln!("toolhost: stopped");
     Ok(ExitCode::SUCCESS)
 }
@@ -97,6 +102,7 @@ pub(crate) async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("--session: {e}"))?;
     }
     let (_watcher, _hangups) = hot_reload(&host);
+    let telemetry = Telemetry::start(&host, &host.config().telemetry)?;
     let options = McpOptions {
         session: args.session,
         dry_run: args.dry_run,
@@ -107,6 +113,9 @@ pub(crate) async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         .serve_stdio()
         .await?;
     host.stop_upstreams().await;
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown().await;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -27,5 +27,6 @@ mod polyglot;
 mod registry;
 mod sandbox;
 mod serve;
+mod telemetry;
 mod toolset;
 mod upstream;

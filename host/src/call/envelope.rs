@@ -31,6 +31,10 @@ pub struct CallRef {
 #[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallTrace {
+    /// The session the call ran in (for observers; the session's own
+    /// events say it already).
+    #[serde(skip)]
+    pub session_id: String,
     /// The call's effect, once known.
     pub effect: Option<Effect>,
     /// Who approved it, if it needed approval.

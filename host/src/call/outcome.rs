@@ -85,6 +85,7 @@ impl Call<'_> {
                 .meter
                 .usage(wall, done.attempts, self.http_budget.tally()),
             trace: CallTrace {
+                session_id: self.session.id().to_string(),
                 effect: done.effect,
                 approved_by: done.approved_by,
                 logs,

@@ -62,6 +62,74 @@ pub struct Config {
     /// The MCP servers whose tools the MCP toolsets mount.
     #[serde(default)]
     pub mcp_servers: Vec<McpServer>,
+    /// Where call spans and metrics are exported over OTLP, if anywhere.
+    #[serde(default)]
+    pub telemetry: TelemetrySettings,
+}
+
+/// `[telemetry]`: OpenTelemetry export of call spans and metrics over
+/// OTLP/HTTP (protobuf), by the servers (`serve`, `mcp`).
+#[derive(Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TelemetrySettings {
+    /// The collector's base URL, e.g. `http://127.0.0.1:4318`: spans go to
+    /// `<it>/v1/traces`, metrics to `<it>/v1/metrics`. Unset: no export.
+    pub otlp_endpoint: Option<String>,
+    /// Headers sent with every export (e.g. an API key).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// How often metrics are exported, in milliseconds (default 60 000).
+    pub export_interval_ms: Option<u64>,
+    /// The `service.name` resource (default `toolhost`).
+    pub service_name: Option<String>,
+}
+
+/// Header values may be secrets: `Debug` shows only their names.
+impl std::fmt::Debug for TelemetrySettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TelemetrySettings")
+            .field("otlp_endpoint", &self.otlp_endpoint)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("export_interval_ms", &self.export_interval_ms)
+            .field("service_name", &self.service_name)
+            .finish()
+    }
+}
+
+/// The default metrics export interval, in milliseconds.
+pub const DEFAULT_EXPORT_INTERVAL_MS: u64 = 60_000;
+
+impl TelemetrySettings {
+    /// How often metrics are exported.
+    pub fn export_interval(&self) -> Duration {
+        Duration::from_millis(
+            self.export_interval_ms
+                .unwrap_or(DEFAULT_EXPORT_INTERVAL_MS),
+        )
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        check_range(
+            "export_interval_ms",
+            self.export_interval_ms,
+            100..=3_600_000,
+        )?;
+        if let Some(endpoint) = &self.otlp_endpoint {
+            let ok = (endpoint.starts_with("http://") || endpoint.starts_with("https://"))
+                && endpoint.parse::<http::Uri>().is_ok();
+            anyhow::ensure!(
+                ok,
+                "[telemetry] otlp_endpoint {endpoint:?} is not an http:// or https:// URL"
+            );
+        }
+        for name in self.headers.keys() {
+            anyhow::ensure!(
+                http::HeaderName::from_bytes(name.as_bytes()).is_ok(),
+                "[telemetry] headers: {name:?} is not a header name"
+            );
+        }
+        Ok(())
+    }
 }
 
 /// A custom tool: a name, a description and an input schema, but no
@@ -747,6 +815,7 @@ impl Config {
             );
         }
         self.server.validate().context("in [server]")?;
+        self.telemetry.validate()?;
         self.limits.validate().context("in [limits]")?;
         anyhow::ensure!(
             self.defaults.description.is_none() && self.defaults.effect.is_none(),
@@ -901,6 +970,51 @@ mod tests {
                 Some(5),
                 "{key}"
             );
+        }
+    }
+
+    #[test]
+    fn telemetry_and_the_new_grants_are_checked() {
+        let ok = parse(
+            "[telemetry]\notlp_endpoint = \"http://127.0.0.1:4318\"\nheaders = { x-api-key = \"k\" }\n\
+             [tools.t]\nstate = \"read\"\nartifacts = \"write\"\nmetrics = true\n",
+        )
+        .unwrap();
+        assert_eq!(ok.telemetry.export_interval(), Duration::from_secs(60));
+        assert!(
+            !format!("{:?}", ok.telemetry).contains("\"k\""),
+            "header values stay hidden"
+        );
+        let policy = ok.policy_for("t").unwrap();
+        assert_eq!(
+            (
+                policy.grants.state,
+                policy.grants.artifacts,
+                policy.grants.metrics
+            ),
+            (DirAccess::Read, DirAccess::Write, true)
+        );
+        for (text, expected) in [
+            (
+                "[telemetry]\notlp_endpoint = \"ftp://x\"\n",
+                "not an http:// or https:// URL",
+            ),
+            (
+                "[telemetry]\nexport_interval_ms = 5\n",
+                "export_interval_ms",
+            ),
+            (
+                "[telemetry]\nheaders = { \"bad header\" = \"v\" }\n",
+                "is not a header name",
+            ),
+            ("[tools.t]\nstate = \"all\"\n", "state"),
+            (
+                "[limits]\nsession_artifacts_mb = 0\n",
+                "session_artifacts_mb",
+            ),
+        ] {
+            let err = format!("{:#}", parse(text).unwrap_err());
+            assert!(err.contains(expected), "{text}: {err}");
         }
     }
 }
