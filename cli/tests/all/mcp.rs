@@ -56,6 +56,7 @@ ask = ["model"]
 [tools.journal]
 state = "write"
 artifacts = "write"
+metrics = true
 
 [custom_tools.get_weather]
 description = "Get the current weather for a city. Returns Celsius and a one-word summary; no forecasts."
