@@ -4,7 +4,7 @@
 //! and periodic metric reader.
 //!
 //! The SDK exports from threads of its own; its requests are made by the
-//! server's HTTP client on the server's runtime ([`RuntimeClient`]). Export
+//! server's HTTP client on the server's runtime (`RuntimeClient`). Export
 //! failures are logged by the SDK and never reach a call.
 
 use std::collections::HashMap;
