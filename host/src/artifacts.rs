@@ -206,14 +206,12 @@ impl NewArtifact {
 /// One session's artifacts.
 pub struct SessionArtifacts<'a> {
     session: &'a Session,
-    /// The most bytes the session's artifacts may take together.
-    budget: u64,
 }
 
 impl<'a> SessionArtifacts<'a> {
-    /// `session`'s artifacts, held to `budget` bytes together.
-    pub fn new(session: &'a Session, budget: u64) -> Self {
-        Self { session, budget }
+    /// `session`'s artifacts.
+    pub fn new(session: &'a Session) -> Self {
+        Self { session }
     }
 
     /// Every artifact, by name. Blocks on the disk.
@@ -239,12 +237,14 @@ impl<'a> SessionArtifacts<'a> {
     }
 
     /// Save what `source` yields (at most `max_bytes` of it, else the save
-    /// fails) as `new`, replacing an artifact of that name. Blocks on the
+    /// fails) as `new`, replacing an artifact of that name, with the
+    /// session's artifacts held to `budget` bytes together. Blocks on the
     /// disk.
     pub fn save(
         &self,
         new: NewArtifact,
         source: &mut dyn Read,
+        budget: u64,
         max_bytes: Option<u64>,
     ) -> Result<Artifact, ArtifactError> {
         new.check()?;
@@ -259,14 +259,14 @@ impl<'a> SessionArtifacts<'a> {
             return Err(ArtifactError::TooMany);
         }
         let used: u64 = others.iter().map(|a| a.size).sum();
-        let room = self.budget.saturating_sub(used);
+        let room = budget.saturating_sub(used);
         let allowed = max_bytes.map_or(room, |max| max.min(room));
         let staged = Staged::new(dir)?;
         let size = staged.fill(source, allowed)?;
         if size > allowed {
             return Err(ArtifactError::OverBudget {
                 would: used.saturating_add(size),
-                limit: self.budget,
+                limit: budget,
             });
         }
         staged.commit(&dir.join(&new.name))?;
@@ -405,14 +405,17 @@ mod tests {
     fn saves_list_open_and_replace() {
         let dir = tempfile::tempdir().unwrap();
         let session = session(dir.path());
-        let artifacts = SessionArtifacts::new(&session, 100);
+        let artifacts = SessionArtifacts::new(&session);
+        let budget = 100;
         let saved = artifacts
-            .save(new("b.txt"), &mut &b"hello"[..], None)
+            .save(new("b.txt"), &mut &b"hello"[..], budget, None)
             .unwrap();
         assert_eq!((saved.size, saved.tags.clone()), (5, vec!["report".into()]));
-        artifacts.save(new("a.txt"), &mut &b"x"[..], None).unwrap();
         artifacts
-            .save(new("b.txt"), &mut &b"bye"[..], None)
+            .save(new("a.txt"), &mut &b"x"[..], budget, None)
+            .unwrap();
+        artifacts
+            .save(new("b.txt"), &mut &b"bye"[..], budget, None)
             .unwrap();
         let names: Vec<_> = artifacts
             .list()
@@ -444,10 +447,13 @@ mod tests {
     fn the_budget_counts_every_artifact_but_the_one_replaced() {
         let dir = tempfile::tempdir().unwrap();
         let session = session(dir.path());
-        let artifacts = SessionArtifacts::new(&session, 10);
-        artifacts.save(new("a"), &mut &[0u8; 6][..], None).unwrap();
+        let artifacts = SessionArtifacts::new(&session);
+        let budget = 10;
+        artifacts
+            .save(new("a"), &mut &[0u8; 6][..], budget, None)
+            .unwrap();
         let over = artifacts
-            .save(new("b"), &mut &[0u8; 5][..], None)
+            .save(new("b"), &mut &[0u8; 5][..], budget, None)
             .unwrap_err();
         assert!(
             matches!(
@@ -460,9 +466,11 @@ mod tests {
             "{over}"
         );
         // Replacing `a` frees its 6 bytes first.
-        artifacts.save(new("a"), &mut &[0u8; 10][..], None).unwrap();
+        artifacts
+            .save(new("a"), &mut &[0u8; 10][..], budget, None)
+            .unwrap();
         let capped = artifacts
-            .save(new("c"), &mut &[0u8; 3][..], Some(2))
+            .save(new("c"), &mut &[0u8; 3][..], budget, Some(2))
             .unwrap_err();
         assert!(
             matches!(capped, ArtifactError::OverBudget { .. }),

@@ -209,7 +209,7 @@ async fn a_stored_sessions_artifacts_survive_a_restart_and_go_with_it() {
     let host = common::load(dir.path()).await;
     let store = SessionStore::open(&sessions_dir, Duration::ZERO).unwrap();
     let session = store.get(&id).expect("the session is back");
-    let listed = SessionArtifacts::new(&session, u64::MAX).list().unwrap();
+    let listed = SessionArtifacts::new(&session).list().unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!((listed[0].name.as_str(), listed[0].size), ("kept.txt", 4));
     let report = probe(&host, json!({}), &CallOptions::new(session.clone())).await;

@@ -797,9 +797,7 @@ async fn journal_keeps_the_state_root_in_every_language() {
             format!("toolhost://sessions/{id}/artifacts/journal.txt"),
             "{label}"
         );
-        let saved = SessionArtifacts::new(&first.session, u64::MAX)
-            .list()
-            .unwrap();
+        let saved = SessionArtifacts::new(&first.session).list().unwrap();
         assert_eq!(saved.len(), 1, "{label}");
         assert_eq!(
             (saved[0].media_type.as_str(), &saved[0].tags),

@@ -9,6 +9,7 @@
 //! would. Each save is an `artifact.created` event of the session and is
 //! counted in the call's receipt.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -50,8 +51,9 @@ pub struct ArtifactsGrant {
     pub meter: Arc<Meter>,
 }
 
-/// One instance's artifacts: granted, or why not.
-pub struct ArtifactsCtx(Result<Arc<ArtifactsGrant>, String>);
+/// One instance's artifacts: granted, or why not (a constant reason as a
+/// rule, so a tool without the grant costs its calls no allocation).
+pub struct ArtifactsCtx(Result<Arc<ArtifactsGrant>, Cow<'static, str>>);
 
 impl ArtifactsCtx {
     /// A call's, under `grant`.
@@ -60,12 +62,12 @@ impl ArtifactsCtx {
     }
 
     /// Every operation refused, saying `why`.
-    pub fn refused(why: impl Into<String>) -> Self {
+    pub fn refused(why: impl Into<Cow<'static, str>>) -> Self {
         Self(Err(why.into()))
     }
 
     fn grant(&self) -> Result<Arc<ArtifactsGrant>, String> {
-        self.0.clone()
+        self.0.clone().map_err(Cow::into_owned)
     }
 
     fn writable(&self) -> Result<Arc<ArtifactsGrant>, String> {
@@ -122,13 +124,16 @@ async fn save(
 ) -> Result<wit::Artifact, String> {
     let saving = grant.clone();
     let saved = tokio::task::spawn_blocking(move || {
-        let artifacts = SessionArtifacts::new(&saving.session, saving.budget);
+        let artifacts = SessionArtifacts::new(&saving.session);
+        let budget = saving.budget;
         match source {
-            Source::Bytes(bytes, _charge) => artifacts.save(new, &mut bytes.as_slice(), None),
+            Source::Bytes(bytes, _charge) => {
+                artifacts.save(new, &mut bytes.as_slice(), budget, None)
+            }
             Source::File(dir, path) => {
                 let mut file = super::workspace::special_files::open_file_beneath(&dir, &path)
                     .map_err(|e| ArtifactError::Io(format!("cannot read {path:?}: {e}")))?;
-                artifacts.save(new, &mut file, None)
+                artifacts.save(new, &mut file, budget, None)
             }
         }
     })
@@ -214,12 +219,11 @@ impl wit::Host for ArtifactsCtx {
     async fn list_artifacts(&mut self) -> Result<Vec<wit::Artifact>, String> {
         let grant = self.grant()?;
         let listing = grant.clone();
-        let artifacts = tokio::task::spawn_blocking(move || {
-            SessionArtifacts::new(&listing.session, listing.budget).list()
-        })
-        .await
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+        let artifacts =
+            tokio::task::spawn_blocking(move || SessionArtifacts::new(&listing.session).list())
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| e.to_string())?;
         let session = grant.session.id();
         Ok(artifacts.iter().map(|a| to_wit(a, session)).collect())
     }

@@ -6,6 +6,7 @@
 //! update them: a metric changes nothing a call's effect is about. Each
 //! update counts in the receipt, at most [`MAX_UPDATES_PER_CALL`] a call.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use wasmtime::component::HasSelf;
@@ -29,8 +30,10 @@ pub fn import_status(granted: bool, interface: &str) -> Option<String> {
     })
 }
 
-/// One instance's metrics: where updates go, or why they are refused.
-pub struct MetricsCtx(Result<Updates, String>);
+/// One instance's metrics: where updates go, or why they are refused (a
+/// constant reason as a rule, so a tool without the grant costs its calls
+/// no allocation).
+pub struct MetricsCtx(Result<Updates, Cow<'static, str>>);
 
 struct Updates {
     metrics: Arc<ToolMetrics>,
@@ -49,12 +52,12 @@ impl MetricsCtx {
     }
 
     /// Every update refused, saying `why`.
-    pub fn refused(why: impl Into<String>) -> Self {
+    pub fn refused(why: impl Into<Cow<'static, str>>) -> Self {
         Self(Err(why.into()))
     }
 
     fn updates(&self) -> Result<&Updates, String> {
-        let updates = self.0.as_ref().map_err(Clone::clone)?;
+        let updates = self.0.as_ref().map_err(|why| why.to_string())?;
         if updates.meter.metric_updated() > MAX_UPDATES_PER_CALL {
             return Err(format!(
                 "this call made {MAX_UPDATES_PER_CALL} metric updates already, the most a call \

@@ -41,9 +41,8 @@ pub(super) async fn list(
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
     let session = find(&app, &id)?;
-    let budget = app.host.config().limits.session_artifact_bytes();
     let listed = tokio::task::spawn_blocking(move || {
-        SessionArtifacts::new(&session, budget).list().map(|all| {
+        SessionArtifacts::new(&session).list().map(|all| {
             all.iter()
                 .map(|a| a.to_json(session.id()))
                 .collect::<Vec<_>>()
@@ -63,9 +62,8 @@ pub(super) async fn download(
 ) -> Result<Response, ApiError> {
     app.check_slug(&slug)?;
     let session = find(&app, &id)?;
-    let budget = app.host.config().limits.session_artifact_bytes();
     let (artifact, file) =
-        tokio::task::spawn_blocking(move || SessionArtifacts::new(&session, budget).open(&name))
+        tokio::task::spawn_blocking(move || SessionArtifacts::new(&session).open(&name))
             .await
             .map_err(|e| {
                 ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())

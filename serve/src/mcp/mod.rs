@@ -390,7 +390,7 @@ impl ServerHandler for ToolServer {
             .collect();
         if let Some(session) = self.bound_session() {
             let saved = tokio::task::spawn_blocking(move || {
-                SessionArtifacts::new(&session, u64::MAX)
+                SessionArtifacts::new(&session)
                     .list()
                     .map(|all| (session, all))
             })

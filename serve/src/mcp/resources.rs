@@ -94,7 +94,7 @@ pub fn read_artifact(
             Some(json!({ "code": "artifact_not_found", "uri": uri })),
         )
     };
-    let (record, file) = SessionArtifacts::new(session, u64::MAX)
+    let (record, file) = SessionArtifacts::new(session)
         .open(name)
         .map_err(|e| match e {
             ArtifactError::NotFound(_) => not_found(&e),
