@@ -35,6 +35,20 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Remove `path` and fsync its folder, so the removal survives a crash;
+/// `false` when there was no such file.
+pub fn remove_durably(path: &Path) -> std::io::Result<bool> {
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(e),
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(true)
+}
+
 /// What a file looked like when it was read: a rewrite (a new size, time
 /// or inode: `toolhost build` and most tools replace files by renaming) gives
 /// another stamp.

@@ -18,6 +18,7 @@ use crate::engine::{EngineOptions, Pins, Tiering, ToolEngine};
 use crate::error::CallError;
 use crate::lock::Lockfile;
 use crate::registry::{Registry, Scope};
+use crate::session::SessionStore;
 use crate::tiering;
 use crate::tool_metrics::ToolMetrics;
 use crate::upstream::Upstreams;
@@ -211,6 +212,7 @@ impl HostBuilder {
             state_dir,
             state_root,
             tool_metrics: Arc::default(),
+            sessions: RwLock::default(),
             ignore_lock: self.ignore_lock,
             observers: RwLock::default(),
             upstreams,
@@ -247,6 +249,8 @@ pub struct Host {
     state_root: PathBuf,
     /// The custom metrics tools update.
     tool_metrics: Arc<ToolMetrics>,
+    /// The sessions tools send messages to, once a server attaches its store.
+    sessions: RwLock<Option<Arc<SessionStore>>>,
     ignore_lock: bool,
     /// Told of every call's outcome.
     observers: RwLock<Vec<Arc<dyn CallObserver>>>,
@@ -473,6 +477,24 @@ impl Host {
     /// exporters.
     pub fn tool_metrics(&self) -> &Arc<ToolMetrics> {
         &self.tool_metrics
+    }
+
+    /// Let tools reach the sessions of `store` (`toolhost:tool/sessions`):
+    /// the server whose store it is calls this once it has opened it. A
+    /// host without one refuses every lookup and send.
+    pub fn attach_sessions(&self, store: Arc<SessionStore>) {
+        *self
+            .sessions
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(store);
+    }
+
+    /// The session store tools reach, if a server attached one.
+    pub(crate) fn sessions(&self) -> Option<Arc<SessionStore>> {
+        self.sessions
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// Where sessions made by the HTTP API are kept (records and workspaces).

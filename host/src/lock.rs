@@ -115,6 +115,13 @@ pub struct LockedGrants {
     /// Whether it may update custom metrics (absent when not).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub metrics: bool,
+    /// Channels whose sessions it may reach, sorted (absent when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<String>,
+    /// The tools its reminders may call, sorted; absent when it may not
+    /// schedule reminders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reminders: Option<Vec<String>>,
     /// Buckets it may open, sorted.
     #[serde(default)]
     pub kv: Vec<String>,
@@ -164,6 +171,13 @@ impl LockedTool {
                 state: grants.state,
                 artifacts: grants.artifacts,
                 metrics: grants.metrics,
+                sessions: grants.sessions.patterns().to_vec(),
+                reminders: grants.reminders.as_ref().map(|r| {
+                    let mut tools = r.tools.clone();
+                    tools.sort();
+                    tools.dedup();
+                    tools
+                }),
                 kv,
                 http,
                 env: grants
@@ -260,7 +274,19 @@ impl LockedGrants {
         if self.metrics != now.metrics {
             changes.push(format!("metrics {} -> {}", self.metrics, now.metrics));
         }
+        if self.reminders != now.reminders {
+            let name = |tools: &Option<Vec<String>>| match tools {
+                None => "none".to_string(),
+                Some(tools) => format!("tools [{}]", tools.join(", ")),
+            };
+            changes.push(format!(
+                "reminders {} -> {}",
+                name(&self.reminders),
+                name(&now.reminders)
+            ));
+        }
         for (kind, was, is) in [
+            ("sessions", &self.sessions, &now.sessions),
             ("kv", &self.kv, &now.kv),
             ("http", &self.http, &now.http),
             ("ask", &self.ask, &now.ask),
@@ -548,6 +574,8 @@ mod tests {
                 state: DirAccess::None,
                 artifacts: DirAccess::None,
                 metrics: false,
+                sessions: Vec::new(),
+                reminders: None,
                 kv: vec!["cache".into()],
                 http: vec!["https://example.com:443".into()],
                 env: BTreeMap::from([("TOKEN".into(), "t1".into())]),

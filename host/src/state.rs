@@ -19,7 +19,9 @@ use crate::caps::kv::{KvCtx, KvView};
 use crate::caps::log::TraceLog;
 use crate::caps::metrics::MetricsCtx;
 use crate::caps::progress::ProgressFeed;
+use crate::caps::reminders::RemindersCtx;
 use crate::caps::resource_updates::ResourceUpdates;
+use crate::caps::sessions::SessionsCtx;
 use crate::caps::workspace::FilesView;
 use crate::caps::workspace::open_files::OpenFiles;
 use crate::deadline::Deadline;
@@ -39,6 +41,8 @@ pub struct CallState {
     pub(crate) mounts: Mounts,
     pub(crate) artifacts: ArtifactsCtx,
     pub(crate) metrics: MetricsCtx,
+    pub(crate) sessions: SessionsCtx,
+    pub(crate) reminders: RemindersCtx,
     pub(crate) table: ResourceTable,
     pub(crate) limits: CallLimits,
     pub(crate) meter: Arc<Meter>,
@@ -66,6 +70,8 @@ impl CallState {
             mounts,
             artifacts,
             metrics,
+            sessions,
+            reminders,
         } = caps;
         let CallBounds {
             memory_bytes,
@@ -90,6 +96,8 @@ impl CallState {
             mounts,
             artifacts,
             metrics,
+            sessions,
+            reminders,
             table,
             limits: CallLimits::new(memory_bytes),
             meter,
@@ -123,6 +131,8 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
     crate::caps::context::add_to_linker(linker, |s| &mut s.mounts)?;
     crate::caps::artifacts::add_to_linker(linker, |s| &mut s.artifacts)?;
     crate::caps::metrics::add_to_linker(linker, |s| &mut s.metrics)?;
+    crate::caps::sessions::add_to_linker(linker, |s| &mut s.sessions)?;
+    crate::caps::reminders::add_to_linker(linker, |s| &mut s.reminders)?;
     crate::caps::kv::add_to_linker(linker, |s| KvView {
         ctx: &mut s.kv,
         table: &mut s.table,

@@ -102,6 +102,8 @@ pub struct Meter {
     artifacts_saved: AtomicU32,
     artifact_bytes: AtomicU64,
     metric_updates: AtomicU32,
+    messages_sent: AtomicU32,
+    reminders_scheduled: AtomicU32,
     epoch_ticks: AtomicU64,
     limit_hit: std::sync::OnceLock<LimitHit>,
 }
@@ -123,6 +125,8 @@ impl Meter {
             artifacts_saved: AtomicU32::new(0),
             artifact_bytes: AtomicU64::new(0),
             metric_updates: AtomicU32::new(0),
+            messages_sent: AtomicU32::new(0),
+            reminders_scheduled: AtomicU32::new(0),
             epoch_ticks: AtomicU64::new(0),
             limit_hit: std::sync::OnceLock::new(),
         })
@@ -217,6 +221,18 @@ impl Meter {
             .saturating_add(1)
     }
 
+    /// Count one more message sent to a session; how many the call has sent.
+    pub fn message_sent(&self) -> u32 {
+        self.messages_sent
+            .fetch_add(1, Ordering::Relaxed)
+            .saturating_add(1)
+    }
+
+    /// Count one more reminder the call asked to schedule.
+    pub fn reminder_scheduled(&self) {
+        self.reminders_scheduled.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Record the limit that ended (or refused part of) the call; the first
     /// one is kept.
     pub fn hit(&self, name: Limit, value: u64) {
@@ -243,6 +259,8 @@ impl Meter {
             artifacts_saved: self.artifacts_saved.load(Ordering::Relaxed),
             artifact_bytes: self.artifact_bytes.load(Ordering::Relaxed),
             metric_updates: self.metric_updates.load(Ordering::Relaxed),
+            messages_sent: self.messages_sent.load(Ordering::Relaxed),
+            reminders_scheduled: self.reminders_scheduled.load(Ordering::Relaxed),
             limit: self.limit_hit.get().copied(),
         }
     }
@@ -365,6 +383,10 @@ pub struct Usage {
     pub artifact_bytes: u64,
     /// Custom metric updates it made, refused ones included.
     pub metric_updates: u32,
+    /// Messages it sent to sessions, refused ones included.
+    pub messages_sent: u32,
+    /// Reminders it asked to schedule, refused ones included.
+    pub reminders_scheduled: u32,
     /// The limit that ended the call or refused part of it, if one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<LimitHit>,

@@ -229,6 +229,8 @@ fn call_attributes(result: &CallResult) -> Vec<KeyValue> {
         ("artifacts_saved", u64::from(usage.artifacts_saved)),
         ("artifact_bytes", usage.artifact_bytes),
         ("metric_updates", u64::from(usage.metric_updates)),
+        ("messages_sent", u64::from(usage.messages_sent)),
+        ("reminders_scheduled", u64::from(usage.reminders_scheduled)),
     ];
     attributes.extend(
         receipt

@@ -253,6 +253,16 @@ async def scenarios(session: ClientSession, session_id: str, notices: list):
         check(err.error.code == -32002, err.error)
     print("ok artifacts", flush=True)
 
+    # Sessions: `journal` tells the session `journal:mcp` (started by the
+    # first send, resumed by the second) about its entry.
+    for started, event_id in ((True, 1), (False, 2)):
+        told = await session.call_tool("journal", {"entry": "mcp news", "notify": "mcp"}, meta=in_session)
+        check(not told.is_error, told.content)
+        notified = told.structured_content["notified"]
+        check(notified["continuationToken"] == "journal:mcp", notified)
+        check((notified["started"], notified["eventId"]) == (started, event_id), notified)
+    print("ok send", flush=True)
+
 
 async def elicitation(session: ClientSession, session_id: str):
     await session.initialize()

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset};
 use clap::Args;
+use toolhost::call::UnattendedReminderCalls;
 use toolhost::engine::Tiering;
 use toolhost::session::parse_instant;
 use toolhost::{Host, reload};
@@ -109,9 +110,17 @@ pub(crate) async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         as_of: args.as_of,
         caller: Some(cli_principal()),
     };
-    ToolServer::new(host.clone(), sessions, options)
-        .serve_stdio()
-        .await?;
+    let server = ToolServer::new(host.clone(), sessions, options);
+    let reminders = tokio::spawn(
+        host.clone()
+            .fire_reminders(Arc::new(UnattendedReminderCalls(
+                "`toolhost mcp` has no approvals API: run the server with `toolhost serve` to \
+             approve a reminder's call"
+                    .into(),
+            ))),
+    );
+    server.serve_stdio().await?;
+    reminders.abort();
     host.stop_upstreams().await;
     if let Some(telemetry) = telemetry {
         telemetry.shutdown().await;

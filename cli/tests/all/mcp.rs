@@ -57,6 +57,7 @@ ask = ["model"]
 state = "write"
 artifacts = "write"
 metrics = true
+sessions = ["journal"]
 
 [custom_tools.get_weather]
 description = "Get the current weather for a city. Returns Celsius and a one-word summary; no forecasts."

@@ -23,11 +23,13 @@ use common::server::Server;
 use common::{dry_run, live};
 use toolhost::artifacts::SessionArtifacts;
 use toolhost::ask::ElicitAnswer;
+use toolhost::call::UnattendedReminderCalls;
 use toolhost::output::ContentBlock;
 use toolhost::prompts::{PromptMessage, PromptResult, Role};
 use toolhost::resources::ResourceData;
+use toolhost::session::{EventKind, NewSession, SessionStore};
 use toolhost::tool_metrics::SeriesValue;
-use toolhost::{CallWatcher, Host, Progress};
+use toolhost::{CallOptions, CallWatcher, Host, Progress};
 
 /// One language's build of the examples.
 struct Lang {
@@ -879,5 +881,95 @@ async fn journal_keeps_the_state_root_in_every_language() {
         assert!(refused.is_error, "{label}");
         let text = text_of(&refused.result);
         assert!(text.contains("no state root"), "{label}: {text}");
+
+        // `notify`: the entry also goes, as a `user.message`, to a session
+        // of the `journal` channel, started by the first and resumed after.
+        drop(host);
+        let sessions = format!(
+            "state = \"write\"\nsessions = [\"journal\"]\nreminders = {{ tools = [\"{tool}\"] }}\n"
+        );
+        std::fs::write(dir.path().join("toolhost.toml"), grant(&sessions)).unwrap();
+        let host = Arc::new(common::load(dir.path()).await);
+        let store = Arc::new(
+            SessionStore::open(dir.path().join("sessions"), Duration::from_secs(60)).unwrap(),
+        );
+        host.attach_sessions(store.clone());
+        let kept = store
+            .create(NewSession {
+                auth: Some(json!({"user": "ada"})),
+                ..NewSession::default()
+            })
+            .unwrap();
+        let ada = CallOptions::new(kept.clone());
+        for (entry, started, event_id) in [("first news", true, 1), ("more news", false, 2)] {
+            let input = json!({"entry": entry, "notify": "daily"});
+            let notified = host.call(&tool, input, &ada).await.unwrap();
+            assert!(!notified.is_error, "{label}: {:?}", notified.result);
+            let sent = &notified.result["notified"];
+            assert_eq!(
+                sent["continuationToken"], "journal:daily",
+                "{label}: {sent}"
+            );
+            assert_eq!(
+                (&sent["started"], &sent["eventId"]),
+                (&json!(started), &json!(event_id)),
+                "{label}"
+            );
+        }
+        let daily = store.by_token("journal:daily").unwrap();
+        assert_eq!(daily.auth(), Some(&json!({"user": "ada"})), "{label}");
+        let said: Vec<Value> = daily
+            .events()
+            .since(None)
+            .iter()
+            .map(|e| e.to_json()["data"]["message"].clone())
+            .collect();
+        assert_eq!(said, [json!("first news"), json!("more news")], "{label}");
+        let refused = host
+            .call(&tool, json!({"notify": "daily"}), &ada)
+            .await
+            .unwrap();
+        let text = text_of(&refused.result);
+        assert!(
+            refused.is_error && text.contains("`notify` is about the entry"),
+            "{label}: {text}"
+        );
+
+        // `later_ms`: a reminder appends the entry later, calling the tool
+        // through the pipeline in the same session.
+        let calls = Arc::new(UnattendedReminderCalls("not asked".into()));
+        let firing = tokio::spawn(host.clone().fire_reminders(calls));
+        let input = json!({"entry": "later news", "later_ms": 50});
+        let scheduled = host.call(&tool, input, &ada).await.unwrap();
+        assert!(!scheduled.is_error, "{label}: {:?}", scheduled.result);
+        assert!(
+            scheduled.result["reminder"]["id"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("rem_"),
+            "{label}: {:?}",
+            scheduled.result
+        );
+        let mut waited = 0;
+        let fired = loop {
+            waited += 1;
+            assert!(waited < 400, "{label}: the reminder did not fire in 20 s");
+            let fired: Vec<Value> = kept
+                .events()
+                .since(None)
+                .iter()
+                .filter(|e| e.kind == EventKind::ReminderFired)
+                .map(|e| e.to_json()["data"]["outcome"].clone())
+                .collect();
+            if let Some(outcome) = fired.first() {
+                break outcome.clone();
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(fired["isError"], false, "{label}: {fired}");
+        let journal = std::fs::read_to_string(&on_disk).unwrap();
+        let line = format!("{}\tlater news\n", kept.id());
+        assert!(journal.ends_with(&line), "{label}: {journal}");
+        firing.abort();
     }
 }

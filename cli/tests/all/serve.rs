@@ -1487,3 +1487,112 @@ async fn artifacts_are_listed_downloaded_and_announced() {
         (StatusCode::NOT_FOUND, "session_not_found")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_message_reaches_the_application_on_the_event_stream() {
+    let config = "[tools.session_probe]\nsessions = [\"support\"]\n";
+    let server = start(&["session_probe"], config).await;
+    let session = server
+        .session(json!({"channel": "support", "key": "T9", "auth": {"user": "ada"}}))
+        .await;
+    let id = session["id"].as_str().unwrap();
+    let mut events = server.events(id, None).await;
+
+    let send = json!({"channel": "support", "message": "ticket closed", "key": "T9"});
+    let (status, out) = server
+        .call(
+            "session_probe",
+            json!({"input": send, "auth": {"user": "ada"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    let sent = &out["result"]["sent"][0];
+    assert_eq!(sent["session"]["id"], id, "{out}");
+    assert_eq!(sent["started"], false);
+    assert_eq!(out["usage"]["messagesSent"], 1, "{out}");
+    let message = events.until("user.message").await;
+    assert_eq!(message["data"]["message"], "ticket closed");
+    assert_eq!(message["data"]["from"]["tool"], "session_probe");
+    assert_eq!(message["data"]["from"]["callId"], out["callId"]);
+
+    // Another principal's call is refused inside the tool.
+    let (_, out) = server
+        .call(
+            "session_probe",
+            json!({"input": send, "auth": {"user": "bob"}}),
+        )
+        .await;
+    let error = out["result"]["sent"][0]["error"].as_str().unwrap_or("");
+    assert!(error.contains("belongs to another principal"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reminders_are_listed_cancelled_and_their_calls_approved() {
+    let config = "[tools.reminder_probe]\nreminders = { tools = [\"echo\"] }\n\
+                  [tools.echo]\npermission = \"always_ask\"\n";
+    let server = start(&["reminder_probe", "echo"], config).await;
+    let session = server.session(json!({})).await;
+    let id = session["id"].as_str().unwrap();
+    let mut events = server.events(id, None).await;
+    let schedule =
+        |input: Value| server.call("reminder_probe", json!({"input": input, "sessionId": id}));
+
+    // A far one is listed, then cancelled once.
+    let (status, out) =
+        schedule(json!({"op": "message", "message": "m", "after_ms": 3_600_000})).await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    assert_eq!(out["usage"]["remindersScheduled"], 1, "{out}");
+    let far = out["result"]["result"][0]["value"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (status, listed) = server.get(&format!("/sessions/{id}/reminders")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(listed["reminders"][0]["id"], far.as_str(), "{listed}");
+    assert_eq!(listed["reminders"][0]["action"]["type"], "message");
+    let cancel = || async {
+        let url = server.url(&format!("/sessions/{id}/reminders/{far}"));
+        read(server.auth(server.client.delete(url)).send().await.unwrap()).await
+    };
+    let (status, out) = cancel().await;
+    assert_eq!(status, StatusCode::OK, "{out}");
+    let (status, out) = cancel().await;
+    assert_eq!(
+        (status, code(&out)),
+        (StatusCode::NOT_FOUND, "reminder_not_found")
+    );
+    let (_, listed) = server.get(&format!("/sessions/{id}/reminders")).await;
+    assert_eq!(listed["reminders"], json!([]));
+    let (status, out) = server.get("/sessions/ses_nope/reminders").await;
+    assert_eq!(
+        (status, code(&out)),
+        (StatusCode::NOT_FOUND, "session_not_found")
+    );
+
+    // One due now calls an `always_ask` tool: it waits for an approval like
+    // any call in the session, and carries its origin.
+    let (_, out) = schedule(json!({"op": "call", "tool": "echo", "input": {"text": "hi"}})).await;
+    let origin = format!("reminder({})", out["callId"].as_str().unwrap());
+    let requested = events.until("approval.requested").await;
+    assert_eq!(requested["data"]["toolName"], "echo");
+    let call_id = requested["data"]["callId"].as_str().unwrap().to_string();
+    let (status, _) = server
+        .post(
+            &format!("/approvals/{call_id}"),
+            json!({"decision": "approve", "auth": {"user": "carol"}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let result = loop {
+        let result = events.until("action.result").await;
+        if result["data"]["callId"] == call_id.as_str() {
+            break result;
+        }
+    };
+    assert_eq!(result["data"]["origin"], origin.as_str(), "{result}");
+    assert_eq!(result["data"]["isError"], false, "{result}");
+    let fired = events.until("reminder.fired").await;
+    assert_eq!(fired["data"]["outcome"]["callId"], call_id.as_str());
+    let (status, done) = server.get(&format!("/calls/{call_id}")).await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+}

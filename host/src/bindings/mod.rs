@@ -28,6 +28,10 @@ mod current {
             "toolhost:tool/ask": async,
             // A save writes and fsyncs a file on the blocking pool.
             "toolhost:tool/artifacts": async,
+            // Starting a session writes and fsyncs its record.
+            "toolhost:tool/sessions": async,
+            // Scheduling and cancelling write and fsync a file.
+            "toolhost:tool/reminders": async,
             "wasi:keyvalue/store": async,
             "wasi:keyvalue/atomics": async,
             "wasi:keyvalue/batch": async,

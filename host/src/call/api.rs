@@ -238,6 +238,9 @@ pub struct CallOptions {
     pub watcher: Option<Arc<dyn CallWatcher>>,
     /// Who answers the tool's questions (`toolhost:tool/ask`).
     pub asker: Arc<dyn Asker>,
+    /// What makes the call when it is not a client (a reminder): recorded
+    /// as the call's `origin`.
+    pub origin: Option<String>,
 }
 
 impl CallOptions {
@@ -253,6 +256,7 @@ impl CallOptions {
                 "this surface cannot ask the user or a model (an MCP client that declares \
                  elicitation or sampling can be asked)",
             )),
+            origin: None,
         }
     }
 
@@ -278,6 +282,13 @@ impl CallOptions {
     /// The same options with someone to answer the tool's questions.
     pub fn with_asker(mut self, asker: Arc<dyn Asker>) -> Self {
         self.asker = asker;
+        self
+    }
+
+    /// The same options for a call made by `origin` rather than a client
+    /// (`reminder(<call id>)`).
+    pub fn with_origin(mut self, origin: impl Into<String>) -> Self {
+        self.origin = Some(origin.into());
         self
     }
 

@@ -26,6 +26,8 @@ pub(super) struct Call<'a> {
     pub(super) tool: &'a Arc<Tool>,
     pub(super) session: &'a Arc<Session>,
     pub(super) id: String,
+    /// What made the call, when not a client (see [`CallRef::origin`]).
+    pub(super) origin: Option<String>,
     /// The input, parsed and validated; `input_text` is its JSON.
     pub(super) input: Arc<Value>,
     pub(super) input_text: String,
@@ -48,6 +50,7 @@ impl Call<'_> {
         CallRef {
             id: self.id.clone(),
             tool: self.tool.name().to_string(),
+            origin: self.origin.clone(),
         }
     }
 }

@@ -25,6 +25,10 @@ pub struct CallRef {
     /// The tool called.
     #[serde(rename = "toolName")]
     pub tool: String,
+    /// What made the call when it was not a client: `reminder(<call id>)`
+    /// for a reminder scheduled by that call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
 }
 
 /// What a call left in its trace besides the result.

@@ -11,7 +11,7 @@ use super::context::{Call, Done};
 use crate::bindings::{guest, types};
 use crate::call::envelope::CallResult;
 use crate::caps::ask::{Allowed, AskCtx};
-use crate::caps::{CallShared, Caps, Saver};
+use crate::caps::{CallShared, Caps, InSession};
 use crate::code::Code;
 use crate::deadline::Deadline;
 use crate::instance::{Failure, Instance};
@@ -132,12 +132,18 @@ impl Call<'_> {
             answer_bytes: policy.limits.input_bytes,
             trace: self.trace.clone(),
         });
-        let saver = Saver {
+        let in_session = InSession {
             session: self.session,
             call_id: &self.id,
             tool: self.tool.name(),
             budget: config.limits.session_artifact_bytes(),
         };
+        // Only a tool granted sessions or reminders reaches the store.
+        let grants = &policy.grants;
+        let sessions = (!grants.sessions.is_empty() || grants.reminders.is_some())
+            .then(|| self.host.sessions())
+            .flatten();
+        let registry = grants.reminders.is_some().then(|| self.host.registry());
         let shared = CallShared {
             trace: &self.trace,
             stdout: &self.stdout,
@@ -151,9 +157,10 @@ impl Call<'_> {
             progress: &self.progress,
             resource_updates: &self.resource_updates,
             ask: &ask,
-            saver: Some(&saver),
+            in_session: Some(&in_session),
+            sessions: sessions.as_ref(),
+            registry: registry.as_ref(),
         };
-        let grants = &policy.grants;
         Caps::for_call(grants, effect, workspace, self.host.kv_backend(), &shared)
     }
 

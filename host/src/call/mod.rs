@@ -12,17 +12,19 @@
 //!   tool instead, with the same retry rule; `watch`: what a running call reports
 //!   (progress events); `outcome`: turning what happened into the envelope;
 //!   `prompt` and `resource`: prompt and resource requests, which run a
-//!   tool's component like a call, in the instance `offer` makes.
+//!   tool's component like a call, in the instance `offer` makes;
+//!   `reminder`: firing the reminders tools scheduled.
 
 pub mod api;
 mod context;
 pub mod envelope;
 mod execute;
-mod input;
+pub(crate) mod input;
 mod offer;
 mod outcome;
 mod pipeline;
 mod prompt;
+mod reminder;
 mod resource;
 mod upstream;
 mod watch;
@@ -35,3 +37,4 @@ pub use api::{
 pub use envelope::{CallProgress, CallRef, CallRefused, CallRequested, CallResult, CallTrace};
 pub use execute::MAX_ATTEMPTS;
 pub use pipeline::STUB_TEXT;
+pub use reminder::{ReminderCalls, UnattendedReminderCalls};

@@ -55,7 +55,9 @@ pub(super) async fn instance(
         progress: &ProgressFeed::default(),
         resource_updates: &ResourceUpdates::refused("a prompt or resource request"),
         ask: &AskCtx::refused("a prompt or resource request"),
-        saver: None,
+        in_session: None,
+        sessions: None,
+        registry: None,
     };
     let caps = Caps::for_call(
         &policy.grants,

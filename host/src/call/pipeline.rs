@@ -81,6 +81,7 @@ impl Host {
             call: CallRef {
                 id: id.clone(),
                 tool: tool.name().to_string(),
+                origin: options.origin.clone(),
             },
             surface: options.watcher.clone(),
         };
@@ -89,6 +90,7 @@ impl Host {
             tool,
             session: &options.session,
             id,
+            origin: options.origin.clone(),
             input: input.clone(),
             input_text,
             started,

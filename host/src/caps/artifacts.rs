@@ -1,7 +1,7 @@
 //! `toolhost:tool/artifacts`: a call saves files for the user as artifacts
 //! of its session ([`crate::artifacts`] stores them).
 //!
-//! Granted per tool (`artifacts = "read"` lists, `"write"` also saves); a
+//! GrantCtx per tool (`artifacts = "read"` lists, `"write"` also saves); a
 //! call whose effect is `read` only lists, and prompt and resource requests
 //! (which belong to no session) are refused. A save's bytes are charged to
 //! the call's host memory while they are written; `save-file` streams a
@@ -9,10 +9,10 @@
 //! would. Each save is an `artifact.created` event of the session and is
 //! counted in the call's receipt.
 
-use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::grant_ctx::GrantCtx;
 use crate::artifacts::{Artifact, ArtifactError, NewArtifact, SessionArtifacts};
 use crate::bindings::toolhost::tool::artifacts as wit;
 use crate::config::DirAccess;
@@ -51,25 +51,10 @@ pub struct ArtifactsGrant {
     pub meter: Arc<Meter>,
 }
 
-/// One instance's artifacts: granted, or why not (a constant reason as a
-/// rule, so a tool without the grant costs its calls no allocation).
-pub struct ArtifactsCtx(Result<Arc<ArtifactsGrant>, Cow<'static, str>>);
+/// One instance's artifacts: granted, or why not.
+pub type ArtifactsCtx = GrantCtx<ArtifactsGrant>;
 
 impl ArtifactsCtx {
-    /// A call's, under `grant`.
-    pub fn granted(grant: ArtifactsGrant) -> Self {
-        Self(Ok(Arc::new(grant)))
-    }
-
-    /// Every operation refused, saying `why`.
-    pub fn refused(why: impl Into<Cow<'static, str>>) -> Self {
-        Self(Err(why.into()))
-    }
-
-    fn grant(&self) -> Result<Arc<ArtifactsGrant>, String> {
-        self.0.clone().map_err(Cow::into_owned)
-    }
-
     fn writable(&self) -> Result<Arc<ArtifactsGrant>, String> {
         let grant = self.grant()?;
         if !grant.writable {

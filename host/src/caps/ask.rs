@@ -1,7 +1,7 @@
 //! `toolhost:tool/ask`: a running call asks the person using the client
 //! (`elicit`) or the client's model (`sample`).
 //!
-//! Granted per tool (`ask = ["user", "model"]`); the check is here, and a
+//! GrantCtx per tool (`ask = ["user", "model"]`); the check is here, and a
 //! refusal is an error the guest sees. The question goes to the surface's
 //! [`Asker`]. While the call waits its deadline stops (it goes on from
 //! where it was after), the wait has its own limit (`ask_timeout_ms`), and

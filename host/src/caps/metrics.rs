@@ -1,16 +1,16 @@
 //! `toolhost:tool/metrics`: a call updates the tool's custom metrics
 //! ([`crate::tool_metrics`] keeps them host-wide).
 //!
-//! Granted per tool (`metrics = true`); refused without a grant, and while
+//! GrantCtx per tool (`metrics = true`); refused without a grant, and while
 //! loading or answering `effect-for` and `dry-run-result`. A read call may
 //! update them: a metric changes nothing a call's effect is about. Each
 //! update counts in the receipt, at most [`MAX_UPDATES_PER_CALL`] a call.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use wasmtime::component::HasSelf;
 
+use super::grant_ctx::GrantCtx;
 use crate::bindings::toolhost::tool::metrics::Host;
 use crate::tool_metrics::ToolMetrics;
 use crate::usage::Meter;
@@ -30,34 +30,22 @@ pub fn import_status(granted: bool, interface: &str) -> Option<String> {
     })
 }
 
-/// One instance's metrics: where updates go, or why they are refused (a
-/// constant reason as a rule, so a tool without the grant costs its calls
-/// no allocation).
-pub struct MetricsCtx(Result<Updates, Cow<'static, str>>);
+/// One instance's metrics: where updates go, or why they are refused.
+pub type MetricsCtx = GrantCtx<Updates>;
 
-struct Updates {
-    metrics: Arc<ToolMetrics>,
-    tool: String,
-    meter: Arc<Meter>,
+/// Where a call's metric updates go.
+pub struct Updates {
+    /// The host's metrics.
+    pub metrics: Arc<ToolMetrics>,
+    /// The tool updating them.
+    pub tool: String,
+    /// The call's meter, counting the updates.
+    pub meter: Arc<Meter>,
 }
 
 impl MetricsCtx {
-    /// Updates of `tool`'s metrics into `metrics`, counted by `meter`.
-    pub fn granted(metrics: Arc<ToolMetrics>, tool: String, meter: Arc<Meter>) -> Self {
-        Self(Ok(Updates {
-            metrics,
-            tool,
-            meter,
-        }))
-    }
-
-    /// Every update refused, saying `why`.
-    pub fn refused(why: impl Into<Cow<'static, str>>) -> Self {
-        Self(Err(why.into()))
-    }
-
-    fn updates(&self) -> Result<&Updates, String> {
-        let updates = self.0.as_ref().map_err(|why| why.to_string())?;
+    fn updates(&self) -> Result<Arc<Updates>, String> {
+        let updates = self.grant()?;
         if updates.meter.metric_updated() > MAX_UPDATES_PER_CALL {
             return Err(format!(
                 "this call made {MAX_UPDATES_PER_CALL} metric updates already, the most a call \

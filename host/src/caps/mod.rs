@@ -13,12 +13,15 @@
 pub mod artifacts;
 pub mod ask;
 pub mod context;
+pub mod grant_ctx;
 pub mod http;
 pub mod kv;
 pub mod log;
 pub mod metrics;
 pub mod progress;
+pub mod reminders;
 pub mod resource_updates;
+pub mod sessions;
 pub mod stdio;
 pub mod workspace;
 
@@ -38,7 +41,9 @@ use kv::{KvBackend, KvCtx};
 use log::{LogLine, TraceLog};
 use metrics::MetricsCtx;
 use progress::{Progress, ProgressFeed};
+use reminders::{RemindersCtx, Scheduler};
 use resource_updates::ResourceUpdates;
+use sessions::{SessionsCtx, SessionsGrant};
 use stdio::Capture;
 use workspace::WasiSetup;
 use workspace::open_files::{FileSlots, OpenFiles};
@@ -82,6 +87,10 @@ pub(crate) struct Caps {
     pub artifacts: ArtifactsCtx,
     /// The custom metrics it may update.
     pub metrics: MetricsCtx,
+    /// The sessions it may look up and send to.
+    pub sessions: SessionsCtx,
+    /// The reminders it may schedule in its session.
+    pub reminders: RemindersCtx,
 }
 
 /// What the capabilities of one call share with the pipeline, across its
@@ -111,13 +120,19 @@ pub(crate) struct CallShared<'a> {
     pub resource_updates: &'a ResourceUpdates,
     /// Its questions.
     pub ask: &'a AskCtx,
-    /// The call as its artifacts record it; `None` where there is no
-    /// session (a prompt or resource request).
-    pub saver: Option<&'a Saver<'a>>,
+    /// The call's place in its session; `None` where there is no session
+    /// (a prompt or resource request).
+    pub in_session: Option<&'a InSession<'a>>,
+    /// The sessions a server attached to the host, if one did.
+    pub sessions: Option<&'a Arc<crate::session::SessionStore>>,
+    /// The tools as the call found them, where a grant needs them
+    /// (reminders check the tool they call).
+    pub registry: Option<&'a Arc<crate::registry::Registry>>,
 }
 
-/// Who saves a call's artifacts, and where.
-pub(crate) struct Saver<'a> {
+/// A call's place in its session: who saves its artifacts and sends its
+/// messages, and where.
+pub(crate) struct InSession<'a> {
     /// The call's session.
     pub session: &'a Arc<crate::session::Session>,
     /// The call's id.
@@ -149,18 +164,18 @@ impl Caps {
         };
         let workspace = workspace.zip(workspace::permissions(grants.workspace, read_only));
         let state = workspace::permissions(grants.state, read_only).map(|p| (shared.state_root, p));
-        let artifacts = match (shared.saver, grants.artifacts) {
+        let artifacts = match (shared.in_session, grants.artifacts) {
             (_, DirAccess::None) => ArtifactsCtx::refused(
                 "artifacts are not granted to this tool (`artifacts = \"write\"` in its \
                  [tools.<name>] saves them)",
             ),
             (None, _) => ArtifactsCtx::refused("a prompt or resource request has no session"),
-            (Some(saver), access) => ArtifactsCtx::granted(ArtifactsGrant {
-                session: Arc::clone(saver.session),
-                budget: saver.budget,
+            (Some(call), access) => ArtifactsCtx::granted(ArtifactsGrant {
+                session: Arc::clone(call.session),
+                budget: call.budget,
                 writable: access == DirAccess::Write && !read_only,
-                call_id: saver.call_id.to_string(),
-                tool: saver.tool.to_string(),
+                call_id: call.call_id.to_string(),
+                tool: call.tool.to_string(),
                 mounts: [
                     (workspace::GUEST_PATH, workspace.map(|(dir, _)| dir)),
                     (workspace::STATE_GUEST_PATH, state.map(|(dir, _)| dir)),
@@ -171,18 +186,70 @@ impl Caps {
                 meter: shared.meter.clone(),
             }),
         };
+        let sessions = match (shared.in_session, shared.sessions) {
+            _ if grants.sessions.is_empty() => SessionsCtx::refused(
+                "sessions are not granted to this tool (`sessions = [\"<channel>\"]` in its \
+                 [tools.<name>] reaches them)",
+            ),
+            (None, _) => SessionsCtx::refused("a prompt or resource request has no session"),
+            (_, None) => SessionsCtx::refused(
+                "this host keeps no sessions: a one-shot `tool call` cannot reach them (run \
+                 the tool under `toolhost serve` or `toolhost mcp`)",
+            ),
+            (Some(call), Some(store)) => SessionsCtx::granted(SessionsGrant {
+                store: Arc::clone(store),
+                channels: grants.sessions.clone(),
+                may_send: !read_only,
+                from: Arc::clone(call.session),
+                call_id: call.call_id.to_string(),
+                tool: call.tool.to_string(),
+                meter: shared.meter.clone(),
+            }),
+        };
+        let reminders = match (&grants.reminders, shared.in_session, shared.sessions) {
+            (None, _, _) => RemindersCtx::refused(
+                "reminders are not granted to this tool (`reminders = { tools = [] }` in its \
+                 [tools.<name>] schedules messages)",
+            ),
+            (_, None, _) => RemindersCtx::refused("a prompt or resource request has no session"),
+            (_, _, None) => RemindersCtx::refused(
+                "this host keeps no sessions: a one-shot `tool call` cannot schedule reminders \
+                 (run the tool under `toolhost serve` or `toolhost mcp`)",
+            ),
+            (Some(_), Some(call), Some(store)) if !store.holds(call.session) => {
+                RemindersCtx::refused(
+                    "this call's session ends with the call: reminders need a session the \
+                     server keeps (create one, then call in it with `sessionId`)",
+                )
+            }
+            (Some(grant), Some(call), Some(store)) => match shared.registry {
+                None => RemindersCtx::refused("the host's tools are not at hand"),
+                Some(registry) => RemindersCtx::granted(Scheduler {
+                    store: Arc::clone(store),
+                    session: Arc::clone(call.session),
+                    grant: grant.clone(),
+                    registry: Arc::clone(registry),
+                    writable: !read_only,
+                    call_id: call.call_id.to_string(),
+                    tool: call.tool.to_string(),
+                    meter: shared.meter.clone(),
+                }),
+            },
+        };
         Ok(Self {
+            sessions,
+            reminders,
             mounts: Mounts {
                 workspace: workspace.is_some(),
                 state: state.is_some(),
             },
             artifacts,
             metrics: match grants.metrics {
-                true => MetricsCtx::granted(
-                    Arc::clone(shared.metrics.0),
-                    shared.metrics.1.to_string(),
-                    shared.meter.clone(),
-                ),
+                true => MetricsCtx::granted(metrics::Updates {
+                    metrics: Arc::clone(shared.metrics.0),
+                    tool: shared.metrics.1.to_string(),
+                    meter: shared.meter.clone(),
+                }),
                 false => MetricsCtx::refused(
                     "metrics are not granted to this tool (`metrics = true` in its \
                      [tools.<name>])",
@@ -221,6 +288,8 @@ impl Caps {
             metrics: MetricsCtx::refused(
                 "metrics are not updated during loading, effect-for or dry-run",
             ),
+            sessions: SessionsCtx::refused("loading, effect-for or dry-run"),
+            reminders: RemindersCtx::refused("loading, effect-for or dry-run"),
             wasi: WasiSetup {
                 workspace: None,
                 state: None,
@@ -247,6 +316,8 @@ pub fn import_status(grants: &Grants, import: &str) -> String {
     workspace::import_status(grants, interface)
         .or_else(|| artifacts::import_status(grants.artifacts, interface))
         .or_else(|| metrics::import_status(grants.metrics, interface))
+        .or_else(|| sessions::import_status(&grants.sessions, interface))
+        .or_else(|| reminders::import_status(grants.reminders.as_ref(), interface))
         .or_else(|| kv::import_status(&grants.kv, interface))
         .or_else(|| http::import_status(&grants.http, interface))
         .unwrap_or_else(|| "served".into())

@@ -19,6 +19,8 @@ use serde::{Deserialize, Serialize};
 use self::mcp::McpServer;
 use self::toolset::{Toolset, Toolsets};
 use crate::caps::http::AllowList;
+use crate::caps::reminders::RemindersGrant;
+use crate::caps::sessions::Channels;
 use crate::usage::HostBudget;
 pub use crate::usage::{DEFAULT_HOST_MEMORY_MB, DEFAULT_MAX_HANDLES};
 
@@ -517,6 +519,11 @@ pub struct ToolSettings {
     pub artifacts: Option<DirAccess>,
     /// Whether the tool may update custom metrics.
     pub metrics: Option<bool>,
+    /// The channels whose sessions the tool may look up and send messages
+    /// to: names, or prefixes ending in `*`.
+    pub sessions: Option<Vec<String>>,
+    /// Whether the tool may schedule reminders, and which tools they may call.
+    pub reminders: Option<RemindersGrant>,
     /// Key-value buckets the tool may open.
     pub kv: Option<Vec<String>>,
     /// Origins the tool may send HTTP requests to.
@@ -555,6 +562,8 @@ impl std::fmt::Debug for ToolSettings {
             .field("state", &self.state)
             .field("artifacts", &self.artifacts)
             .field("metrics", &self.metrics)
+            .field("sessions", &self.sessions)
+            .field("reminders", &self.reminders)
             .field("kv", &self.kv)
             .field("http", &self.http)
             .field(
@@ -667,6 +676,10 @@ pub struct Grants {
     pub artifacts: DirAccess,
     /// Whether it may update custom metrics.
     pub metrics: bool,
+    /// The channels whose sessions it may look up and send to.
+    pub sessions: Channels,
+    /// Whether it may schedule reminders, and which tools they may call.
+    pub reminders: Option<RemindersGrant>,
     /// Buckets the tool may open.
     pub kv: Vec<String>,
     /// Where the tool may send HTTP requests (shared with every call's HTTP context).
@@ -685,6 +698,8 @@ impl std::fmt::Debug for Grants {
             .field("state", &self.state)
             .field("artifacts", &self.artifacts)
             .field("metrics", &self.metrics)
+            .field("sessions", &self.sessions)
+            .field("reminders", &self.reminders)
             .field("kv", &self.kv)
             .field("http", &self.http)
             .field("env", &self.env.keys().collect::<Vec<_>>())
@@ -742,6 +757,8 @@ impl Config {
             .collect();
         let http = AllowList::parse(&first(&layers, |s| s.http.clone()).unwrap_or_default())
             .with_context(|| format!("invalid `http` grant for tool `{name}`"))?;
+        let sessions = Channels::parse(&first(&layers, |s| s.sessions.clone()).unwrap_or_default())
+            .with_context(|| format!("invalid `sessions` grant for tool `{name}`"))?;
         Ok(ToolPolicy {
             enabled: first(&layers, |s| s.enabled).unwrap_or(true),
             permission: first(&layers, |s| s.permission).unwrap_or_default(),
@@ -758,6 +775,8 @@ impl Config {
                 state: first(&layers, |s| s.state).unwrap_or_default(),
                 artifacts: first(&layers, |s| s.artifacts).unwrap_or_default(),
                 metrics: first(&layers, |s| s.metrics).unwrap_or_default(),
+                sessions,
+                reminders: first(&layers, |s| s.reminders.clone()),
                 kv: first(&layers, |s| s.kv.clone()).unwrap_or_default(),
                 http: Arc::new(http),
                 env: first(&layers, |s| s.env.clone()).unwrap_or_default(),
@@ -868,6 +887,15 @@ impl ToolSettings {
         }
         if let Some(entries) = &self.http {
             AllowList::parse(entries).context("invalid `http` entry")?;
+        }
+        if let Some(patterns) = &self.sessions {
+            Channels::parse(patterns).context("invalid `sessions` grant")?;
+        }
+        for tool in self.reminders.iter().flat_map(|r| &r.tools) {
+            anyhow::ensure!(
+                !tool.is_empty() && tool.len() <= 128,
+                "`reminders.tools` entry {tool:?} must be a tool's name (1-128 characters)"
+            );
         }
         Ok(())
     }

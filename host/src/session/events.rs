@@ -106,6 +106,14 @@ pub enum EventKind {
     /// A call saved an artifact of the session.
     #[serde(rename = "artifact.created")]
     ArtifactCreated,
+    /// A tool sent the session a message (`toolhost:tool/sessions`'s
+    /// `send`): the application reading the stream consumes it.
+    #[serde(rename = "user.message")]
+    UserMessage,
+    /// A reminder fired: its message was appended, its call made, or why
+    /// neither could be.
+    #[serde(rename = "reminder.fired")]
+    ReminderFired,
 }
 
 impl EventKind {
@@ -124,6 +132,8 @@ impl EventKind {
             Self::Sampling => "agent.sampling",
             Self::SamplingResult => "user.sampling_result",
             Self::ArtifactCreated => "artifact.created",
+            Self::UserMessage => "user.message",
+            Self::ReminderFired => "reminder.fired",
         }
     }
 }
@@ -477,6 +487,7 @@ mod tests {
             call: crate::call::envelope::CallRef {
                 id: format!("call_{call}"),
                 tool: "big".into(),
+                origin: None,
             },
             is_error: false,
             result: Value::Null,
@@ -533,6 +544,7 @@ mod tests {
                 call: crate::call::CallRef {
                     id: "call".into(),
                     tool: "t".into(),
+                    origin: None,
                 },
                 error: Value::String("x".repeat(MAX_SESSION_HISTORY_BYTES / 4)),
             }))

@@ -4,6 +4,7 @@
 //! a server hands out, binds requests to them, and forgets idle ones.
 
 mod events;
+pub mod reminders;
 mod store;
 
 use std::path::{Path, PathBuf};
@@ -299,6 +300,12 @@ impl Session {
     /// The event trace.
     pub fn events(&self) -> &EventLog {
         &self.events
+    }
+
+    /// Wait until no write call holds the write slot (another may take it
+    /// before the caller does).
+    pub async fn write_slot_free(&self) {
+        drop(self.write_slot.lock().await);
     }
 
     /// Take the write slot, or fail at once with `session_busy`.

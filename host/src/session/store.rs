@@ -12,6 +12,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::reminders::ReminderBook;
 use super::{Dirs, HistoryBudget, Session, SessionMode, SessionSpec, WORKSPACE_DIR, parse_instant};
 
 /// The file a session's record is kept in, inside its directory.
@@ -133,6 +134,8 @@ pub struct SessionStore {
     /// What its sessions' histories may hold, each and together.
     history: HistoryBudget,
     index: RwLock<Index>,
+    /// The reminders pending in its sessions.
+    reminders: ReminderBook,
 }
 
 impl std::fmt::Debug for SessionStore {
@@ -161,6 +164,7 @@ impl SessionStore {
         std::fs::create_dir_all(&root)
             .with_context(|| format!("cannot create the sessions folder {}", root.display()))?;
         let store = Self {
+            reminders: ReminderBook::new(root.clone()),
             root,
             retention,
             max_sessions: MAX_SESSIONS,
@@ -173,7 +177,10 @@ impl SessionStore {
                 continue;
             }
             match store.load(&dir) {
-                Ok(session) => store.insert(Arc::new(session)),
+                Ok(session) => {
+                    store.reminders.load(&dir, session.id());
+                    store.insert(Arc::new(session));
+                }
                 Err(e) => tracing::warn!("skipping session in {}: {e:#}", dir.display()),
             }
         }
@@ -222,6 +229,18 @@ impl SessionStore {
             index.by_token.insert(token, session.id().to_string());
         }
         index.by_id.insert(session.id().to_string(), session);
+    }
+
+    /// The reminders pending in the store's sessions.
+    pub fn reminders(&self) -> &ReminderBook {
+        &self.reminders
+    }
+
+    /// Whether `session` is one of the store's (not a scratch session made
+    /// for one call).
+    pub fn holds(&self, session: &Arc<Session>) -> bool {
+        self.get(session.id())
+            .is_some_and(|kept| Arc::ptr_eq(&kept, session))
     }
 
     /// How long an idle session (and any event) is kept.
@@ -286,6 +305,39 @@ impl SessionStore {
         }
         index.by_id.insert(id, session.clone());
         Ok(session)
+    }
+
+    /// The session holding the continuation token `<channel>:<key>`, or a
+    /// new one made from `new` when none does: the session and whether it
+    /// was started now. A racing start of the same token resumes the
+    /// session that won.
+    pub fn resume_or_create(&self, new: NewSession) -> Result<(Arc<Session>, bool), StoreError> {
+        let token = new
+            .channel
+            .as_deref()
+            .zip(new.key.as_deref())
+            .map(|(channel, key)| format!("{channel}:{key}"));
+        if let Some(session) = token.as_deref().and_then(|t| self.by_token(t)) {
+            return Ok((session, false));
+        }
+        match self.create(new) {
+            Ok(session) => Ok((session, true)),
+            Err(StoreError::TokenTaken { token, session }) => self
+                .get(&session)
+                .map(|found| (found, false))
+                .ok_or(StoreError::TokenTaken { token, session }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The session holding the continuation token `token`.
+    pub fn by_token(&self, token: &str) -> Option<Arc<Session>> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        index
+            .by_token
+            .get(token)
+            .and_then(|id| index.by_id.get(id))
+            .cloned()
     }
 
     fn scratch_session(&self, spec: SessionSpec) -> Bound {
@@ -354,15 +406,7 @@ impl SessionStore {
                 .ok_or_else(|| BindError::SessionNotFound { id: id.to_string() })?,
             (None, Some(token)) => {
                 let (channel, key) = split_token(token)?;
-                let found = {
-                    let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
-                    index
-                        .by_token
-                        .get(token)
-                        .and_then(|id| index.by_id.get(id))
-                        .cloned()
-                };
-                match found {
+                match self.by_token(token) {
                     Some(session) => session,
                     None => {
                         return Ok(self.scratch_session(SessionSpec {
@@ -395,19 +439,21 @@ impl SessionStore {
     }
 
     /// Forget sessions idle for longer than the retention period (never one
-    /// a write call is running in), removing their directories, and drop
-    /// older events from the rest. Returns the ids removed.
+    /// a write call is running in or a reminder is pending in), removing
+    /// their directories, and drop older events from the rest. Returns the
+    /// ids removed.
     pub fn sweep(&self) -> Vec<String> {
         let retention = chrono::Duration::from_std(self.retention).unwrap_or(chrono::Duration::MAX);
         let cutoff = Utc::now()
             .checked_sub_signed(retention)
             .unwrap_or(DateTime::<Utc>::MIN_UTC);
+        let reminded = self.reminders.sessions_pending();
         let expired: Vec<Arc<Session>> = {
             let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
             let ids: Vec<String> = index
                 .by_id
                 .values()
-                .filter(|s| s.last_active() < cutoff && !s.is_busy())
+                .filter(|s| s.last_active() < cutoff && !s.is_busy() && !reminded.contains(s.id()))
                 .map(|s| s.id().to_string())
                 .collect();
             let removed: Vec<Arc<Session>> =
@@ -420,7 +466,7 @@ impl SessionStore {
         for session in self.list() {
             session.events().prune_before(cutoff);
         }
-        expired
+        let removed: Vec<String> = expired
             .iter()
             .map(|session| {
                 let dir = self.root.join(session.id());
@@ -429,7 +475,9 @@ impl SessionStore {
                 }
                 session.id().to_string()
             })
-            .collect()
+            .collect();
+        self.reminders.forget_sessions(&removed);
+        removed
     }
 }
 

@@ -15,7 +15,7 @@
  * ```
  */
 import { engine } from "toolhost/engine";
-import { messageOf, witPayload } from "./errors.ts";
+import { hostCall } from "./errors.ts";
 import { encodeUtf8 } from "./utf8.ts";
 
 /** An artifact as stored. */
@@ -48,10 +48,6 @@ export class ArtifactError extends Error {
   }
 }
 
-function refused(err: unknown): ArtifactError {
-  const payload = witPayload(err);
-  return new ArtifactError(typeof payload === "string" ? payload : messageOf(err));
-}
 
 function fromWit(raw: any): Artifact {
   return {
@@ -66,11 +62,7 @@ function fromWit(raw: any): Artifact {
 }
 
 function call(op: () => any): any {
-  try {
-    return op();
-  } catch (err) {
-    throw refused(err);
-  }
+  return hostCall(op, (message) => new ArtifactError(message));
 }
 
 /** Save `data` (a string is UTF-8) as the artifact `name` of the call's session, replacing one of that name. */

@@ -92,3 +92,18 @@ export function witPayload(err: unknown): any {
   if (err && typeof err === "object" && "payload" in err) return (err as any).payload;
   return err;
 }
+
+/** What a host interface refused with (its string error), or the engine's message. */
+export function refusalOf(err: unknown): string {
+  const payload = witPayload(err);
+  return typeof payload === "string" ? payload : messageOf(err);
+}
+
+/** `op()`, a host refusal thrown as the helper's own error, made by `refused`. */
+export function hostCall<T>(op: () => T, refused: (message: string) => Error): T {
+  try {
+    return op();
+  } catch (err) {
+    throw refused(refusalOf(err));
+  }
+}

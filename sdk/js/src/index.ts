@@ -34,6 +34,10 @@ export { http, HttpError, HttpResponse, DEFAULT_MAX_BODY_BYTES } from "./http.ts
 export type { FetchOptions, HttpErrorKind } from "./http.ts";
 export { fs, state, Directory, FsError, WORKSPACE, STATE_ROOT } from "./fs.ts";
 export { artifacts, ArtifactError } from "./artifacts.ts";
+export { sessions, SessionError } from "./sessions.ts";
+export type { SendOptions, Sent, SessionInfo } from "./sessions.ts";
+export { reminders, ReminderError } from "./reminders.ts";
+export type { Reminder, When } from "./reminders.ts";
 export type { Artifact, SaveOptions } from "./artifacts.ts";
 export { metrics, Counter, Histogram, MetricError } from "./metrics.ts";
 export type { DirEntry, FileStat } from "./fs.ts";

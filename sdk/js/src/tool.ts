@@ -5,6 +5,7 @@ import { blockToWit } from "./wit.ts";
 import type { PromptDefinition } from "./prompts.ts";
 import type { ResourceDefinition, ResourceTemplateDefinition } from "./resources.ts";
 import { dedent } from "./text.ts";
+import { getSession, send, type SendOptions, type Sent, type SessionInfo } from "./sessions.ts";
 
 /** What a call does to the world. */
 export type Effect = "read" | "idempotent" | "write";
@@ -47,6 +48,10 @@ export interface CallContext {
   workspaceDir?: string;
   /** The host's durable state directory, shared by every session (`/state`); absent unless the tool is granted `state`. Read-only in a read call. */
   stateRoot?: string;
+  /** Start or resume a session on `channel` and append `message` to it (see `sessions.send`). */
+  send(channel: string, message: string, options?: SendOptions): Sent;
+  /** The session `id` on `channel`, if this call's principal may use it (see `sessions.getSession`). */
+  getSession(channel: string, id: string): SessionInfo | undefined;
 }
 
 /** What `execute` may return. */
@@ -185,6 +190,8 @@ function contextFromWit(ctx: any): CallContext {
       id: ctx.session.id,
       mode: ctx.session.mode,
     },
+    send,
+    getSession,
   };
   if (ctx.session.channel !== null && ctx.session.channel !== undefined) out.session.channel = ctx.session.channel;
   const auth = parseAuth(ctx.session.auth);

@@ -27,7 +27,9 @@ traps). Prompts for MCP clients: :mod:`toolhost.prompts`; resources
 for them (and announcing that one changed): :mod:`toolhost.resources`.
 """
 
-from . import artifacts, ask, http, kv, log, metrics, progress, prompts, resources
+from . import (
+    artifacts, ask, http, kv, log, metrics, progress, prompts, reminders, resources, sessions,
+)
 from .ask import AskError
 from .context import CallContext, Session, SessionMode
 from .decorator import Effect, tool
@@ -42,4 +44,5 @@ __all__ = [
     "ToolError", "InvalidInput", "Transient", "Failed", "AskError",
     "Output", "Text", "Json", "Image", "Audio", "Document", "SearchResult", "ResourceLink",
     "kv", "http", "log", "progress", "prompts", "resources", "ask", "artifacts", "metrics",
+    "sessions", "reminders",
 ]

@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, List, Union
 
+from . import _host
+
 __all__ = ["Artifact", "ArtifactError", "save", "save_file", "list_all"]
 
 
@@ -50,11 +52,7 @@ class Artifact:
 
 
 def _raw() -> Any:
-    try:
-        from wit_world.imports import artifacts as raw
-    except ImportError:
-        raise ArtifactError("no session outside a component") from None
-    return raw
+    return _host.bindings("artifacts", ArtifactError, "no session outside a component")
 
 
 def _tags(tags: Iterable[str]) -> List[str]:
@@ -64,12 +62,7 @@ def _tags(tags: Iterable[str]) -> List[str]:
 
 
 def _call(operation: Any, *args: Any) -> Any:
-    from componentize_py_types import Err
-
-    try:
-        return operation(*args)
-    except Err as err:
-        raise ArtifactError(str(err.value)) from None
+    return _host.call(ArtifactError, operation, *args)
 
 
 def save(name: str, data: Union[bytes, str], media_type: str = "application/octet-stream",

@@ -29,7 +29,7 @@ from wit_world.imports import toolhost_tool_types as wit
 # that they also import outside a component).
 from wit_world.imports import (  # noqa: F401
     artifacts, ask, atomics, context, error, log, metrics, outgoing_handler, poll, progress,
-    resource_updates, store, streams, wasi_http_types,
+    reminders, resource_updates, sessions, store, streams, wasi_http_types,
 )
 
 from .context import CallContext

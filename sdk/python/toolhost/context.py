@@ -54,6 +54,20 @@ class CallContext:
     """The host's durable state directory, shared by every session (``/state``); None
     unless the tool is granted ``state``. Read-only in a read call."""
 
+    def send(self, channel: str, message: str, **options: Any) -> Any:
+        """Start or resume a session on ``channel`` and append ``message`` (the SDK
+        page's ``ctx.send``); see :func:`toolhost.sessions.send` for the options."""
+        from . import sessions
+
+        return sessions.send(channel, message, **options)
+
+    def get_session(self, channel: str, session_id: str) -> Any:
+        """The session ``session_id`` on ``channel`` (``ctx.getSession``); see
+        :func:`toolhost.sessions.get_session`."""
+        from . import sessions
+
+        return sessions.get_session(channel, session_id)
+
     @classmethod
     def _from_wit(
         cls, ctx: Any, workspace_dir: Optional[str] = None, state_root: Optional[str] = None

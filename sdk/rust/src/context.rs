@@ -87,6 +87,29 @@ impl CallContext {
     }
 }
 
+impl CallContext {
+    /// Start or resume a session on `channel` and append `message` to it
+    /// (the SDK page's `ctx.send`); see [`crate::sessions`].
+    pub fn send(
+        &self,
+        channel: &str,
+        message: &str,
+        options: &crate::sessions::SendOptions,
+    ) -> Result<crate::sessions::Sent, crate::sessions::Error> {
+        crate::sessions::send(channel, message, options)
+    }
+
+    /// The session `id` on `channel` (the SDK page's `ctx.getSession`);
+    /// see [`crate::sessions`].
+    pub fn get_session(
+        &self,
+        channel: &str,
+        id: &str,
+    ) -> Result<Option<crate::sessions::SessionInfo>, crate::sessions::Error> {
+        crate::sessions::get_session(channel, id)
+    }
+}
+
 /// Where the host mounted the workspace and the state root for this call.
 #[cfg(target_family = "wasm")]
 fn mounts() -> (Option<String>, Option<String>) {

@@ -65,41 +65,30 @@ impl fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
-impl From<std::io::Error> for ToolError {
-    fn from(err: std::io::Error) -> Self {
-        Self::failed(err)
-    }
+/// Errors that fail the call (`?` in `execute` turns them into
+/// [`ToolError::Failed`] with their message).
+macro_rules! failed_from {
+    ($($error:ty),* $(,)?) => {
+        $(
+            impl From<$error> for ToolError {
+                fn from(err: $error) -> Self {
+                    Self::failed(err)
+                }
+            }
+        )*
+    };
 }
 
-impl From<serde_json::Error> for ToolError {
-    fn from(err: serde_json::Error) -> Self {
-        Self::failed(err)
-    }
-}
-
-impl From<std::string::FromUtf8Error> for ToolError {
-    fn from(err: std::string::FromUtf8Error) -> Self {
-        Self::failed(err)
-    }
-}
-
-impl From<crate::artifacts::Error> for ToolError {
-    fn from(err: crate::artifacts::Error) -> Self {
-        Self::failed(err)
-    }
-}
-
-impl From<crate::metrics::Error> for ToolError {
-    fn from(err: crate::metrics::Error) -> Self {
-        Self::failed(err)
-    }
-}
-
-impl From<crate::kv::Error> for ToolError {
-    fn from(err: crate::kv::Error) -> Self {
-        Self::failed(err)
-    }
-}
+failed_from!(
+    std::io::Error,
+    serde_json::Error,
+    std::string::FromUtf8Error,
+    crate::artifacts::Error,
+    crate::reminders::Error,
+    crate::sessions::Error,
+    crate::metrics::Error,
+    crate::kv::Error,
+);
 
 impl From<crate::http::Error> for ToolError {
     fn from(err: crate::http::Error) -> Self {

@@ -71,7 +71,9 @@ pub mod metrics;
 mod output;
 pub mod progress;
 pub mod prompts;
+pub mod reminders;
 pub mod resources;
+pub mod sessions;
 mod text;
 
 pub use context::{CallContext, Session, SessionMode};

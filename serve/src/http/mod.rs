@@ -22,6 +22,7 @@ mod approvals;
 mod artifacts;
 mod board;
 mod error;
+mod reminders;
 mod sessions;
 mod tools;
 
@@ -196,9 +197,11 @@ pub struct App {
 }
 
 impl App {
-    /// The shared state for `host`, with sessions kept under its state directory.
+    /// The shared state for `host`, with sessions kept under its state
+    /// directory (which its tools reach through `toolhost:tool/sessions`).
     pub fn new(host: Arc<Host>, options: ServeOptions) -> anyhow::Result<Arc<Self>> {
         let sessions = Arc::new(options.session_store(host.sessions_dir())?);
+        host.attach_sessions(sessions.clone());
         let slug = host
             .config()
             .name
@@ -256,6 +259,11 @@ pub fn router(app: Arc<App>) -> Router {
         .route(
             "/{slug}/v1/sessions/{id}/artifacts/{name}",
             get(artifacts::download),
+        )
+        .route("/{slug}/v1/sessions/{id}/reminders", get(reminders::list))
+        .route(
+            "/{slug}/v1/sessions/{id}/reminders/{reminder}",
+            axum::routing::delete(reminders::cancel),
         )
         .route(
             "/{slug}/v1/sessions/{id}/events",
@@ -357,6 +365,9 @@ pub async fn run(
             }
         })
     };
+    let reminders = tokio::spawn(app.host.clone().fire_reminders(Arc::new(
+        reminders::BoardReminderCalls(Arc::downgrade(&app)),
+    )));
     let cancel = app.shutdown.clone();
     let (host, grace) = (app.host.clone(), app.options.shutdown_grace);
     let connections = Connections::new(&app.options);
@@ -394,6 +405,7 @@ pub async fn run(
         }
     };
     sweeper.abort();
+    reminders.abort();
     outcome
 }
 

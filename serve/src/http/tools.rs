@@ -15,6 +15,7 @@ use super::board::{BoardApprover, BoardAsker, BoardCustomTools, Outcome, ParkSig
 use super::error::{ApiError, JsonBody, PathParams};
 use toolhost::ask::NoAsker;
 use toolhost::call::{CallInput, CallOptions, NoCustomTools, new_call_id};
+use toolhost::session::Session;
 
 pub(super) async fn list(
     State(app): State<Arc<App>>,
@@ -53,33 +54,22 @@ pub(super) async fn call(
     );
     let call_id = new_call_id();
     let (signal, parked) = ParkSignal::new();
-    let mut options = CallOptions::new(bound.session.clone())
-        .with_call_id(call_id.clone())
-        .with_approver(Arc::new(BoardApprover {
-            board: app.board.clone(),
-            signal: signal.clone(),
-            timeout: app.options.approval_timeout,
-        }));
-    options = if bound.scratch {
-        options
+    let options = if bound.scratch {
+        CallOptions::new(bound.session.clone())
+            .with_approver(Arc::new(BoardApprover {
+                board: app.board.clone(),
+                signal,
+                timeout: app.options.approval_timeout,
+            }))
             .with_custom_tools(Arc::new(NoCustomTools))
             .with_asker(Arc::new(NoAsker(
                 "over the HTTP API a call can ask the user or a model only in a session: pass \
                  `sessionId`, then answer its agent.elicitation or agent.sampling event",
             )))
     } else {
-        options
-            .with_custom_tools(Arc::new(BoardCustomTools {
-                board: app.board.clone(),
-                signal: signal.clone(),
-                timeout: app.options.custom_tool_timeout,
-            }))
-            .with_asker(Arc::new(BoardAsker {
-                board: app.board.clone(),
-                signal,
-                session: bound.session.clone(),
-            }))
-    };
+        parked_options(&app, bound.session.clone(), signal)
+    }
+    .with_call_id(call_id.clone());
     let task = {
         let app = app.clone();
         let call_id = call_id.clone();
@@ -115,6 +105,31 @@ pub(super) async fn call(
         )
             .into_response()),
     }
+}
+
+/// The options of a call in a stored session: it parks on the board to wait
+/// for an approval, a custom tool's result or an answer, raising `signal`.
+pub(super) fn parked_options(
+    app: &App,
+    session: Arc<Session>,
+    signal: Arc<ParkSignal>,
+) -> CallOptions {
+    CallOptions::new(session.clone())
+        .with_approver(Arc::new(BoardApprover {
+            board: app.board.clone(),
+            signal: signal.clone(),
+            timeout: app.options.approval_timeout,
+        }))
+        .with_custom_tools(Arc::new(BoardCustomTools {
+            board: app.board.clone(),
+            signal: signal.clone(),
+            timeout: app.options.custom_tool_timeout,
+        }))
+        .with_asker(Arc::new(BoardAsker {
+            board: app.board.clone(),
+            signal,
+            session,
+        }))
 }
 
 /// The HTTP answer for a finished call: `200` with the envelope, or the

@@ -75,8 +75,10 @@ pub struct ToolServer {
 }
 
 impl ToolServer {
-    /// A server for `host`, binding sessions in `sessions`.
+    /// A server for `host`, binding sessions in `sessions` (which its tools
+    /// reach through `toolhost:tool/sessions`).
     pub fn new(host: Arc<Host>, sessions: Arc<SessionStore>, options: McpOptions) -> Self {
+        host.attach_sessions(sessions.clone());
         Self {
             host,
             sessions,

@@ -7,6 +7,8 @@ import ask from "toolhost:tool/ask@0.2.1";
 import context from "toolhost:tool/context@0.2.1";
 import artifacts from "toolhost:tool/artifacts@0.2.1";
 import metrics from "toolhost:tool/metrics@0.2.1";
+import sessions from "toolhost:tool/sessions@0.2.1";
+import reminders from "toolhost:tool/reminders@0.2.1";
 import kvStore from "wasi:keyvalue/store@0.2.0-draft2";
 import kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
 import httpTypes from "wasi:http/types@0.2.12";
@@ -25,6 +27,8 @@ export const engine: Engine = {
   context: context as any,
   artifacts: artifacts as any,
   metrics: metrics as any,
+  sessions: sessions as any,
+  reminders: reminders as any,
   kvStore: kvStore as any,
   kvAtomics: kvAtomics as any,
   httpTypes,

@@ -7,6 +7,8 @@ import * as ask from "toolhost:tool/ask@0.2.1";
 import * as context from "toolhost:tool/context@0.2.1";
 import * as artifacts from "toolhost:tool/artifacts@0.2.1";
 import * as metrics from "toolhost:tool/metrics@0.2.1";
+import * as sessions from "toolhost:tool/sessions@0.2.1";
+import * as reminders from "toolhost:tool/reminders@0.2.1";
 import * as kvStore from "wasi:keyvalue/store@0.2.0-draft2";
 import * as kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
 import * as httpTypes from "wasi:http/types@0.2.12";
@@ -57,6 +59,8 @@ export const engine: Engine = {
   context: context as any,
   artifacts: artifacts as any,
   metrics: metrics as any,
+  sessions: sessions as any,
+  reminders: reminders as any,
   kvStore: kvStore as any,
   kvAtomics: { increment },
   httpTypes,

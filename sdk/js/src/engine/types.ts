@@ -36,6 +36,17 @@ export interface Engine {
     saveFile(name: string, path: string, mediaType: string, tags: string[]): any;
     listArtifacts(): any[];
   };
+  /** `toolhost:tool/sessions`: each returns the record(s) as the engine lifts them, or throws the host's refusal. */
+  sessions: {
+    getSession(channel: string, id: string): any;
+    send(channel: string, message: string, options: any): any;
+  };
+  /** `toolhost:tool/reminders`: each returns what the engine lifts, or throws the host's refusal. */
+  reminders: {
+    schedule(when: any, action: any): any;
+    listReminders(): any[];
+    cancelReminder(id: string): boolean;
+  };
   /** `toolhost:tool/metrics`: each throws the host's refusal. */
   metrics: {
     counterAdd(name: string, value: number, labels: Array<[string, string]>): void;

@@ -1,0 +1,307 @@
+//! `toolhost:tool/sessions`: a call looks up sessions on channels and
+//! sends them messages, the SDK page's `ctx.getSession` and `ctx.send`.
+//!
+//! GrantCtx per tool by channel ([`Channels`]); a read call may look up but
+//! not send. A send starts or resumes a session in the store the server
+//! attached to the host ([`crate::Host::attach_sessions`]) and appends a
+//! `user.message` event to it: the application reading the session's event
+//! stream acts on it, the host never runs a tool because of it. A message
+//! is at most [`MAX_MESSAGE_BYTES`], charged to the call's host memory
+//! until it is recorded (the session's history holds it after, within its
+//! bytes), a call sends at most [`MAX_SENDS_PER_CALL`], and each send
+//! counts in the receipt.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::grant_ctx::GrantCtx;
+use crate::bindings::toolhost::tool::sessions as wit;
+use crate::session::{
+    EventData, EventKind, NewSession, Session, SessionMode, SessionStore, principal_only,
+};
+use crate::usage::Meter;
+
+/// The most bytes one message may have.
+pub const MAX_MESSAGE_BYTES: usize = 64 << 10;
+/// The most bytes a send's `auth` may have.
+pub const MAX_AUTH_BYTES: usize = 4 << 10;
+/// The most messages one call may send.
+pub const MAX_SENDS_PER_CALL: u32 = 16;
+
+/// The channels a tool may reach: exact names, or prefixes ending in `*`
+/// (`*` alone is every channel).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Channels(Vec<String>);
+
+impl Channels {
+    /// Parse a grant's patterns, naming the first that is not one.
+    pub fn parse(patterns: &[String]) -> anyhow::Result<Self> {
+        for pattern in patterns {
+            let name = pattern.strip_suffix('*').unwrap_or(pattern);
+            let bad = |why: &str| anyhow::anyhow!("channel pattern {pattern:?} {why}");
+            if name.contains('*') {
+                return Err(bad("may have `*` only at its end"));
+            }
+            if name.contains(':') {
+                return Err(bad(
+                    "may not contain `:` (it separates channel and key in a continuation token)",
+                ));
+            }
+            if name.is_empty() && !pattern.ends_with('*') || pattern.len() > 256 {
+                return Err(bad("must be 1 to 256 characters"));
+            }
+            if name.chars().any(char::is_control) {
+                return Err(bad("may not contain control characters"));
+            }
+        }
+        let mut patterns = patterns.to_vec();
+        patterns.sort();
+        patterns.dedup();
+        Ok(Self(patterns))
+    }
+
+    /// Whether `channel` matches one of the patterns.
+    pub fn admits(&self, channel: &str) -> bool {
+        self.0
+            .iter()
+            .any(|pattern| match pattern.strip_suffix('*') {
+                Some(prefix) => channel.starts_with(prefix),
+                None => pattern == channel,
+            })
+    }
+
+    /// Whether no channel is granted.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The patterns, sorted.
+    pub fn patterns(&self) -> &[String] {
+        &self.0
+    }
+}
+
+/// What a grant gives a component importing `interface`, as `inspect`
+/// shows it; `None` for another interface.
+pub fn import_status(channels: &Channels, interface: &str) -> Option<String> {
+    (interface == "toolhost:tool/sessions").then(|| match channels.is_empty() {
+        true => "NOT GRANTED (no channels)".into(),
+        false => format!(
+            "granted: sessions on {} (look up only for read calls)",
+            channels.patterns().join(", ")
+        ),
+    })
+}
+
+/// Who reaches which sessions: what a call's sessions capability needs.
+pub struct SessionsGrant {
+    /// The sessions of the server.
+    pub store: Arc<SessionStore>,
+    /// The channels granted.
+    pub channels: Channels,
+    /// Whether this call may send (not a read call).
+    pub may_send: bool,
+    /// The call's own session: its principal is the default sender.
+    pub from: Arc<Session>,
+    /// The call sending.
+    pub call_id: String,
+    /// The tool sending.
+    pub tool: String,
+    /// The call's meter.
+    pub meter: Arc<Meter>,
+}
+
+/// One instance's sessions: granted, or why not.
+pub type SessionsCtx = GrantCtx<SessionsGrant>;
+
+impl SessionsCtx {
+    /// The grant, if it covers `channel`.
+    fn on(&self, channel: &str) -> Result<Arc<SessionsGrant>, String> {
+        let grant = self.grant()?;
+        if !grant.channels.admits(channel) {
+            return Err(format!(
+                "`{}` may not reach sessions on channel {channel:?}: its grant covers {}",
+                grant.tool,
+                grant.channels.patterns().join(", ")
+            ));
+        }
+        Ok(grant)
+    }
+}
+
+/// The principal a message is sent as: `auth` as the tool gave it, or the
+/// principal of the call's own session (never its credentials).
+fn sender_auth(grant: &SessionsGrant, auth: Option<String>) -> Result<Option<Value>, String> {
+    let Some(text) = auth else {
+        return Ok(grant.from.auth().map(principal_only));
+    };
+    if text.len() > MAX_AUTH_BYTES {
+        return Err(format!(
+            "`auth` is {} bytes; at most {MAX_AUTH_BYTES} are accepted",
+            text.len()
+        ));
+    }
+    match serde_json::from_str(&text) {
+        Ok(value @ Value::Object(_)) => Ok(Some(value)),
+        Ok(_) => Err("`auth` must be a JSON object, e.g. {\"user\": \"ada\"}".into()),
+        Err(e) => Err(format!("`auth` is not JSON: {e}")),
+    }
+}
+
+fn info(session: &Session) -> wit::SessionInfo {
+    wit::SessionInfo {
+        id: session.id().to_string(),
+        channel: session.channel().unwrap_or_default().to_string(),
+        key: session.key().unwrap_or_default().to_string(),
+        continuation_token: session.continuation_token().unwrap_or_default(),
+        mode: match session.mode() {
+            SessionMode::Live => "live",
+            SessionMode::DryRun => "dry-run",
+        }
+        .to_string(),
+        created_at: session.created_at().to_rfc3339(),
+        last_active: session.last_active().to_rfc3339(),
+    }
+}
+
+/// The session a send goes to, and whether the send starts it.
+fn target(
+    grant: &SessionsGrant,
+    channel: &str,
+    options: &wit::SendOptions,
+    auth: Option<&Value>,
+) -> Result<(Arc<Session>, bool), String> {
+    let (session, started) = match (&options.session_id, &options.key) {
+        (Some(_), Some(_)) => {
+            return Err("give `session-id` or `key`, not both".into());
+        }
+        (Some(id), None) => {
+            let session = grant
+                .store
+                .get(id)
+                .filter(|s| s.channel() == Some(channel))
+                .ok_or_else(|| format!("no session `{id}` on channel {channel:?}"))?;
+            (session, false)
+        }
+        (None, key) => grant
+            .store
+            .resume_or_create(NewSession {
+                channel: Some(channel.to_string()),
+                key: key.clone(),
+                auth: auth.cloned(),
+                ..NewSession::default()
+            })
+            .map_err(|e| e.to_string())?,
+    };
+    if !session.admits(auth) {
+        return Err(format!(
+            "session `{}` belongs to another principal than the sender",
+            session.id()
+        ));
+    }
+    Ok((session, started))
+}
+
+impl wit::Host for SessionsCtx {
+    async fn get_session(
+        &mut self,
+        channel: String,
+        id: String,
+    ) -> Result<Option<wit::SessionInfo>, String> {
+        let grant = self.on(&channel)?;
+        Ok(grant
+            .store
+            .get(&id)
+            .filter(|s| s.channel() == Some(channel.as_str()) && s.admits(grant.from.auth()))
+            .map(|s| info(&s)))
+    }
+
+    async fn send(
+        &mut self,
+        channel: String,
+        message: String,
+        options: wit::SendOptions,
+    ) -> Result<wit::Sent, String> {
+        let grant = self.on(&channel)?;
+        if !grant.may_send {
+            return Err(format!(
+                "`{}` may not send messages in this call: the call is a read",
+                grant.tool
+            ));
+        }
+        if grant.meter.message_sent() > MAX_SENDS_PER_CALL {
+            return Err(format!(
+                "this call sent {MAX_SENDS_PER_CALL} messages already, the most a call may"
+            ));
+        }
+        if message.len() > MAX_MESSAGE_BYTES {
+            return Err(format!(
+                "the message is {} bytes; at most {MAX_MESSAGE_BYTES} are accepted",
+                message.len()
+            ));
+        }
+        let _held = grant
+            .meter
+            .charge(message.len(), "a message's bytes")
+            .map_err(|e| e.to_string())?;
+        let auth = sender_auth(&grant, options.auth.clone())?;
+        // Starting a session writes and fsyncs its record.
+        let finding = grant.clone();
+        let (session, started, auth) = tokio::task::spawn_blocking(move || {
+            target(&finding, &channel, &options, auth.as_ref())
+                .map(|(session, started)| (session, started, auth))
+        })
+        .await
+        .map_err(|e| e.to_string())??;
+        let event = json!({
+            "message": message,
+            "channel": session.channel(),
+            "sessionId": session.id(),
+            "auth": auth.as_ref().map(principal_only),
+            "from": {
+                "sessionId": grant.from.id(),
+                "callId": grant.call_id,
+                "tool": grant.tool,
+            },
+        });
+        let event_id = session
+            .events()
+            .emit(EventKind::UserMessage, EventData::Json(event))
+            .id;
+        session.touch();
+        Ok(wit::Sent {
+            session: info(&session),
+            started,
+            event_id,
+        })
+    }
+}
+
+/// Link `toolhost:tool/sessions` into a linker whose store data holds a
+/// [`SessionsCtx`].
+pub fn add_to_linker<T: Send + 'static>(
+    linker: &mut wasmtime::component::Linker<T>,
+    get: fn(&mut T) -> &mut SessionsCtx,
+) -> wasmtime::Result<()> {
+    wit::add_to_linker::<T, wasmtime::component::HasSelf<SessionsCtx>>(linker, get)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Channels;
+
+    #[test]
+    fn channel_patterns_are_names_or_prefixes() {
+        let channels = Channels::parse(&["support".into(), "ops-*".into()]).unwrap();
+        assert!(channels.admits("support"));
+        assert!(channels.admits("ops-eu"));
+        assert!(!channels.admits("supports"));
+        assert!(!channels.admits("ops"));
+        assert!(Channels::parse(&["*".into()]).unwrap().admits("anything"));
+        for bad in ["", "a*b", "a:b", "\u{7}"] {
+            let err = Channels::parse(&[bad.into()]).unwrap_err().to_string();
+            assert!(err.contains(&format!("{bad:?}")), "{err}");
+        }
+    }
+}
