@@ -7,13 +7,17 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::api::CallInput;
 use super::context::{Call, Done};
+use super::input::parse_input;
 use crate::bindings::{guest, types};
 use crate::call::envelope::CallResult;
 use crate::caps::ask::{Allowed, AskCtx};
+use crate::caps::reminders::CallCheck;
 use crate::caps::{CallShared, Caps, InSession};
 use crate::code::Code;
 use crate::deadline::Deadline;
+use crate::host::Host;
 use crate::instance::{Failure, Instance};
 use crate::output::ToolOutput;
 use crate::plain;
@@ -143,7 +147,10 @@ impl Call<'_> {
         let sessions = (!grants.sessions.is_empty() || grants.reminders.is_some())
             .then(|| self.host.sessions())
             .flatten();
-        let registry = grants.reminders.is_some().then(|| self.host.registry());
+        let reminder_check = grants
+            .reminders
+            .is_some()
+            .then(|| reminder_check(self.host));
         let shared = CallShared {
             trace: &self.trace,
             stdout: &self.stdout,
@@ -159,7 +166,7 @@ impl Call<'_> {
             ask: &ask,
             in_session: Some(&in_session),
             sessions: sessions.as_ref(),
-            registry: registry.as_ref(),
+            reminder_check: reminder_check.as_ref(),
         };
         Caps::for_call(grants, effect, workspace, self.host.kv_backend(), &shared)
     }
@@ -231,4 +238,18 @@ fn tool_error_message(error: types::ToolError) -> String {
         types::ToolError::InvalidInput(message) => format!("invalid input: {message}"),
         types::ToolError::Transient(message) | types::ToolError::Failed(message) => message,
     }
+}
+
+/// How a reminder's call is checked when it is scheduled: the tool, as the
+/// host has it now, and the input against its schema.
+fn reminder_check(host: &Host) -> CallCheck {
+    let registry = host.registry();
+    Arc::new(move |tool: &str, input: String| {
+        let tool = registry
+            .get(tool)
+            .ok_or_else(|| format!("there is no tool `{tool}` on this host"))?;
+        parse_input(tool, CallInput::Text(input))
+            .map(|(value, _)| value)
+            .map_err(|e| e.to_string())
+    })
 }

@@ -10,7 +10,7 @@ use crate::session::{Session, parse_instant};
 
 /// Parse (when text) and validate the input against the tool's schema.
 /// Returns the value and its JSON text, as the guest will receive it.
-pub(crate) fn parse_input(tool: &Tool, input: CallInput) -> Result<(Value, String), CallError> {
+pub(super) fn parse_input(tool: &Tool, input: CallInput) -> Result<(Value, String), CallError> {
     let invalid = |message: String| CallError::InvalidInput {
         tool: tool.name().to_string(),
         errors: vec![InputError {

@@ -19,7 +19,7 @@ pub mod api;
 mod context;
 pub mod envelope;
 mod execute;
-pub(crate) mod input;
+mod input;
 mod offer;
 mod outcome;
 mod pipeline;

@@ -57,7 +57,7 @@ pub(super) async fn instance(
         ask: &AskCtx::refused("a prompt or resource request"),
         in_session: None,
         sessions: None,
-        registry: None,
+        reminder_check: None,
     };
     let caps = Caps::for_call(
         &policy.grants,

@@ -125,9 +125,9 @@ pub(crate) struct CallShared<'a> {
     pub in_session: Option<&'a InSession<'a>>,
     /// The sessions a server attached to the host, if one did.
     pub sessions: Option<&'a Arc<crate::session::SessionStore>>,
-    /// The tools as the call found them, where a grant needs them
-    /// (reminders check the tool they call).
-    pub registry: Option<&'a Arc<crate::registry::Registry>>,
+    /// How reminders check the call they schedule, where the tool is
+    /// granted reminders.
+    pub reminder_check: Option<&'a reminders::CallCheck>,
 }
 
 /// A call's place in its session: who saves its artifacts and sends its
@@ -222,13 +222,13 @@ impl Caps {
                      server keeps (create one, then call in it with `sessionId`)",
                 )
             }
-            (Some(grant), Some(call), Some(store)) => match shared.registry {
+            (Some(grant), Some(call), Some(store)) => match shared.reminder_check {
                 None => RemindersCtx::refused("the host's tools are not at hand"),
-                Some(registry) => RemindersCtx::granted(Scheduler {
+                Some(check) => RemindersCtx::granted(Scheduler {
                     store: Arc::clone(store),
                     session: Arc::clone(call.session),
                     grant: grant.clone(),
-                    registry: Arc::clone(registry),
+                    check: Arc::clone(check),
                     writable: !read_only,
                     call_id: call.call_id.to_string(),
                     tool: call.tool.to_string(),

@@ -14,27 +14,15 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 
 use super::grant_ctx::GrantCtx;
 use crate::bindings::toolhost::tool::reminders as wit;
-use crate::call::CallInput;
-use crate::registry::Registry;
+use crate::config::RemindersGrant;
 use crate::session::reminders::{
     MAX_DAYS_AHEAD, MAX_PAYLOAD_BYTES, Reminder, ReminderAction, ScheduledBy,
 };
 use crate::session::{Session, SessionStore, parse_instant};
 use crate::usage::Meter;
-
-/// A tool's `reminders` grant: it may schedule messages, and calls of the
-/// tools listed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct RemindersGrant {
-    /// The tools a reminder may call (none by default).
-    #[serde(default)]
-    pub tools: Vec<String>,
-}
 
 /// What a grant gives a component importing `interface`, as `inspect`
 /// shows it; `None` for another interface.
@@ -51,6 +39,12 @@ pub fn import_status(grant: Option<&RemindersGrant>, interface: &str) -> Option<
     })
 }
 
+/// Checks a reminder's call when it is scheduled: that `tool` is on the
+/// host and that `input` (JSON text) fits its input schema. Returns the
+/// input parsed, or what is wrong. Given by the pipeline, which knows the
+/// tools.
+pub type CallCheck = Arc<dyn Fn(&str, String) -> Result<serde_json::Value, String> + Send + Sync>;
+
 /// Who schedules reminders, and where: what a call's reminders need.
 pub struct Scheduler {
     /// The store keeping the session.
@@ -59,8 +53,8 @@ pub struct Scheduler {
     pub session: Arc<Session>,
     /// The tool's grant.
     pub grant: RemindersGrant,
-    /// The tools as the call found them, to check a reminder's call.
-    pub registry: Arc<Registry>,
+    /// Checks a reminder's call.
+    pub check: CallCheck,
     /// Whether this call may schedule and cancel (not a read call).
     pub writable: bool,
     /// The call scheduling.
@@ -136,12 +130,7 @@ fn action(scheduler: &Scheduler, action: wit::ReminderAction) -> Result<Reminder
                     call.input.len()
                 ));
             }
-            let tool = scheduler
-                .registry
-                .get(&call.tool)
-                .ok_or_else(|| format!("there is no tool `{}` on this host", call.tool))?;
-            let (input, _) = crate::call::input::parse_input(tool, CallInput::Text(call.input))
-                .map_err(|e| e.to_string())?;
+            let input = (scheduler.check)(&call.tool, call.input)?;
             Ok(ReminderAction::Call {
                 tool: call.tool,
                 input,

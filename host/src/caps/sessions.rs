@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 
 use super::grant_ctx::GrantCtx;
 use crate::bindings::toolhost::tool::sessions as wit;
+use crate::config::Channels;
 use crate::session::{
     EventData, EventKind, NewSession, Session, SessionMode, SessionStore, principal_only,
 };
@@ -28,59 +29,6 @@ pub const MAX_MESSAGE_BYTES: usize = 64 << 10;
 pub const MAX_AUTH_BYTES: usize = 4 << 10;
 /// The most messages one call may send.
 pub const MAX_SENDS_PER_CALL: u32 = 16;
-
-/// The channels a tool may reach: exact names, or prefixes ending in `*`
-/// (`*` alone is every channel).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Channels(Vec<String>);
-
-impl Channels {
-    /// Parse a grant's patterns, naming the first that is not one.
-    pub fn parse(patterns: &[String]) -> anyhow::Result<Self> {
-        for pattern in patterns {
-            let name = pattern.strip_suffix('*').unwrap_or(pattern);
-            let bad = |why: &str| anyhow::anyhow!("channel pattern {pattern:?} {why}");
-            if name.contains('*') {
-                return Err(bad("may have `*` only at its end"));
-            }
-            if name.contains(':') {
-                return Err(bad(
-                    "may not contain `:` (it separates channel and key in a continuation token)",
-                ));
-            }
-            if name.is_empty() && !pattern.ends_with('*') || pattern.len() > 256 {
-                return Err(bad("must be 1 to 256 characters"));
-            }
-            if name.chars().any(char::is_control) {
-                return Err(bad("may not contain control characters"));
-            }
-        }
-        let mut patterns = patterns.to_vec();
-        patterns.sort();
-        patterns.dedup();
-        Ok(Self(patterns))
-    }
-
-    /// Whether `channel` matches one of the patterns.
-    pub fn admits(&self, channel: &str) -> bool {
-        self.0
-            .iter()
-            .any(|pattern| match pattern.strip_suffix('*') {
-                Some(prefix) => channel.starts_with(prefix),
-                None => pattern == channel,
-            })
-    }
-
-    /// Whether no channel is granted.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// The patterns, sorted.
-    pub fn patterns(&self) -> &[String] {
-        &self.0
-    }
-}
 
 /// What a grant gives a component importing `interface`, as `inspect`
 /// shows it; `None` for another interface.
@@ -285,23 +233,4 @@ pub fn add_to_linker<T: Send + 'static>(
     get: fn(&mut T) -> &mut SessionsCtx,
 ) -> wasmtime::Result<()> {
     wit::add_to_linker::<T, wasmtime::component::HasSelf<SessionsCtx>>(linker, get)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Channels;
-
-    #[test]
-    fn channel_patterns_are_names_or_prefixes() {
-        let channels = Channels::parse(&["support".into(), "ops-*".into()]).unwrap();
-        assert!(channels.admits("support"));
-        assert!(channels.admits("ops-eu"));
-        assert!(!channels.admits("supports"));
-        assert!(!channels.admits("ops"));
-        assert!(Channels::parse(&["*".into()]).unwrap().admits("anything"));
-        for bad in ["", "a*b", "a:b", "\u{7}"] {
-            let err = Channels::parse(&[bad.into()]).unwrap_err().to_string();
-            assert!(err.contains(&format!("{bad:?}")), "{err}");
-        }
-    }
 }

@@ -4,6 +4,7 @@
 //! tool gets is its `[tools.<name>]` entry over `[defaults]` over the built-in
 //! defaults, which deny every capability.
 
+mod grants;
 pub mod mcp;
 pub mod toolset;
 
@@ -16,11 +17,10 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
+pub use self::grants::{Channels, RemindersGrant};
 use self::mcp::McpServer;
 use self::toolset::{Toolset, Toolsets};
 use crate::caps::http::AllowList;
-use crate::caps::reminders::RemindersGrant;
-use crate::caps::sessions::Channels;
 use crate::usage::HostBudget;
 pub use crate::usage::{DEFAULT_HOST_MEMORY_MB, DEFAULT_MAX_HANDLES};
 
