@@ -77,6 +77,16 @@ impl Code {
             Self::Plain(call) => Pre::Plain(&call.pre),
         }
     }
+
+    /// The addresses its compiled code occupies (to count loaded code).
+    pub(crate) fn image(&self) -> std::ops::Range<usize> {
+        let component = match self {
+            Self::Contract(pre) => pre.instance_pre().component(),
+            Self::Plain(call) => call.pre.component(),
+        };
+        let range = component.image_range();
+        range.start as usize..range.end as usize
+    }
 }
 
 /// A tool's code, replaced in place when its optimized compile is done.

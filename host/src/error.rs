@@ -70,6 +70,20 @@ pub enum CallError {
         /// The session id.
         session: String,
     },
+    /// The session is bound to an agent version this host no longer has
+    /// loaded (its tools changed while the server was down).
+    #[error(
+        "session `{session}` runs {pin}, which this host no longer has loaded (the tools \
+         changed while it was down); upgrade the session to move it to version {latest}"
+    )]
+    VersionUnavailable {
+        /// The session id.
+        session: String,
+        /// The version it is bound to.
+        pin: crate::session::AgentPin,
+        /// The agent's latest version.
+        latest: u64,
+    },
     /// The session's workspace could not be made available to a write call.
     #[error("workspace for session `{session}` is unavailable: {reason}")]
     WorkspaceUnavailable {
@@ -96,6 +110,7 @@ impl CallError {
             Self::ApprovalRequired { .. } => "approval_required",
             Self::ToolNotCallable { .. } => "tool_not_callable",
             Self::SessionBusy { .. } => "session_busy",
+            Self::VersionUnavailable { .. } => "agent_version_unavailable",
             Self::WorkspaceUnavailable { .. } => "workspace_unavailable",
             Self::Overloaded(_) => "overloaded",
             Self::Internal(_) => "internal_error",

@@ -1,11 +1,14 @@
 //! [`Host`]: a loaded tools folder with its engine, config and state.
 
+mod versions;
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use anyhow::Context as _;
 
 use crate::admission::CallGate;
+use crate::agents::{AgentVersion, Agents, Commit, DEFAULT_AGENT};
 use crate::call::api::CallObserver;
 use crate::call::envelope::CallResult;
 use crate::caps::ask::AskingSlots;
@@ -187,6 +190,14 @@ impl HostBuilder {
             lock.enforce(&mut registry);
         }
         let needs_kv = registry.all().any(|t| !t.policy().grants.kv.is_empty());
+        let config = Arc::new(config);
+        let agents = Arc::new(Agents::new(&state_dir));
+        let commit = if self.only.is_some() || self.ignore_lock {
+            Commit::Unrecorded
+        } else {
+            Commit::Recorded
+        };
+        agents.commit(DEFAULT_AGENT, Arc::new(registry), config.clone(), commit)?;
         let kv: Option<Arc<dyn KvBackend>> = if needs_kv {
             let path = state_dir.join("kv.redb");
             Some(Arc::new(RedbBackend::open(&path).with_context(
@@ -199,11 +210,12 @@ impl HostBuilder {
             gate: CallGate::new(&config.limits),
             file_slots: FileSlots::new(config.limits.open_files()),
             engine,
-            registry: RwLock::new(Arc::new(registry)),
+            agents,
+            commit,
             tool_changes: tokio::sync::watch::Sender::new(0),
             resource_changes: ResourceChanges::default(),
             asking_slots: AskingSlots::new(config.limits.asking_calls()),
-            config: RwLock::new(Arc::new(config)),
+            config: RwLock::new(config),
             config_from_file,
             kv,
             network: self.network,
@@ -229,7 +241,10 @@ pub struct Host {
     /// Workspace files every call together may hold open, as the host
     /// started.
     file_slots: FileSlots,
-    registry: RwLock<Arc<Registry>>,
+    /// Every agent's latest version and the versions sessions still use.
+    agents: Arc<Agents>,
+    /// Whether reloads record the versions they make (see [`Commit`]).
+    commit: Commit,
     /// Bumped each time a reload changes the set of tools.
     tool_changes: tokio::sync::watch::Sender<u64>,
     /// The resource addresses calls announce as changed.
@@ -286,12 +301,16 @@ impl Host {
         HostBuilder::new(dir)
     }
 
-    /// The tools currently served.
+    /// The tools currently served: the default agent's latest version's.
     pub fn registry(&self) -> Arc<Registry> {
-        self.registry
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.latest().registry().clone()
+    }
+
+    /// The default agent's latest version.
+    pub fn latest(&self) -> Arc<AgentVersion> {
+        self.agents
+            .latest(DEFAULT_AGENT)
+            .expect("the default agent has a version from the moment the host is built")
     }
 
     /// Load the tools folder (and `toolhost.toml` and `tools.lock`) again
@@ -368,6 +387,18 @@ impl Host {
             lock.as_ref().is_none_or(|lock| lock.accepts(tool))
         });
         let fresh = Arc::new(fresh);
+        let committed =
+            self.agents
+                .commit(DEFAULT_AGENT, fresh.clone(), config.clone(), self.commit)?;
+        if let Some(diff) = &committed.diff {
+            tracing::info!(
+                "agent `{DEFAULT_AGENT}` is now at version {} (added {:?}, removed {:?}, changed {:?})",
+                diff.to,
+                diff.added,
+                diff.removed,
+                diff.changed.keys().collect::<Vec<_>>()
+            );
+        }
         let fingerprint = |r: &Registry| -> Vec<(String, String, bool)> {
             r.all()
                 .map(|t| {
@@ -380,14 +411,13 @@ impl Host {
                 .collect()
         };
         *self.config.write().unwrap_or_else(PoisonError::into_inner) = config;
-        let old = std::mem::replace(
-            &mut *self
-                .registry
-                .write()
-                .unwrap_or_else(PoisonError::into_inner),
-            fresh.clone(),
-        );
-        if fingerprint(&old) != fingerprint(&fresh) {
+        self.release_versions();
+        // Against the version this one replaced (a reload that ran
+        // meanwhile may have made it), so one change is announced once.
+        let replaced = committed
+            .replaced
+            .map_or_else(Default::default, |v| v.registry().clone());
+        if fingerprint(&replaced) != fingerprint(&fresh) {
             self.tool_changes.send_modify(|n| *n += 1);
         }
         Ok(fresh)
@@ -483,6 +513,10 @@ impl Host {
     /// the server whose store it is calls this once it has opened it. A
     /// host without one refuses every lookup and send.
     pub fn attach_sessions(&self, store: Arc<SessionStore>) {
+        let agents = Arc::clone(&self.agents);
+        store.set_pin_source(Arc::new(move || {
+            agents.latest(DEFAULT_AGENT).map(|v| v.pin().clone())
+        }));
         *self
             .sessions
             .write()

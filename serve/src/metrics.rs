@@ -14,6 +14,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use toolhost::CallGate;
+use toolhost::agents::LoadedVersions;
 use toolhost::call::{CallObserver, CallResult};
 use toolhost::error::CallError;
 use toolhost::tool_metrics::{BUCKETS, MetricKind, SeriesValue, ToolMetrics};
@@ -49,6 +50,14 @@ pub struct Metrics {
     sessions: Gauge,
     running: Gauge,
     queued: Gauge,
+    versions_loaded: Family<AgentLabels, Gauge>,
+    components_loaded: Gauge,
+    code_bytes: Gauge,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AgentLabels {
+    agent: String,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -145,6 +154,24 @@ impl Metrics {
             "Calls waiting for a slot ([limits] max_queued_calls)",
             queued.clone(),
         );
+        let versions_loaded = Family::<AgentLabels, Gauge>::default();
+        registry.register(
+            "agent_versions_loaded",
+            "Versions of each agent loaded: its latest and the older ones sessions still use",
+            versions_loaded.clone(),
+        );
+        let components_loaded = Gauge::default();
+        registry.register(
+            "components_loaded",
+            "Distinct compiled components the loaded versions hold",
+            components_loaded.clone(),
+        );
+        let code_bytes = Gauge::default();
+        registry.register(
+            "loaded_code_bytes",
+            "Bytes of compiled code the loaded versions hold",
+            code_bytes.clone(),
+        );
         Self {
             registry,
             calls,
@@ -154,6 +181,9 @@ impl Metrics {
             sessions,
             running,
             queued,
+            versions_loaded,
+            components_loaded,
+            code_bytes,
         }
     }
 }
@@ -206,9 +236,21 @@ impl Metrics {
 
     /// The metrics in Prometheus text format, with the session count and
     /// the calls running and queued now.
-    pub fn render(&self, sessions: usize, gate: &CallGate) -> String {
+    pub fn render(&self, sessions: usize, gate: &CallGate, loaded: &LoadedVersions) -> String {
         self.sessions
             .set(i64::try_from(sessions).unwrap_or(i64::MAX));
+        self.versions_loaded.clear();
+        for (pin, _) in &loaded.versions {
+            self.versions_loaded
+                .get_or_create(&AgentLabels {
+                    agent: pin.name.clone(),
+                })
+                .inc();
+        }
+        self.components_loaded
+            .set(i64::try_from(loaded.components).unwrap_or(i64::MAX));
+        self.code_bytes
+            .set(i64::try_from(loaded.code_bytes).unwrap_or(i64::MAX));
         self.running.set(i64::from(gate.running()));
         self.queued.set(i64::from(gate.waiting()));
         let mut text = String::new();
@@ -378,7 +420,7 @@ mod tests {
                 }),
             );
         }
-        let text = metrics.render(3, &gate);
+        let text = metrics.render(3, &gate, &LoadedVersions::default());
         assert!(
             text.contains(r#"toolhost_calls_total{tool="(unknown)",outcome="unknown_tool"} 2"#),
             "{text}"

@@ -16,6 +16,7 @@ use toolhost_serve::http::{self, App, ServeOptions};
 struct Server {
     base: String,
     dir: tempfile::TempDir,
+    host: Arc<toolhost::Host>,
     client: reqwest::Client,
     token: Option<String>,
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
@@ -39,11 +40,13 @@ async fn start_with(tools: &[&str], config: &str, tune: impl FnOnce(&mut ServeOp
     let token = options.token.clone();
     let listener = http::bind(&options).await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
-    let app = App::new(Arc::new(host), options).unwrap();
+    let host = Arc::new(host);
+    let app = App::new(host.clone(), options).unwrap();
     let task = tokio::spawn(http::run(listener, app, std::future::pending()));
     Server {
         base,
         dir,
+        host,
         client: common::http_client(),
         token,
         task,
@@ -1595,4 +1598,146 @@ async fn reminders_are_listed_cancelled_and_their_calls_approved() {
     assert_eq!(fired["data"]["outcome"]["callId"], call_id.as_str());
     let (status, done) = server.get(&format!("/calls/{call_id}")).await;
     assert_eq!(status, StatusCode::OK, "{done}");
+}
+
+#[tokio::test]
+async fn sessions_keep_their_version_through_a_reload_until_upgraded() {
+    let server = start(&["echo"], "").await;
+    let old = server.session(json!({})).await;
+    assert_eq!(old["agent"], json!({ "name": "default", "version": 1 }));
+    let old_id = old["id"].as_str().unwrap().to_string();
+    let (status, body) = server
+        .call(
+            "echo",
+            json!({ "input": { "text": "one" }, "sessionId": old_id }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["result"], json!("one"));
+    assert_eq!(body["agent"], json!({ "name": "default", "version": 1 }));
+
+    // Another component under the same name: version 2 for new sessions.
+    let tools = server.dir.path().join("tools");
+    std::fs::copy(common::artifact("context"), tools.join("echo.wasm")).unwrap();
+    server.host.reload().await.unwrap();
+    let new = server.session(json!({})).await;
+    assert_eq!(new["agent"]["version"], json!(2));
+    let (status, body) = server
+        .call("echo", json!({ "input": {}, "sessionId": new["id"] }))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body["result"].get("callId").is_some(), "{body}");
+    assert_eq!(body["agent"]["version"], json!(2));
+
+    // The old session still runs the old component, schema and all.
+    let (status, body) = server
+        .call(
+            "echo",
+            json!({ "input": { "text": "still" }, "sessionId": old_id }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["result"], json!("still"));
+    assert_eq!(body["agent"]["version"], json!(1));
+    assert!(
+        server
+            .metrics()
+            .await
+            .contains(r#"toolhost_agent_versions_loaded{agent="default"} 2"#)
+    );
+
+    let (status, versions) = server.get("/agents/default/versions").await;
+    assert_eq!(status, StatusCode::OK, "{versions}");
+    let versions = versions["versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 2, "{versions:?}");
+    assert_eq!(versions[0]["sessions"], json!(1));
+    let (status, v1) = server.get("/agents/default/versions/1").await;
+    assert_eq!(status, StatusCode::OK, "{v1}");
+    assert!(v1["tools"]["echo"]["lock"]["component"].is_string(), "{v1}");
+    let (status, agent) = server.get("/agents/default").await;
+    assert_eq!(status, StatusCode::OK, "{agent}");
+    assert_eq!(agent["version"], json!(2));
+
+    // Upgrading says what changed; version 1 is then used by no session
+    // and is unloaded.
+    let (status, upgraded) = server
+        .post(&format!("/sessions/{old_id}/upgrade"), json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{upgraded}");
+    assert_eq!(upgraded["changes"]["from"], json!(1));
+    assert_eq!(upgraded["changes"]["to"], json!(2));
+    let echo = upgraded["changes"]["changed"]["echo"].to_string();
+    assert!(echo.contains("component sha256"), "{upgraded}");
+    assert!(echo.contains("input schema"), "{upgraded}");
+    let (_, body) = server
+        .call("echo", json!({ "input": {}, "sessionId": old_id }))
+        .await;
+    assert!(body["result"].get("callId").is_some(), "{body}");
+    let metrics = server.metrics().await;
+    assert!(
+        metrics.contains(r#"toolhost_agent_versions_loaded{agent="default"} 1"#),
+        "{metrics}"
+    );
+    let (_, versions) = server.get("/agents/default/versions").await;
+    assert_eq!(versions["versions"][0]["loaded"], json!(false));
+
+    // An unloaded version cannot be named for a new session; an unknown
+    // one or agent is not found.
+    let (status, body) = server.post("/sessions", json!({ "version": 1 })).await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::CONFLICT, "agent_version_unavailable"),
+        "{body}"
+    );
+    let (status, body) = server.post("/sessions", json!({ "version": 9 })).await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::NOT_FOUND, "agent_version_not_found")
+    );
+    let (status, body) = server.post("/sessions", json!({ "agent": "nobody" })).await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::NOT_FOUND, "agent_not_found")
+    );
+}
+
+#[tokio::test]
+async fn ending_a_session_unloads_the_version_only_it_used() {
+    let server = start(&["echo"], "").await;
+    let old = server.session(json!({})).await;
+    let id = old["id"].as_str().unwrap().to_string();
+    let tools = server.dir.path().join("tools");
+    std::fs::copy(common::artifact("context"), tools.join("echo.wasm")).unwrap();
+    server.host.reload().await.unwrap();
+    let loaded = |metrics: &str, n: usize| {
+        metrics.contains(&format!(
+            r#"toolhost_agent_versions_loaded{{agent="default"}} {n}"#
+        ))
+    };
+    let before = server.metrics().await;
+    assert!(loaded(&before, 2), "{before}");
+
+    let request = server.client.delete(server.url(&format!("/sessions/{id}")));
+    let response = server.auth(request).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::NO_CONTENT);
+    let after = server.metrics().await;
+    assert!(loaded(&after, 1), "{after}");
+    let bytes = |metrics: &str| -> u64 {
+        let line = metrics
+            .lines()
+            .find(|l| l.starts_with("toolhost_loaded_code_bytes "))
+            .unwrap();
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert!(bytes(&after) < bytes(&before), "the old code is freed");
+    let (status, _) = server.get(&format!("/sessions/{id}")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(
+        !server
+            .dir
+            .path()
+            .join(".toolhost/sessions")
+            .join(&id)
+            .exists()
+    );
 }

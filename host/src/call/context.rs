@@ -8,6 +8,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::envelope::CallRef;
+use crate::agents::AgentVersion;
 use crate::ask::Asker;
 use crate::caps::http::{Network, RequestBudget};
 use crate::caps::log::TraceLog;
@@ -23,6 +24,8 @@ use crate::usage::Meter;
 /// Everything one call shares across its instances.
 pub(super) struct Call<'a> {
     pub(super) host: &'a Host,
+    /// The agent version the call runs.
+    pub(super) version: &'a Arc<AgentVersion>,
     pub(super) tool: &'a Arc<Tool>,
     pub(super) session: &'a Arc<Session>,
     pub(super) id: String,
@@ -51,6 +54,7 @@ impl Call<'_> {
             id: self.id.clone(),
             tool: self.tool.name().to_string(),
             origin: self.origin.clone(),
+            agent: self.version.pin().clone(),
         }
     }
 }

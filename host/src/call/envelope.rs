@@ -12,6 +12,7 @@ use crate::caps::progress::Progress;
 #[cfg(doc)]
 use crate::error::CallError;
 use crate::output::ToolOutput;
+use crate::session::AgentPin;
 use crate::tool::Effect;
 use crate::usage::{Limit, Usage};
 
@@ -29,6 +30,8 @@ pub struct CallRef {
     /// for a reminder scheduled by that call.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
+    /// The agent version the call ran: `{"name", "version"}`.
+    pub agent: AgentPin,
 }
 
 /// What a call left in its trace besides the result.

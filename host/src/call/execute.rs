@@ -17,10 +17,10 @@ use crate::caps::reminders::CallCheck;
 use crate::caps::{CallShared, Caps, InSession};
 use crate::code::Code;
 use crate::deadline::Deadline;
-use crate::host::Host;
 use crate::instance::{Failure, Instance};
 use crate::output::ToolOutput;
 use crate::plain;
+use crate::registry::Registry;
 use crate::session::SessionMode;
 use crate::tool::Effect;
 use crate::usage::CallBounds;
@@ -150,7 +150,7 @@ impl Call<'_> {
         let reminder_check = grants
             .reminders
             .is_some()
-            .then(|| reminder_check(self.host));
+            .then(|| reminder_check(self.version.registry().clone()));
         let shared = CallShared {
             trace: &self.trace,
             stdout: &self.stdout,
@@ -241,9 +241,8 @@ fn tool_error_message(error: types::ToolError) -> String {
 }
 
 /// How a reminder's call is checked when it is scheduled: the tool, as the
-/// host has it now, and the input against its schema.
-fn reminder_check(host: &Host) -> CallCheck {
-    let registry = host.registry();
+/// calling session's version has it, and the input against its schema.
+fn reminder_check(registry: Arc<Registry>) -> CallCheck {
     Arc::new(move |tool: &str, input: String| {
         let tool = registry
             .get(tool)

@@ -17,6 +17,7 @@ use super::envelope::{CallRef, CallRefused, CallRequested, CallResult};
 use super::input::{check_time_args, parse_input};
 use super::watch::Watch;
 use crate::admission::CallSlot;
+use crate::agents::AgentVersion;
 use crate::caps::http::{HttpLimits, Network, RequestBudget};
 use crate::caps::log::TraceLog;
 use crate::caps::progress::ProgressFeed;
@@ -57,7 +58,8 @@ impl Host {
     ) -> Result<Arc<CallResult>, CallError> {
         let started = Instant::now();
         let session = &*options.session;
-        let registry = self.registry();
+        let version = self.version_of(session)?;
+        let registry = version.registry();
         let tool = registry.get(tool_name).ok_or_else(|| {
             match registry.not_callable_reason(tool_name) {
                 Some(reason) => CallError::ToolNotCallable {
@@ -70,6 +72,7 @@ impl Host {
                 },
             }
         })?;
+        self.check_upstream_drift(&version, tool)?;
         let (input, input_text) = parse_input(tool, input)?;
         check_time_args(tool, session, &input)?;
 
@@ -82,11 +85,13 @@ impl Host {
                 id: id.clone(),
                 tool: tool.name().to_string(),
                 origin: options.origin.clone(),
+                agent: version.pin().clone(),
             },
             surface: options.watcher.clone(),
         };
         let call = Call {
             host: self,
+            version: &version,
             tool,
             session: &options.session,
             id,
@@ -130,6 +135,41 @@ impl Host {
         };
         session.events().emit(EventKind::ActionResult, data);
         outcome
+    }
+}
+
+impl Host {
+    /// Refuse a call of an MCP server's tool from a session bound to an
+    /// older version whose definition of the tool differs from the one the
+    /// server gives now: the version pins the definition, not the server.
+    fn check_upstream_drift(&self, version: &AgentVersion, tool: &Tool) -> Result<(), CallError> {
+        if tool.upstream().is_none() {
+            return Ok(());
+        }
+        let latest = self.agent(&version.pin().name).ok();
+        let Some(latest) = latest.filter(|l| l.pin() != version.pin()) else {
+            return Ok(());
+        };
+        let pinned = version.record().tools.get(tool.name());
+        let now = latest.record().tools.get(tool.name());
+        let changes = match (pinned, now) {
+            (Some(pinned), Some(now)) => pinned.lock.changes(&now.lock),
+            (Some(_), None) => vec!["its server no longer offers it".to_string()],
+            (None, _) => Vec::new(),
+        };
+        if changes.is_empty() {
+            return Ok(());
+        }
+        Err(CallError::ToolNotCallable {
+            tool: tool.name().to_string(),
+            reason: format!(
+                "its MCP server now serves a definition that differs from the one {} pinned \
+                 ({}); upgrade the session to version {} to call it",
+                version.pin(),
+                changes.join("; "),
+                latest.pin().version
+            ),
+        })
     }
 }
 

@@ -102,7 +102,11 @@ impl Host {
         calls: &dyn ReminderCalls,
     ) {
         let scheduler = &reminder.scheduled_by.tool;
-        let registry = self.registry();
+        // The session's version, as the call will run it (a version it can
+        // no longer run refuses the call below, with the reason).
+        let registry = self
+            .version_of(session)
+            .map_or_else(|_| self.registry(), |v| v.registry().clone());
         let allowed = registry
             .get(scheduler)
             .and_then(|t| t.policy().grants.reminders.as_ref())

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::code::{Code, CodeCell, CodeTier};
 use crate::config::ToolPolicy;
@@ -15,7 +15,7 @@ use crate::tool::ToolMetadata;
 use crate::upstream::Upstream;
 
 /// Where a tool comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
     /// A component file in the tools folder.
@@ -273,6 +273,12 @@ impl Tool {
     /// What a call instantiates now: `None` for a custom tool.
     pub(crate) fn code(&self) -> Option<Code> {
         self.code_cell().map(CodeCell::get)
+    }
+
+    /// The addresses its compiled code occupies now; `None` for a tool
+    /// without a component.
+    pub(crate) fn code_image(&self) -> Option<std::ops::Range<usize>> {
+        self.code().map(|code| code.image())
     }
 
     /// Which compiler made the code it runs now: a tool a reload brought

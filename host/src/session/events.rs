@@ -114,6 +114,9 @@ pub enum EventKind {
     /// neither could be.
     #[serde(rename = "reminder.fired")]
     ReminderFired,
+    /// The session was moved to another version of its agent: what changed.
+    #[serde(rename = "session.upgraded")]
+    SessionUpgraded,
 }
 
 impl EventKind {
@@ -134,6 +137,7 @@ impl EventKind {
             Self::ArtifactCreated => "artifact.created",
             Self::UserMessage => "user.message",
             Self::ReminderFired => "reminder.fired",
+            Self::SessionUpgraded => "session.upgraded",
         }
     }
 }
@@ -488,6 +492,10 @@ mod tests {
                 id: format!("call_{call}"),
                 tool: "big".into(),
                 origin: None,
+                agent: crate::session::AgentPin {
+                    name: "default".into(),
+                    version: 1,
+                },
             },
             is_error: false,
             result: Value::Null,
@@ -545,6 +553,10 @@ mod tests {
                     id: "call".into(),
                     tool: "t".into(),
                     origin: None,
+                    agent: crate::session::AgentPin {
+                        name: "default".into(),
+                        version: 1,
+                    },
                 },
                 error: Value::String("x".repeat(MAX_SESSION_HISTORY_BYTES / 4)),
             }))

@@ -4,12 +4,13 @@
 //! a server hands out, binds requests to them, and forgets idle ones.
 
 mod events;
+mod pin;
 pub mod reminders;
 mod store;
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{OnceLock, PoisonError, RwLock};
 
 use chrono::{DateTime, FixedOffset, Utc};
 use serde::{Deserialize, Serialize};
@@ -20,7 +21,10 @@ pub use events::{
     Event, EventData, EventKind, EventLog, HistoryBudget, MAX_EVENTS, MAX_HISTORY_BYTES,
     MAX_SESSION_HISTORY_BYTES,
 };
-pub use store::{BindError, Bound, MAX_SESSIONS, NewSession, SessionStore, StoreError};
+pub use pin::AgentPin;
+pub use store::{
+    BindError, Bound, MAX_SESSIONS, NewSession, PinSource, RemoveError, SessionStore, StoreError,
+};
 
 use crate::error::CallError;
 
@@ -57,6 +61,9 @@ pub struct SessionSpec {
     /// Where the session's artifacts are kept; a scratch directory, made on
     /// first use and removed with the session, when absent.
     pub artifacts: Option<PathBuf>,
+    /// The agent version its calls run; the host's latest at each call
+    /// when absent.
+    pub pin: Option<AgentPin>,
 }
 
 /// A session: calls in it share a workspace, a write slot and a trace.
@@ -72,6 +79,8 @@ pub struct Session {
     last_active: AtomicI64,
     workspace: SessionDir,
     artifacts: SessionDir,
+    /// The agent version its calls run (see [`SessionSpec::pin`]).
+    pin: RwLock<Option<AgentPin>>,
     /// Held while an artifact is saved: one save at a time counts the
     /// session's artifact bytes.
     artifacts_lock: std::sync::Mutex<()>,
@@ -202,6 +211,7 @@ impl Session {
             last_active: AtomicI64::new(Utc::now().timestamp_millis()),
             workspace: dirs.workspace,
             artifacts: dirs.artifacts,
+            pin: RwLock::new(spec.pin),
             artifacts_lock: std::sync::Mutex::new(()),
             write_slot: tokio::sync::Mutex::new(()),
             events: EventLog::with_budget(history),
@@ -245,6 +255,21 @@ impl Session {
     /// The owner's auth.
     pub fn auth(&self) -> Option<&Value> {
         self.auth.as_ref()
+    }
+
+    /// The agent version its calls run; `None` for a session that runs
+    /// whatever the host serves at each call (a scratch one).
+    pub fn pin(&self) -> Option<AgentPin> {
+        self.pin
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Bind the session to another agent version (an upgrade; the store
+    /// records it).
+    pub(crate) fn set_pin(&self, pin: AgentPin) {
+        *self.pin.write().unwrap_or_else(PoisonError::into_inner) = Some(pin);
     }
 
     /// When the session was created.

@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::reminders::ReminderBook;
-use super::{Dirs, HistoryBudget, Session, SessionMode, SessionSpec, WORKSPACE_DIR, parse_instant};
+use super::{
+    AgentPin, Dirs, HistoryBudget, Session, SessionMode, SessionSpec, WORKSPACE_DIR, parse_instant,
+};
 
 /// The file a session's record is kept in, inside its directory.
 const RECORD_FILE: &str = "session.json";
@@ -31,7 +33,14 @@ pub struct NewSession {
     pub as_of: Option<chrono::DateTime<chrono::FixedOffset>>,
     /// The owner's auth.
     pub auth: Option<Value>,
+    /// The agent version its calls run; the store's [`PinSource`] gives
+    /// one when absent.
+    pub pin: Option<AgentPin>,
 }
+
+/// What a session the store creates without a pin is bound to: the
+/// latest version of the host's agent (see `Host::attach_sessions`).
+pub type PinSource = Arc<dyn Fn() -> Option<AgentPin> + Send + Sync>;
 
 /// A request bound to a session.
 #[derive(Debug, Clone)]
@@ -104,6 +113,23 @@ pub enum StoreError {
     Io(#[from] anyhow::Error),
 }
 
+/// Why a session could not be ended.
+#[derive(Debug, thiserror::Error)]
+pub enum RemoveError {
+    /// No session has this id.
+    #[error("session `{id}` not found")]
+    NotFound {
+        /// The id asked for.
+        id: String,
+    },
+    /// A write call runs in it.
+    #[error("session `{id}` is running a write call; end it once the call is done")]
+    Busy {
+        /// The session id.
+        id: String,
+    },
+}
+
 /// The most sessions one store keeps (idle ones expire on their own).
 pub const MAX_SESSIONS: usize = 10_000;
 
@@ -118,6 +144,9 @@ struct Record {
     as_of: Option<String>,
     auth: Option<Value>,
     created_at: DateTime<Utc>,
+    /// Absent in records written before sessions kept a version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    agent: Option<AgentPin>,
 }
 
 #[derive(Default)]
@@ -136,6 +165,8 @@ pub struct SessionStore {
     index: RwLock<Index>,
     /// The reminders pending in its sessions.
     reminders: ReminderBook,
+    /// What sessions created without a pin are bound to.
+    pin_source: RwLock<Option<PinSource>>,
 }
 
 impl std::fmt::Debug for SessionStore {
@@ -170,6 +201,7 @@ impl SessionStore {
             max_sessions: MAX_SESSIONS,
             history,
             index: RwLock::default(),
+            pin_source: RwLock::default(),
         };
         for entry in std::fs::read_dir(&store.root)? {
             let dir = entry?.path();
@@ -214,6 +246,7 @@ impl SessionStore {
             auth: record.auth,
             workspace: None,
             artifacts: None,
+            pin: record.agent,
         };
         Ok(Session::with_dirs(
             spec,
@@ -241,6 +274,61 @@ impl SessionStore {
     pub fn holds(&self, session: &Arc<Session>) -> bool {
         self.get(session.id())
             .is_some_and(|kept| Arc::ptr_eq(&kept, session))
+    }
+
+    /// Bind every session created from now on without a pin to what
+    /// `source` returns then.
+    pub fn set_pin_source(&self, source: PinSource) {
+        *self
+            .pin_source
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(source);
+    }
+
+    /// Bind `session` to `pin` from its next call on, and record it.
+    pub fn repin(&self, session: &Session, pin: AgentPin) -> anyhow::Result<()> {
+        let before = session.pin();
+        session.set_pin(pin);
+        let written = write_record(&self.root.join(session.id()), session);
+        if written.is_err()
+            && let Some(before) = before
+        {
+            session.set_pin(before);
+        }
+        written
+    }
+
+    /// The agent versions the store's sessions are bound to.
+    pub fn pins(&self) -> std::collections::HashSet<AgentPin> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        index.by_id.values().filter_map(|s| s.pin()).collect()
+    }
+
+    /// End the session `id` now: cancel its reminders and remove it,
+    /// workspace and all. Refused while a write call runs in it.
+    pub fn remove(&self, id: &str) -> Result<Arc<Session>, RemoveError> {
+        let session = {
+            let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
+            let session = index
+                .by_id
+                .get(id)
+                .cloned()
+                .ok_or_else(|| RemoveError::NotFound { id: id.to_string() })?;
+            if session.is_busy() {
+                return Err(RemoveError::Busy { id: id.to_string() });
+            }
+            index.by_id.remove(id);
+            if let Some(token) = session.continuation_token() {
+                index.by_token.remove(&token);
+            }
+            session
+        };
+        self.reminders.forget_sessions(&[id.to_string()]);
+        let dir = self.root.join(id);
+        if let Err(e) = std::fs::remove_dir_all(&dir) {
+            tracing::warn!("cannot remove session {}: {e}", dir.display());
+        }
+        Ok(session)
     }
 
     /// How long an idle session (and any event) is kept.
@@ -280,6 +368,7 @@ impl SessionStore {
             auth: new.auth,
             workspace: None,
             artifacts: None,
+            pin: new.pin.or_else(|| self.default_pin()),
         };
         let session = Session::with_dirs(spec, Dirs::under(&dir), Utc::now(), self.history.clone());
         // Hold the write lock from the token check to the insert, so two
@@ -328,6 +417,15 @@ impl SessionStore {
                 .ok_or(StoreError::TokenTaken { token, session }),
             Err(e) => Err(e),
         }
+    }
+
+    fn default_pin(&self) -> Option<AgentPin> {
+        let source = self
+            .pin_source
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        source.and_then(|source| source())
     }
 
     /// The session holding the continuation token `token`.
@@ -511,6 +609,7 @@ fn write_record(dir: &Path, session: &Session) -> anyhow::Result<()> {
         as_of: session.as_of.map(|t| t.to_rfc3339()),
         auth: session.auth.clone(),
         created_at: session.created_at,
+        agent: session.pin(),
     };
     crate::files::write_atomically(&dir.join(RECORD_FILE), &serde_json::to_vec_pretty(&record)?)
         .context("cannot write the session record")
@@ -537,6 +636,10 @@ mod tests {
                     mode: SessionMode::DryRun,
                     as_of: Some(parse_instant("2026-01-31T12:00:00Z").unwrap()),
                     auth: Some(json!({"user": "ada"})),
+                    pin: Some(AgentPin {
+                        name: "default".into(),
+                        version: 3,
+                    }),
                 })
                 .unwrap();
             std::fs::write(session.workspace().unwrap().join("f"), "kept").unwrap();
@@ -550,6 +653,7 @@ mod tests {
         assert_eq!(bound.session.id(), id);
         assert_eq!(bound.session.mode(), SessionMode::DryRun);
         assert!(bound.session.as_of().is_some());
+        assert_eq!(bound.session.pin().map(|p| p.version), Some(3));
         let file = bound.session.workspace().unwrap().join("f");
         assert_eq!(std::fs::read_to_string(file).unwrap(), "kept");
     }

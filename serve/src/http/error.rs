@@ -7,8 +7,9 @@ use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use toolhost::agents::AgentError;
 use toolhost::error::CallError;
-use toolhost::session::{BindError, StoreError};
+use toolhost::session::{BindError, RemoveError, StoreError};
 
 /// An error response: `{"ok": false, "error": {"code", "message", ...}}`.
 #[derive(Debug)]
@@ -24,6 +25,11 @@ pub struct ApiError {
 }
 
 impl ApiError {
+    /// A fault in the server itself (`500 internal_error`).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", message)
+    }
+
     /// An error with no details.
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
         Self {
@@ -81,7 +87,9 @@ impl From<&CallError> for ApiError {
                 StatusCode::BAD_REQUEST
             }
             CallError::ApprovalRequired { .. } => StatusCode::FORBIDDEN,
-            CallError::SessionBusy { .. } => StatusCode::CONFLICT,
+            CallError::SessionBusy { .. } | CallError::VersionUnavailable { .. } => {
+                StatusCode::CONFLICT
+            }
             CallError::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
             CallError::WorkspaceUnavailable { .. } | CallError::Internal(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR
@@ -109,6 +117,34 @@ impl From<BindError> for ApiError {
             BindError::NotOwner { .. } => StatusCode::FORBIDDEN,
         };
         Self::new(status, error.code(), error.to_string())
+    }
+}
+
+impl From<AgentError> for ApiError {
+    fn from(error: AgentError) -> Self {
+        let status = match &error {
+            AgentError::UnknownAgent { .. } | AgentError::VersionNotFound { .. } => {
+                StatusCode::NOT_FOUND
+            }
+            AgentError::VersionNotLoaded { .. } => StatusCode::CONFLICT,
+            AgentError::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        Self::new(status, error.code(), error.to_string())
+    }
+}
+
+impl From<RemoveError> for ApiError {
+    fn from(error: RemoveError) -> Self {
+        match &error {
+            RemoveError::NotFound { .. } => Self::new(
+                StatusCode::NOT_FOUND,
+                "session_not_found",
+                error.to_string(),
+            ),
+            RemoveError::Busy { .. } => {
+                Self::new(StatusCode::CONFLICT, "session_busy", error.to_string())
+            }
+        }
     }
 }
 

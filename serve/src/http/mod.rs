@@ -17,6 +17,7 @@
 //! | `GET /<slug>/v1/calls/<callId>` | a waiting call's status or result |
 //! | `POST, GET, DELETE /mcp` | MCP over streamable HTTP ([`crate::mcp`]) |
 
+mod agents;
 mod answers;
 mod approvals;
 mod artifacts;
@@ -239,6 +240,7 @@ impl App {
         if !removed.is_empty() {
             tracing::info!("removed {} idle sessions", removed.len());
             self.board.forget_sessions(&removed);
+            self.host.release_versions();
         }
         self.board.sweep(self.options.session_retention);
     }
@@ -254,7 +256,18 @@ pub fn router(app: Arc<App>) -> Router {
             "/{slug}/v1/sessions",
             post(sessions::create).get(sessions::list),
         )
-        .route("/{slug}/v1/sessions/{id}", get(sessions::get))
+        .route("/{slug}/v1/agents", get(agents::list))
+        .route("/{slug}/v1/agents/{name}", get(agents::get))
+        .route("/{slug}/v1/agents/{name}/versions", get(agents::versions))
+        .route(
+            "/{slug}/v1/agents/{name}/versions/{version}",
+            get(agents::version),
+        )
+        .route(
+            "/{slug}/v1/sessions/{id}",
+            get(sessions::get).delete(sessions::end),
+        )
+        .route("/{slug}/v1/sessions/{id}/upgrade", post(sessions::upgrade))
         .route("/{slug}/v1/sessions/{id}/artifacts", get(artifacts::list))
         .route(
             "/{slug}/v1/sessions/{id}/artifacts/{name}",
@@ -564,9 +577,11 @@ async fn healthz(State(app): State<Arc<App>>) -> axum::Json<serde_json::Value> {
 }
 
 async fn metrics(State(app): State<Arc<App>>) -> Response {
-    let text = app
-        .metrics
-        .render(app.sessions.list().len(), app.host.gate());
+    let text = app.metrics.render(
+        app.sessions.list().len(),
+        app.host.gate(),
+        &app.host.loaded_versions(),
+    );
     (
         [(
             header::CONTENT_TYPE,

@@ -33,6 +33,18 @@ pub(super) struct CreateBody {
     mode: Option<String>,
     as_of: Option<String>,
     auth: Option<Value>,
+    /// The agent whose tools the session's calls run (the default one when absent).
+    agent: Option<String>,
+    /// Which of its versions (the latest when absent).
+    version: Option<u64>,
+}
+
+/// The body of `POST /<slug>/v1/sessions/<id>/upgrade`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct UpgradeBody {
+    /// The version to move to (the agent's latest when absent).
+    version: Option<u64>,
 }
 
 fn session_json(session: &Session) -> Value {
@@ -47,6 +59,7 @@ fn session_json(session: &Session) -> Value {
         "createdAt": session.created_at().to_rfc3339(),
         "lastActiveAt": session.last_active().to_rfc3339(),
         "busy": session.is_busy(),
+        "agent": session.pin(),
     })
 }
 
@@ -88,14 +101,61 @@ pub(super) async fn create(
     if body.auth.as_ref().is_some_and(|a| !a.is_object()) {
         return Err(invalid("`auth` must be a JSON object"));
     }
+    let pin = app.host.pin_for(body.agent.as_deref(), body.version)?;
     let session = app.sessions.create(NewSession {
         channel: body.channel,
         key: body.key,
         mode,
         as_of,
         auth: body.auth,
+        pin: Some(pin),
     })?;
     Ok((StatusCode::CREATED, Json(session_json(&session))))
+}
+
+/// `POST /<slug>/v1/sessions/<id>/upgrade`: bind the session to another
+/// version of its agent (the latest unless one is named) and say what
+/// changed; its next call runs the new version's tools.
+pub(super) async fn upgrade(
+    State(app): State<Arc<App>>,
+    PathParams((slug, id)): PathParams<(String, String)>,
+    body: axum::body::Bytes,
+) -> Result<Json<Value>, ApiError> {
+    app.check_slug(&slug)?;
+    let session = find(&app, &id)?;
+    let body: UpgradeBody = if body.iter().all(u8::is_ascii_whitespace) {
+        UpgradeBody::default()
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| invalid(format!("the upgrade body is not valid: {e}")))?
+    };
+    let to = body.version;
+    let diff = app.host.upgrade(&app.sessions, &session, to)?;
+    session.events().emit(
+        EventKind::SessionUpgraded,
+        EventData::Json(serde_json::to_value(&diff).unwrap_or(Value::Null)),
+    );
+    Ok(Json(json!({
+        "session": session_json(&session),
+        "changes": diff,
+    })))
+}
+
+/// `DELETE /<slug>/v1/sessions/<id>`: end the session now (its workspace,
+/// artifacts and reminders go with it); the versions no session uses any
+/// more are unloaded.
+pub(super) async fn end(
+    State(app): State<Arc<App>>,
+    PathParams((slug, id)): PathParams<(String, String)>,
+) -> Result<StatusCode, ApiError> {
+    app.check_slug(&slug)?;
+    let sessions = app.sessions.clone();
+    let removed = tokio::task::spawn_blocking(move || sessions.remove(&id))
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))??;
+    app.board.forget_sessions(&[removed.id().to_string()]);
+    app.host.release_versions();
+    Ok(StatusCode::NO_CONTENT)
 }
 
 pub(super) async fn list(

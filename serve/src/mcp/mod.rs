@@ -333,7 +333,11 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let registry = self.host.registry();
+        // A client bound to a session sees the tools of the session's version.
+        let registry = self
+            .bound_session()
+            .and_then(|session| self.host.version_of(&session).ok())
+            .map_or_else(|| self.host.registry(), |v| v.registry().clone());
         let tools = registry
             .tools()
             .filter(|t| !t.is_custom())

@@ -1,0 +1,360 @@
+//! Agents and their versions. An agent is a named tool set; every change to
+//! it (a reload that changes a component, a definition, a grant or a
+//! policy) makes a new, immutable, numbered version, recorded with the
+//! digests of everything in it. A session is bound to the version it was
+//! created from ([`AgentPin`]) and its calls run that version's tools until
+//! it is upgraded or ends; a version no session uses any more, and that is
+//! not its agent's latest, is dropped with its code.
+//!
+//! The host's own tools folder and `toolhost.toml` make the agent
+//! [`DEFAULT_AGENT`].
+
+mod record;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+pub use record::{MAX_RECORDS, PolicyEntry, ToolEntry, VersionDiff, VersionRecord};
+
+use crate::config::Config;
+use crate::registry::Registry;
+use crate::session::AgentPin;
+use record::RecordShelf;
+
+/// The agent a host's tools folder and `toolhost.toml` make.
+pub const DEFAULT_AGENT: &str = "default";
+/// The folder under the state directory where version records are kept.
+pub const AGENTS_DIR: &str = "agents";
+
+/// One immutable version of an agent: its tools, the config they were
+/// loaded with, and its record.
+pub struct AgentVersion {
+    pin: AgentPin,
+    registry: Arc<Registry>,
+    config: Arc<Config>,
+    record: Arc<VersionRecord>,
+}
+
+impl std::fmt::Debug for AgentVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentVersion")
+            .field("pin", &self.pin)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentVersion {
+    /// Which agent and version this is.
+    pub fn pin(&self) -> &AgentPin {
+        &self.pin
+    }
+
+    /// Its tools.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    /// The config its tools were loaded with.
+    pub fn config(&self) -> &Arc<Config> {
+        &self.config
+    }
+
+    /// Its record: each tool's digests and policy.
+    pub fn record(&self) -> &VersionRecord {
+        &self.record
+    }
+}
+
+/// Why an agent or version asked for cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// No agent has this name.
+    #[error("unknown agent `{name}` (this host serves: {})", .known.join(", "))]
+    UnknownAgent {
+        /// The name asked for.
+        name: String,
+        /// The agents served.
+        known: Vec<String>,
+    },
+    /// The agent has no such version on record.
+    #[error("agent `{agent}` has no version {version} (its latest is {latest})")]
+    VersionNotFound {
+        /// The agent.
+        agent: String,
+        /// The version asked for.
+        version: u64,
+        /// Its latest version.
+        latest: u64,
+    },
+    /// The version is on record, but its code is no longer loaded: no
+    /// session used it, or the host restarted since.
+    #[error(
+        "version {version} of agent `{agent}` is on record but no longer loaded (only versions \
+         sessions use stay loaded); use its latest, version {latest}"
+    )]
+    VersionNotLoaded {
+        /// The agent.
+        agent: String,
+        /// The version asked for.
+        version: u64,
+        /// Its latest version.
+        latest: u64,
+    },
+    /// The version records could not be read or written.
+    #[error("{0:#}")]
+    Io(#[from] anyhow::Error),
+}
+
+impl AgentError {
+    /// The stable code surfaces report.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::UnknownAgent { .. } => "agent_not_found",
+            Self::VersionNotFound { .. } => "agent_version_not_found",
+            Self::VersionNotLoaded { .. } => "agent_version_unavailable",
+            Self::Io(_) => "internal_error",
+        }
+    }
+}
+
+/// The versions loaded now, and the code they hold.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedVersions {
+    /// Each loaded version, and whether it is its agent's latest.
+    pub versions: Vec<(AgentPin, bool)>,
+    /// Distinct compiled components they hold (versions share the code of
+    /// the tools they have in common).
+    pub components: usize,
+    /// Bytes of compiled code those components take.
+    pub code_bytes: usize,
+}
+
+/// Whether a committed version is recorded on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commit {
+    /// A host that serves its tools: a new version is recorded.
+    Recorded,
+    /// A one-shot command that loaded part of the folder, or `toolhost
+    /// lock` loading what the lock would refuse: its tools are the newest
+    /// recorded version's when every loaded tool matches that version's
+    /// entry, and an unrecorded next number otherwise.
+    Unrecorded,
+}
+
+/// What committing a version did.
+pub struct Committed {
+    /// The agent's latest version now.
+    pub version: Arc<AgentVersion>,
+    /// What changed, when it is a new version after another.
+    pub diff: Option<VersionDiff>,
+    /// The version that was the latest until now.
+    pub replaced: Option<Arc<AgentVersion>>,
+}
+
+/// Every agent's latest version and the older versions sessions still use.
+pub struct Agents {
+    root: PathBuf,
+    table: RwLock<Table>,
+    /// Held while a version is committed, so two reloads cannot take one
+    /// number.
+    committing: Mutex<()>,
+}
+
+#[derive(Default)]
+struct Table {
+    latest: BTreeMap<String, Arc<AgentVersion>>,
+    loaded: BTreeMap<AgentPin, Arc<AgentVersion>>,
+}
+
+impl Agents {
+    /// Agents whose version records are kept under `<state_dir>/agents`.
+    pub(crate) fn new(state_dir: &Path) -> Self {
+        Self {
+            root: state_dir.join(AGENTS_DIR),
+            table: RwLock::default(),
+            committing: Mutex::new(()),
+        }
+    }
+
+    fn shelf(&self, agent: &str) -> RecordShelf {
+        RecordShelf::new(&self.root, agent)
+    }
+
+    /// Make `registry` (loaded with `config`) `agent`'s latest version: a
+    /// new number when its tools differ from the newest recorded version,
+    /// that version again (with this registry's load report) when they do
+    /// not.
+    pub(crate) fn commit(
+        &self,
+        agent: &str,
+        registry: Arc<Registry>,
+        config: Arc<Config>,
+        commit: Commit,
+    ) -> anyhow::Result<Committed> {
+        let _committing = self
+            .committing
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let shelf = self.shelf(agent);
+        let newest = match self.latest(agent) {
+            Some(latest) => Some(latest.record.clone()),
+            None => shelf.newest()?.map(Arc::new),
+        };
+        let candidate = VersionRecord::of(agent, 0, &registry);
+        let same = |newest: &VersionRecord| match commit {
+            Commit::Recorded => newest.tools == candidate.tools,
+            Commit::Unrecorded => candidate
+                .tools
+                .iter()
+                .all(|(name, entry)| newest.tools.get(name) == Some(entry)),
+        };
+        let (record, diff) = match newest {
+            Some(newest) if same(&newest) => (newest, None),
+            newest if commit == Commit::Unrecorded => {
+                let version = newest.map_or(0, |n| n.version) + 1;
+                (
+                    Arc::new(VersionRecord {
+                        version,
+                        ..candidate
+                    }),
+                    None,
+                )
+            }
+            newest => {
+                let number = newest.as_ref().map_or(0, |n| n.version) + 1;
+                let record = VersionRecord {
+                    version: number,
+                    ..candidate
+                };
+                let diff = newest.map(|newest| VersionDiff::between(&newest, &record));
+                let in_use = self.loaded_numbers(agent);
+                shelf.write(&record, |n| in_use.contains(&n))?;
+                (Arc::new(record), diff)
+            }
+        };
+        let version = Arc::new(AgentVersion {
+            pin: AgentPin {
+                name: agent.to_string(),
+                version: record.version,
+            },
+            registry,
+            config,
+            record,
+        });
+        let mut table = self.table.write().unwrap_or_else(PoisonError::into_inner);
+        let replaced = table.latest.insert(agent.to_string(), Arc::clone(&version));
+        table
+            .loaded
+            .insert(version.pin.clone(), Arc::clone(&version));
+        Ok(Committed {
+            version,
+            diff,
+            replaced,
+        })
+    }
+
+    fn loaded_numbers(&self, agent: &str) -> HashSet<u64> {
+        let table = self.table.read().unwrap_or_else(PoisonError::into_inner);
+        table
+            .loaded
+            .keys()
+            .filter(|pin| pin.name == agent)
+            .map(|pin| pin.version)
+            .collect()
+    }
+
+    /// `agent`'s latest version.
+    pub(crate) fn latest(&self, agent: &str) -> Option<Arc<AgentVersion>> {
+        let table = self.table.read().unwrap_or_else(PoisonError::into_inner);
+        table.latest.get(agent).cloned()
+    }
+
+    /// The version `pin` names, if it is loaded.
+    pub(crate) fn loaded(&self, pin: &AgentPin) -> Option<Arc<AgentVersion>> {
+        let table = self.table.read().unwrap_or_else(PoisonError::into_inner);
+        table.loaded.get(pin).cloned()
+    }
+
+    /// The agents' names.
+    pub(crate) fn names(&self) -> Vec<String> {
+        let table = self.table.read().unwrap_or_else(PoisonError::into_inner);
+        table.latest.keys().cloned().collect()
+    }
+
+    /// Drop every loaded version that is not its agent's latest and that
+    /// `in_use` does not name: its code is freed once the calls running
+    /// on it finish.
+    pub(crate) fn release(&self, in_use: &HashSet<AgentPin>) {
+        let dropped: Vec<Arc<AgentVersion>> = {
+            let mut table = self.table.write().unwrap_or_else(PoisonError::into_inner);
+            let latest: HashSet<AgentPin> = table.latest.values().map(|v| v.pin.clone()).collect();
+            let keep = |pin: &AgentPin| latest.contains(pin) || in_use.contains(pin);
+            let gone: Vec<AgentPin> = table.loaded.keys().filter(|p| !keep(p)).cloned().collect();
+            gone.iter()
+                .filter_map(|pin| table.loaded.remove(pin))
+                .collect()
+        };
+        for version in &dropped {
+            tracing::info!("unloaded {}: no session uses it", version.pin);
+        }
+    }
+
+    /// The versions loaded now and the code they hold.
+    pub(crate) fn loaded_versions(&self) -> LoadedVersions {
+        let table = self.table.read().unwrap_or_else(PoisonError::into_inner);
+        let mut images = BTreeMap::new();
+        for version in table.loaded.values() {
+            for tool in version.registry.all() {
+                if let Some(image) = tool.code_image() {
+                    images.insert(image.start, image.len());
+                }
+            }
+        }
+        LoadedVersions {
+            versions: table
+                .loaded
+                .values()
+                .map(|v| {
+                    let latest = table
+                        .latest
+                        .get(&v.pin.name)
+                        .is_some_and(|l| Arc::ptr_eq(l, v));
+                    (v.pin.clone(), latest)
+                })
+                .collect(),
+            components: images.len(),
+            code_bytes: images.values().sum(),
+        }
+    }
+
+    /// `agent`'s version records kept on disk, lowest first; a record that
+    /// cannot be read is reported and skipped.
+    pub(crate) fn records(&self, agent: &str) -> anyhow::Result<Vec<VersionRecord>> {
+        let shelf = self.shelf(agent);
+        let mut records = Vec::new();
+        for number in shelf.numbers()? {
+            match shelf.read(number) {
+                Ok(Some(record)) => records.push(record),
+                Ok(None) => {}
+                Err(e) => tracing::warn!("skipping a version record: {e:#}"),
+            }
+        }
+        Ok(records)
+    }
+
+    /// Version `version` of `agent` as recorded, if it is kept.
+    pub(crate) fn record(
+        &self,
+        agent: &str,
+        version: u64,
+    ) -> anyhow::Result<Option<VersionRecord>> {
+        if let Some(loaded) = self.loaded(&AgentPin {
+            name: agent.to_string(),
+            version,
+        }) {
+            return Ok(Some(loaded.record.as_ref().clone()));
+        }
+        self.shelf(agent).read(version)
+    }
+}

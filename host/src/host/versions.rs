@@ -1,0 +1,166 @@
+//! The host's agents and versions as surfaces use them: which version a
+//! session's call runs, binding a new session, upgrading one, and dropping
+//! the versions no session uses.
+
+use std::sync::Arc;
+
+use super::Host;
+use crate::agents::{
+    AgentError, AgentVersion, DEFAULT_AGENT, LoadedVersions, VersionDiff, VersionRecord,
+};
+use crate::error::CallError;
+use crate::session::{AgentPin, Session, SessionStore};
+
+impl Host {
+    /// The version a call in `session` runs: the one it is bound to, or
+    /// the default agent's latest for a session bound to none.
+    pub fn version_of(&self, session: &Session) -> Result<Arc<AgentVersion>, CallError> {
+        let Some(pin) = session.pin() else {
+            return Ok(self.latest());
+        };
+        self.agents
+            .loaded(&pin)
+            .ok_or_else(|| CallError::VersionUnavailable {
+                session: session.id().to_string(),
+                latest: self.agents.latest(&pin.name).map_or(0, |v| v.pin().version),
+                pin,
+            })
+    }
+
+    /// The agents this host serves.
+    pub fn agent_names(&self) -> Vec<String> {
+        self.agents.names()
+    }
+
+    /// `agent`'s latest version.
+    pub fn agent(&self, agent: &str) -> Result<Arc<AgentVersion>, AgentError> {
+        self.agents
+            .latest(agent)
+            .ok_or_else(|| AgentError::UnknownAgent {
+                name: agent.to_string(),
+                known: self.agents.names(),
+            })
+    }
+
+    /// What a new session is bound to: version `version` of `agent` (the
+    /// default agent, its latest version, when not named), which must be
+    /// loaded.
+    pub fn pin_for(
+        &self,
+        agent: Option<&str>,
+        version: Option<u64>,
+    ) -> Result<AgentPin, AgentError> {
+        let latest = self.agent(agent.unwrap_or(DEFAULT_AGENT))?;
+        let Some(version) = version.filter(|&v| v != latest.pin().version) else {
+            return Ok(latest.pin().clone());
+        };
+        self.loaded_version(&latest, version)
+            .map(|v| v.pin().clone())
+    }
+
+    fn loaded_version(
+        &self,
+        latest: &AgentVersion,
+        version: u64,
+    ) -> Result<Arc<AgentVersion>, AgentError> {
+        let agent = &latest.pin().name;
+        let pin = AgentPin {
+            name: agent.clone(),
+            version,
+        };
+        if let Some(loaded) = self.agents.loaded(&pin) {
+            return Ok(loaded);
+        }
+        let latest = latest.pin().version;
+        match self.agents.record(agent, version)? {
+            Some(_) => Err(AgentError::VersionNotLoaded {
+                agent: agent.clone(),
+                version,
+                latest,
+            }),
+            None => Err(AgentError::VersionNotFound {
+                agent: agent.clone(),
+                version,
+                latest,
+            }),
+        }
+    }
+
+    /// Bind `session` (of `store`) to version `to` of its agent (the
+    /// latest when `None`), from its next call on, and say what changed.
+    pub fn upgrade(
+        &self,
+        store: &SessionStore,
+        session: &Session,
+        to: Option<u64>,
+    ) -> Result<VersionDiff, AgentError> {
+        let from = session.pin();
+        let agent = from.as_ref().map_or(DEFAULT_AGENT, |p| p.name.as_str());
+        let latest = self.agent(agent)?;
+        let target = match to {
+            Some(version) if version != latest.pin().version => {
+                self.loaded_version(&latest, version)?
+            }
+            _ => latest,
+        };
+        let before = match &from {
+            Some(pin) => self.agents.record(&pin.name, pin.version)?,
+            None => None,
+        };
+        let diff = match before {
+            Some(before) => VersionDiff::between(&before, target.record()),
+            // Bound to nothing, or to a version whose record is gone:
+            // everything counts as added.
+            None => VersionDiff::between(
+                &VersionRecord {
+                    version: from.map_or(0, |p| p.version),
+                    tools: Default::default(),
+                    ..target.record().clone()
+                },
+                target.record(),
+            ),
+        };
+        store.repin(session, target.pin().clone())?;
+        self.release_versions();
+        Ok(diff)
+    }
+
+    /// `agent`'s versions on record, lowest first.
+    pub fn agent_versions(&self, agent: &str) -> Result<Vec<VersionRecord>, AgentError> {
+        self.agent(agent)?;
+        Ok(self.agents.records(agent)?)
+    }
+
+    /// Version `version` of `agent` as recorded.
+    pub fn agent_version(&self, agent: &str, version: u64) -> Result<VersionRecord, AgentError> {
+        let latest = self.agent(agent)?;
+        self.agents
+            .record(agent, version)?
+            .ok_or_else(|| AgentError::VersionNotFound {
+                agent: agent.to_string(),
+                version,
+                latest: latest.pin().version,
+            })
+    }
+
+    /// Whether version `pin` is loaded now.
+    pub fn is_loaded(&self, pin: &AgentPin) -> bool {
+        self.agents.loaded(pin).is_some()
+    }
+
+    /// The versions loaded now and the code they hold (for `/metrics`).
+    pub fn loaded_versions(&self) -> LoadedVersions {
+        self.agents.loaded_versions()
+    }
+
+    /// Drop every version that is not its agent's latest and that no
+    /// session of the attached store is bound to. Surfaces call it when a
+    /// session ends; reloads and upgrades call it themselves.
+    pub fn release_versions(&self) {
+        let in_use = self
+            .sessions()
+            .map(|store| store.pins())
+            .unwrap_or_default();
+        self.agents.release(&in_use);
+    }
+}
