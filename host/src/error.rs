@@ -80,7 +80,7 @@ pub enum CallError {
         /// The session id.
         session: String,
         /// The version it is bound to.
-        pin: crate::session::AgentPin,
+        pin: crate::agent_pin::AgentPin,
         /// The agent's latest version.
         latest: u64,
     },

@@ -29,6 +29,7 @@
 //! authoring in `toolhost-cli` (docs/ARCHITECTURE.md).
 
 mod admission;
+mod agent_pin;
 pub mod agents;
 pub mod artifacts;
 pub mod ask;

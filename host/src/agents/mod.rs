@@ -17,9 +17,9 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 pub use record::{MAX_RECORDS, PolicyEntry, ToolEntry, VersionDiff, VersionRecord};
 
+pub use crate::agent_pin::AgentPin;
 use crate::config::Config;
 use crate::registry::Registry;
-use crate::session::AgentPin;
 use record::RecordShelf;
 
 /// The agent a host's tools folder and `toolhost.toml` make.

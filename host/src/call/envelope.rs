@@ -7,12 +7,12 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::agent_pin::AgentPin;
 use crate::caps::log::LogLine;
 use crate::caps::progress::Progress;
 #[cfg(doc)]
 use crate::error::CallError;
 use crate::output::ToolOutput;
-use crate::session::AgentPin;
 use crate::tool::Effect;
 use crate::usage::{Limit, Usage};
 

@@ -4,7 +4,6 @@
 //! a server hands out, binds requests to them, and forgets idle ones.
 
 mod events;
-mod pin;
 pub mod reminders;
 mod store;
 
@@ -17,11 +16,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::MutexGuard;
 
+pub use crate::agent_pin::AgentPin;
 pub use events::{
     Event, EventData, EventKind, EventLog, HistoryBudget, MAX_EVENTS, MAX_HISTORY_BYTES,
     MAX_SESSION_HISTORY_BYTES,
 };
-pub use pin::AgentPin;
 pub use store::{
     BindError, Bound, MAX_SESSIONS, NewSession, PinSource, RemoveError, SessionStore, StoreError,
 };

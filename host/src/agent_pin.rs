@@ -1,4 +1,5 @@
-//! [`AgentPin`]: which version of which agent a session's calls run.
+//! [`AgentPin`]: which version of which agent a session's calls run (a
+//! leaf: sessions, envelopes and errors name it).
 
 use serde::{Deserialize, Serialize};
 
