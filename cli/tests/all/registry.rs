@@ -490,3 +490,43 @@ async fn assert_echoes(host: &Host, text: &str) {
         .unwrap_or_else(|e| panic!("echo `{text}`: {e}"));
     assert_eq!(result.result, json!(text));
 }
+
+#[tokio::test]
+async fn version_numbers_survive_a_restart_and_one_shot_loads_record_none() {
+    let dir = host_dir(&["echo", "trap"], "");
+    let number = |host: &Host| host.latest().pin().version;
+    let first = load(dir.path()).await;
+    assert_eq!(number(&first), 1);
+    drop(first);
+    let again = load(dir.path()).await;
+    assert_eq!(number(&again), 1, "the same tools keep their number");
+    drop(again);
+
+    // A one-shot load of one tool runs the newest recorded version's echo
+    // and records nothing.
+    let only = Host::builder(dir.path())
+        .cache_dir(cache_dir())
+        .only("echo")
+        .build()
+        .await
+        .unwrap();
+    assert_eq!(number(&only), 1);
+    let result = only
+        .call("echo", json!({ "text": "v" }), &live())
+        .await
+        .unwrap();
+    assert_eq!(result.call.agent.version, 1);
+    drop(only);
+
+    std::fs::copy(artifact("context"), dir.path().join("tools/echo.wasm")).unwrap();
+    let changed = load(dir.path()).await;
+    assert_eq!(number(&changed), 2, "changed tools make the next number");
+    let records = changed.agent_versions("default").unwrap();
+    assert_eq!(
+        records.iter().map(|r| r.version).collect::<Vec<_>>(),
+        [1, 2]
+    );
+    let diff = toolhost::agents::VersionDiff::between(&records[0], &records[1]);
+    assert_eq!(diff.changed.keys().collect::<Vec<_>>(), ["echo"]);
+    assert!(diff.added.is_empty() && diff.removed.is_empty());
+}
