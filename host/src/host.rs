@@ -315,7 +315,9 @@ impl Host {
 
     /// Load the tools folder (and `toolhost.toml` and `tools.lock`) again
     /// and swap the new tools in. Calls already running finish on the tools
-    /// they started with; the next call sees the new ones. Subscribers of
+    /// they started with; the next call sees the new ones, except in a
+    /// session bound to an older version (see [`crate::agents`]): a change
+    /// makes the default agent's next version. Subscribers of
     /// [`Host::tool_changes`] hear of it if a tool was added, removed,
     /// changed, enabled or disabled.
     ///
