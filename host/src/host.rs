@@ -466,9 +466,7 @@ impl Host {
         let registry = self.registry();
         let tools: Vec<serde_json::Value> = registry.tools().map(|t| t.to_json()).collect();
         let config = self.config();
-        let toolsets: Vec<serde_json::Value> = (config.toolset.agent.iter().map(|t| t.to_json()))
-            .chain(config.toolset.mcp.iter().map(|t| t.to_json()))
-            .collect();
+        let toolsets = config.toolset.to_json();
         serde_json::json!({
             "tools": tools,
             "unavailable": registry.unavailable(),

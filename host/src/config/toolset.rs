@@ -97,6 +97,16 @@ pub struct Toolsets {
     pub mcp: Vec<McpToolset>,
 }
 
+impl Toolsets {
+    /// The declared toolsets as the registry echoes them (stored form,
+    /// dated type): the built-in one first, then the MCP ones in order.
+    pub fn to_json(&self) -> Vec<serde_json::Value> {
+        (self.agent.iter().map(Toolset::to_json))
+            .chain(self.mcp.iter().map(McpToolset::to_json))
+            .collect()
+    }
+}
+
 /// An `mcp_toolset`: the tools of one declared MCP server, configured by
 /// `default_config` + `configs` like the built-in toolset.
 #[derive(Debug, Clone)]

@@ -15,23 +15,19 @@ use toolhost::session::AgentPin;
 /// An agent as listed: its latest version, the tool set the config
 /// declares in the registry's form, and its tools' names.
 fn agent_json(version: &AgentVersion) -> Value {
-    let config = version.config();
-    let declared: Vec<Value> = (config.toolset.agent.iter().map(|t| t.to_json()))
-        .chain(config.toolset.mcp.iter().map(|t| t.to_json()))
-        .collect();
     json!({
         "type": "agent",
         "name": version.pin().name,
         "version": version.pin().version,
         "createdAt": version.record().created_at.to_rfc3339(),
-        "tools": declared,
+        "tools": version.config().toolset.to_json(),
         "toolNames": version.registry().tools().map(|t| t.name()).collect::<Vec<_>>(),
     })
 }
 
 /// A version as listed: its number, when it was made, whether its code is
-/// loaded, and how many tools it has.
-fn summary_json(app: &App, record: &VersionRecord) -> Value {
+/// loaded, and how many of `sessions` (the store's pins) are bound to it.
+fn summary_json(app: &App, record: &VersionRecord, sessions: &[AgentPin]) -> Value {
     let pin = AgentPin {
         name: record.agent.clone(),
         version: record.version,
@@ -40,7 +36,7 @@ fn summary_json(app: &App, record: &VersionRecord) -> Value {
         "version": record.version,
         "createdAt": record.created_at.to_rfc3339(),
         "loaded": app.host.is_loaded(&pin),
-        "sessions": app.sessions.list().iter().filter(|s| s.pin().as_ref() == Some(&pin)).count(),
+        "sessions": sessions.iter().filter(|p| **p == pin).count(),
         "toolCount": record.tools.len(),
     })
 }
@@ -77,7 +73,11 @@ pub(super) async fn versions(
     let records = tokio::task::spawn_blocking(move || host.agent_versions(&name))
         .await
         .map_err(|e| ApiError::internal(e.to_string()))??;
-    let versions: Vec<Value> = records.iter().map(|r| summary_json(&app, r)).collect();
+    let pins: Vec<AgentPin> = app.sessions.list().iter().filter_map(|s| s.pin()).collect();
+    let versions: Vec<Value> = records
+        .iter()
+        .map(|r| summary_json(&app, r, &pins))
+        .collect();
     Ok(Json(json!({ "versions": versions })))
 }
 
@@ -88,6 +88,9 @@ pub(super) async fn version(
     app.check_slug(&slug)?;
     let record = app.host.agent_version(&name, number)?;
     let mut body = serde_json::to_value(&record).map_err(|e| ApiError::internal(e.to_string()))?;
-    body["loaded"] = summary_json(&app, &record)["loaded"].clone();
+    body["loaded"] = json!(app.host.is_loaded(&AgentPin {
+        name: name.clone(),
+        version: number,
+    }));
     Ok(Json(body))
 }
