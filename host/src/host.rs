@@ -1,6 +1,9 @@
 //! [`Host`]: a loaded tools folder with its engine, config and state.
 
+mod named;
 mod versions;
+
+pub use named::AgentSource;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -8,7 +11,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use anyhow::Context as _;
 
 use crate::admission::CallGate;
-use crate::agents::{AgentVersion, Agents, Commit, DEFAULT_AGENT};
+use crate::agents::{AgentVersion, Agents, Commit, DEFAULT_AGENT, Loaded};
 use crate::call::api::CallObserver;
 use crate::call::envelope::CallResult;
 use crate::caps::ask::AskingSlots;
@@ -197,7 +200,16 @@ impl HostBuilder {
         } else {
             Commit::Recorded
         };
-        agents.commit(DEFAULT_AGENT, Arc::new(registry), config.clone(), commit)?;
+        let definition = config.definition();
+        agents.commit(
+            DEFAULT_AGENT,
+            Loaded {
+                registry: Arc::new(registry),
+                config: config.clone(),
+                definition,
+            },
+            commit,
+        )?;
         let kv: Option<Arc<dyn KvBackend>> = if needs_kv {
             let path = state_dir.join("kv.redb");
             Some(Arc::new(RedbBackend::open(&path).with_context(
@@ -206,7 +218,7 @@ impl HostBuilder {
         } else {
             None
         };
-        Ok(Host {
+        let host = Host {
             gate: CallGate::new(&config.limits),
             file_slots: FileSlots::new(config.limits.open_files()),
             engine,
@@ -229,7 +241,18 @@ impl HostBuilder {
             observers: RwLock::default(),
             upstreams,
             reload_error: RwLock::default(),
-        })
+            editing: tokio::sync::Mutex::default(),
+        };
+        if self.only.is_none() {
+            let config = host.config();
+            host.load_named_agents(&config, self.tiering).await;
+            for name in host.agent_names() {
+                if let Some(version) = host.agents.latest(&name).filter(|_| name != DEFAULT_AGENT) {
+                    host.upstreams.start_eager(version.config());
+                }
+            }
+        }
+        Ok(host)
     }
 }
 
@@ -273,6 +296,8 @@ pub struct Host {
     upstreams: Arc<Upstreams>,
     /// Why the last reload failed, if it did.
     reload_error: RwLock<Option<String>>,
+    /// Held while named agents are loaded, made or changed.
+    editing: tokio::sync::Mutex<()>,
 }
 
 impl Host {
@@ -389,18 +414,16 @@ impl Host {
             lock.as_ref().is_none_or(|lock| lock.accepts(tool))
         });
         let fresh = Arc::new(fresh);
-        let committed =
-            self.agents
-                .commit(DEFAULT_AGENT, fresh.clone(), config.clone(), self.commit)?;
-        if let Some(diff) = &committed.diff {
-            tracing::info!(
-                "agent `{DEFAULT_AGENT}` is now at version {} (added {:?}, removed {:?}, changed {:?})",
-                diff.to,
-                diff.added,
-                diff.removed,
-                diff.changed.keys().collect::<Vec<_>>()
-            );
-        }
+        let committed = self.agents.commit(
+            DEFAULT_AGENT,
+            Loaded {
+                registry: fresh.clone(),
+                config: config.clone(),
+                definition: config.definition(),
+            },
+            self.commit,
+        )?;
+        named::log_new_version(DEFAULT_AGENT, &committed);
         let fingerprint = |r: &Registry| -> Vec<(String, String, bool)> {
             r.all()
                 .map(|t| {
@@ -412,7 +435,9 @@ impl Host {
                 })
                 .collect()
         };
-        *self.config.write().unwrap_or_else(PoisonError::into_inner) = config;
+        *self.config.write().unwrap_or_else(PoisonError::into_inner) = config.clone();
+        self.load_named_agents(&config, Tiering::BaselineFirst)
+            .await;
         self.release_versions();
         // Against the version this one replaced (a reload that ran
         // meanwhile may have made it), so one change is announced once.

@@ -399,6 +399,17 @@ impl Lockfile {
         registry.refuse(|tool| self.refusal(tool));
     }
 
+    /// Refuse, as [`Lockfile::enforce`] does, only the tools of `registry`
+    /// loaded from the tools folder: a named agent's own toolset, custom
+    /// and MCP tools are pinned by its versions, not by this lock.
+    pub fn enforce_files(&self, registry: &mut Registry) {
+        registry.refuse(|tool| {
+            (tool.origin() == crate::registry::Origin::File)
+                .then(|| self.refusal(tool))
+                .flatten()
+        });
+    }
+
     /// Whether `tool` matches this lock.
     pub fn accepts(&self, tool: &Tool) -> bool {
         self.refusal(tool).is_none()

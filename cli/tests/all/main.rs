@@ -12,6 +12,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod agents;
 mod artifacts;
 mod ask;
 mod author;

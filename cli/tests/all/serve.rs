@@ -13,12 +13,12 @@ use serde_json::{Value, json};
 use toolhost_serve::http::{self, App, ServeOptions};
 
 /// A server on a loopback port, stopped when dropped.
-struct Server {
-    base: String,
-    dir: tempfile::TempDir,
-    host: Arc<toolhost::Host>,
-    client: reqwest::Client,
-    token: Option<String>,
+pub(crate) struct Server {
+    pub(crate) base: String,
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) host: Arc<toolhost::Host>,
+    pub(crate) client: reqwest::Client,
+    pub(crate) token: Option<String>,
     task: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
 
@@ -28,7 +28,7 @@ impl Drop for Server {
     }
 }
 
-async fn start(tools: &[&str], config: &str) -> Server {
+pub(crate) async fn start(tools: &[&str], config: &str) -> Server {
     start_with(tools, config, |_| {}).await
 }
 
@@ -54,18 +54,18 @@ async fn start_with(tools: &[&str], config: &str, tune: impl FnOnce(&mut ServeOp
 }
 
 impl Server {
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}/toolhost/v1{path}", self.base)
     }
 
-    fn auth(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+    pub(crate) fn auth(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         match &self.token {
             Some(token) => request.bearer_auth(token),
             None => request,
         }
     }
 
-    async fn get(&self, path: &str) -> (StatusCode, Value) {
+    pub(crate) async fn get(&self, path: &str) -> (StatusCode, Value) {
         read(
             self.auth(self.client.get(self.url(path)))
                 .send()
@@ -76,22 +76,22 @@ impl Server {
     }
 
     /// `/metrics` as text.
-    async fn metrics(&self) -> String {
+    pub(crate) async fn metrics(&self) -> String {
         let request = self.client.get(format!("{}/metrics", self.base));
         let response = self.auth(request).send().await.unwrap();
         response.text().await.unwrap()
     }
 
-    async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+    pub(crate) async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
         let request = self.client.post(self.url(path)).json(&body);
         read(self.auth(request).send().await.unwrap()).await
     }
 
-    async fn call(&self, tool: &str, body: Value) -> (StatusCode, Value) {
+    pub(crate) async fn call(&self, tool: &str, body: Value) -> (StatusCode, Value) {
         self.post(&format!("/tools/{tool}"), body).await
     }
 
-    async fn session(&self, body: Value) -> Value {
+    pub(crate) async fn session(&self, body: Value) -> Value {
         let (status, session) = self.post("/sessions", body).await;
         assert_eq!(status, StatusCode::CREATED, "{session}");
         session
@@ -178,7 +178,7 @@ impl EventStream {
     }
 }
 
-fn code(body: &Value) -> &str {
+pub(crate) fn code(body: &Value) -> &str {
     body["error"]["code"].as_str().unwrap_or("")
 }
 

@@ -10,12 +10,15 @@
 //! [`DEFAULT_AGENT`].
 
 mod record;
+mod stored;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 pub use record::{MAX_RECORDS, PolicyEntry, ToolEntry, VersionDiff, VersionRecord};
+pub(crate) use stored::StoredAgents;
+pub use stored::{DEFINITION_FILE, StoredAgent};
 
 pub use crate::agent_pin::AgentPin;
 use crate::config::Config;
@@ -33,6 +36,7 @@ pub struct AgentVersion {
     pin: AgentPin,
     registry: Arc<Registry>,
     config: Arc<Config>,
+    definition: serde_json::Value,
     record: Arc<VersionRecord>,
 }
 
@@ -58,6 +62,13 @@ impl AgentVersion {
     /// The config its tools were loaded with.
     pub fn config(&self) -> &Arc<Config> {
         &self.config
+    }
+
+    /// Its definition as the registry echoes it: `tools` (the toolsets
+    /// and custom tools, defaults filled in), `mcp_servers` and
+    /// `components`.
+    pub fn definition(&self) -> &serde_json::Value {
+        &self.definition
     }
 
     /// Its record: each tool's digests and policy.
@@ -101,6 +112,30 @@ pub enum AgentError {
         /// Its latest version.
         latest: u64,
     },
+    /// An agent definition that breaks a rule, or whose tools do not load.
+    #[error("invalid agent `{name}`: {reason}")]
+    Invalid {
+        /// The agent.
+        name: String,
+        /// Which rule, where.
+        reason: String,
+    },
+    /// An agent of this name exists already.
+    #[error("an agent named `{name}` exists already; change it with PATCH")]
+    Exists {
+        /// The name asked for.
+        name: String,
+    },
+    /// The agent is declared in `toolhost.toml` (or is the default one):
+    /// it changes when the file does.
+    #[error(
+        "the agent `{name}` is declared in toolhost.toml, not made over the API: edit the file \
+         and the host reloads it"
+    )]
+    NotEditable {
+        /// The agent.
+        name: String,
+    },
     /// The version records could not be read or written.
     #[error("{0:#}")]
     Io(#[from] anyhow::Error),
@@ -113,6 +148,9 @@ impl AgentError {
             Self::UnknownAgent { .. } => "agent_not_found",
             Self::VersionNotFound { .. } => "agent_version_not_found",
             Self::VersionNotLoaded { .. } => "agent_version_unavailable",
+            Self::Invalid { .. } => "invalid_agent",
+            Self::Exists { .. } => "agent_exists",
+            Self::NotEditable { .. } => "agent_not_editable",
             Self::Io(_) => "internal_error",
         }
     }
@@ -142,6 +180,16 @@ pub enum Commit {
     Unrecorded,
 }
 
+/// An agent's tools as just loaded, to commit as a version.
+pub(crate) struct Loaded {
+    /// Its tools.
+    pub registry: Arc<Registry>,
+    /// The config they were loaded with.
+    pub config: Arc<Config>,
+    /// Its definition as echoed ([`AgentVersion::definition`]).
+    pub definition: serde_json::Value,
+}
+
 /// What committing a version did.
 pub struct Committed {
     /// The agent's latest version now.
@@ -155,6 +203,7 @@ pub struct Committed {
 /// Every agent's latest version and the older versions sessions still use.
 pub struct Agents {
     root: PathBuf,
+    stored: StoredAgents,
     table: RwLock<Table>,
     /// Held while a version is committed, so two reloads cannot take one
     /// number.
@@ -170,11 +219,18 @@ struct Table {
 impl Agents {
     /// Agents whose version records are kept under `<state_dir>/agents`.
     pub(crate) fn new(state_dir: &Path) -> Self {
+        let root = state_dir.join(AGENTS_DIR);
         Self {
-            root: state_dir.join(AGENTS_DIR),
+            stored: StoredAgents::new(&root),
+            root,
             table: RwLock::default(),
             committing: Mutex::new(()),
         }
+    }
+
+    /// The agents made over the API.
+    pub(crate) fn stored(&self) -> &StoredAgents {
+        &self.stored
     }
 
     fn shelf(&self, agent: &str) -> RecordShelf {
@@ -188,10 +244,14 @@ impl Agents {
     pub(crate) fn commit(
         &self,
         agent: &str,
-        registry: Arc<Registry>,
-        config: Arc<Config>,
+        loaded: Loaded,
         commit: Commit,
     ) -> anyhow::Result<Committed> {
+        let Loaded {
+            registry,
+            config,
+            definition,
+        } = loaded;
         let _committing = self
             .committing
             .lock()
@@ -240,6 +300,7 @@ impl Agents {
             },
             registry,
             config,
+            definition,
             record,
         });
         let mut table = self.table.write().unwrap_or_else(PoisonError::into_inner);
@@ -274,6 +335,13 @@ impl Agents {
     pub(crate) fn loaded(&self, pin: &AgentPin) -> Option<Arc<AgentVersion>> {
         let table = self.table.read().unwrap_or_else(PoisonError::into_inner);
         table.loaded.get(pin).cloned()
+    }
+
+    /// Stop serving `agent` (its definition is gone): no new session can
+    /// be bound to it; versions sessions use stay loaded until released.
+    pub(crate) fn retire(&self, agent: &str) {
+        let mut table = self.table.write().unwrap_or_else(PoisonError::into_inner);
+        table.latest.remove(agent);
     }
 
     /// The agents' names.

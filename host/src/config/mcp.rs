@@ -131,6 +131,20 @@ impl McpServer {
     pub fn source(&self) -> PathBuf {
         source_of(&self.name)
     }
+
+    /// The server as listings echo it: its name and how it is reached
+    /// (`url`, or `command` and `args`), never header or environment
+    /// values.
+    pub fn to_json(&self) -> serde_json::Value {
+        match &self.transport {
+            McpTransport::Url { url, .. } => {
+                serde_json::json!({ "name": self.name, "type": "url", "url": url })
+            }
+            McpTransport::Stdio { command, args, .. } => serde_json::json!({
+                "name": self.name, "type": "stdio", "command": command, "args": args,
+            }),
+        }
+    }
 }
 
 /// How the tools of the server `name` are shown as a source.

@@ -4,6 +4,7 @@
 //! tool gets is its `[tools.<name>]` entry over `[defaults]` over the built-in
 //! defaults, which deny every capability.
 
+pub mod agent;
 mod grants;
 pub mod mcp;
 pub mod toolset;
@@ -17,6 +18,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
+use self::agent::AgentSpec;
 pub use self::grants::{Channels, RemindersGrant};
 use self::mcp::McpServer;
 use self::toolset::{Toolset, Toolsets};
@@ -67,6 +69,9 @@ pub struct Config {
     /// Where call spans and metrics are exported over OTLP, if anywhere.
     #[serde(default)]
     pub telemetry: TelemetrySettings,
+    /// Named agents beside the default one (`[agents.<name>]`).
+    #[serde(default)]
+    pub agents: BTreeMap<String, AgentSpec>,
 }
 
 /// `[telemetry]`: OpenTelemetry export of call spans and metrics over
@@ -711,8 +716,14 @@ impl std::fmt::Debug for Grants {
 impl Config {
     /// Parse `toolhost.toml` text; `origin` names the file in errors.
     pub fn parse(text: &str, origin: &Path) -> anyhow::Result<Self> {
-        let config: Self =
+        let mut config: Self =
             toml::from_str(text).with_context(|| format!("invalid {}", origin.display()))?;
+        let dir = origin.parent().unwrap_or(Path::new("."));
+        for (name, agent) in &mut config.agents {
+            agent
+                .read_tools_file(name, dir)
+                .with_context(|| format!("invalid {}", origin.display()))?;
+        }
         config
             .validate()
             .with_context(|| format!("invalid {}", origin.display()))?;
@@ -823,13 +834,8 @@ impl Config {
     /// from a config made in code.
     pub fn validate(&self) -> anyhow::Result<()> {
         if let Some(name) = &self.name {
-            let ok = !name.is_empty()
-                && name.len() <= 64
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
             anyhow::ensure!(
-                ok,
+                is_slug(name),
                 "`name` = {name:?} is not a slug: use 1-64 characters of a-z, 0-9, `-` and `_`"
             );
         }
@@ -852,8 +858,75 @@ impl Config {
             toolset.validate().context("in [toolset]")?;
         }
         mcp::cross_check(&self.mcp_servers, &self.toolset.mcp)?;
+        for name in self.agents.keys() {
+            check_agent_name(name).with_context(|| format!("in [agents.{name}]"))?;
+        }
+        let servers = (self
+            .mcp_servers
+            .iter()
+            .map(|s| ("the default agent".to_string(), s)))
+        .chain(self.agents.iter().flat_map(|(agent, spec)| {
+            spec.mcp_servers
+                .iter()
+                .map(move |s| (format!("[agents.{agent}]"), s))
+        }));
+        let mut seen: BTreeMap<&str, (String, &McpServer)> = BTreeMap::new();
+        for (declarer, server) in servers {
+            if let Some((first, held)) = seen.get(server.name.as_str()) {
+                anyhow::ensure!(
+                    *held == server,
+                    "the MCP server `{}` is declared differently by {first} and {declarer}: \
+                     agents share one connection per server name, so give them different names",
+                    server.name
+                );
+            } else {
+                seen.insert(&server.name, (declarer, server));
+            }
+        }
         Ok(())
     }
+
+    /// The default agent's definition as the registry echoes it (see
+    /// [`crate::agents::AgentVersion::definition`]).
+    pub fn definition(&self) -> serde_json::Value {
+        agent::default_definition(self)
+    }
+
+    /// The config an agent's tools are loaded with: this one's settings and
+    /// per-tool grants, with the agent's toolsets, custom tools and MCP
+    /// servers in place of the default agent's.
+    pub fn for_agent(&self, spec: &AgentSpec) -> Config {
+        Config {
+            toolset: spec.toolsets(),
+            custom_tools: spec.custom_tools(),
+            mcp_servers: spec.mcp_servers.clone(),
+            agents: BTreeMap::new(),
+            ..self.clone()
+        }
+    }
+}
+
+/// Whether `name` is 1-64 characters of a-z, 0-9, `-` and `_`.
+fn is_slug(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+}
+
+/// An agent's name is a directory name under the state directory and a
+/// path segment of the HTTP API: a slug, and not the default agent's.
+pub fn check_agent_name(name: &str) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        is_slug(name),
+        "the agent name {name:?} is not a slug: use 1-64 characters of a-z, 0-9, `-` and `_`"
+    );
+    anyhow::ensure!(
+        name != crate::agents::DEFAULT_AGENT,
+        "`{name}` is the agent the tools folder and toolhost.toml make; name yours otherwise"
+    );
+    Ok(())
 }
 
 /// A setting from the first layer that sets it.

@@ -353,7 +353,8 @@ where
     let mut toolsets = Toolsets::default();
     let mut agents = 0;
     for (index, entry) in entries.into_iter().enumerate() {
-        match parse_entry(entry, index).map_err(|e| D::Error::custom(format!("{e:#}")))? {
+        let at = entry_label(&entry, index);
+        match parse_entry(entry, &at).map_err(|e| D::Error::custom(format!("{e:#}")))? {
             Entry::Agent(toolset) => {
                 agents += 1;
                 toolsets.agent.get_or_insert(toolset);
@@ -380,7 +381,7 @@ where
 }
 
 /// One parsed `[[toolset]]` entry.
-enum Entry {
+pub(super) enum Entry {
     Agent(Toolset),
     Mcp(McpToolset),
 }
@@ -415,23 +416,21 @@ struct RawToolConfig {
     effect: Option<Effect>,
 }
 
-/// Parse the `index`th toolset entry (the only one, for a `[toolset]` table).
-fn parse_entry(value: toml::Value, index: usize) -> anyhow::Result<Entry> {
-    let kind = value
-        .get("type")
-        .and_then(toml::Value::as_str)
-        .map(str::to_string);
-    let server = value
-        .get("mcp_server_name")
-        .and_then(toml::Value::as_str)
-        .map(str::to_string);
-    let at = match (&kind, &server) {
-        (Some(kind), Some(server)) if kind == MCP_TOOLSET_TYPE => {
-            format!("[[toolset]] mcp_toolset `{server}`")
-        }
+/// How errors name the `index`th `[[toolset]]` entry (the only one, for a
+/// `[toolset]` table).
+fn entry_label(value: &toml::Value, index: usize) -> String {
+    let kind = value.get("type").and_then(toml::Value::as_str);
+    let server = value.get("mcp_server_name").and_then(toml::Value::as_str);
+    match (kind, server) {
+        (Some(MCP_TOOLSET_TYPE), Some(server)) => format!("[[toolset]] mcp_toolset `{server}`"),
         _ if index == 0 => "[toolset]".to_string(),
         _ => format!("[[toolset]] #{}", index + 1),
-    };
+    }
+}
+
+/// Parse one toolset entry, named `at` in errors.
+pub(super) fn parse_entry(value: toml::Value, at: &str) -> anyhow::Result<Entry> {
+    let at = at.to_string();
     let raw = RawToolset::deserialize(value).with_context(|| format!("in {at}"))?;
     let agent = raw.kind == TOOLSET_TYPE || raw.kind == TOOLSET_TYPE_DATED;
     anyhow::ensure!(

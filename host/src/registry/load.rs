@@ -12,6 +12,7 @@ use super::{
     LoadFailure, Origin, Registry, Tool, Unavailable, component, custom, mcp, slug, toolset,
 };
 use crate::config::Config;
+use crate::config::agent::Components;
 use crate::config::toolset::{COMPONENT_TOOLS, is_toolset_name};
 use crate::engine::{Pins, Tiering, ToolEngine};
 use crate::files::FileStamp;
@@ -126,7 +127,24 @@ impl Registry {
         scope: Scope<'_>,
         upstreams: Option<&Upstreams>,
     ) -> Result<Self, LoadError> {
-        let files = tool_files(dir)?;
+        let mut files = tool_files(dir)?;
+        let mut registry = Self::default();
+        if let Scope::Agent(Components::Named(slugs)) = scope {
+            files.retain(|path| slugs.contains(&slug(path)));
+            for absent in slugs
+                .iter()
+                .filter(|s| !files.iter().any(|p| slug(p) == **s))
+            {
+                registry.failures.push(LoadFailure {
+                    file: dir.join(format!("{absent}.wasm")),
+                    tool: Some(absent.clone()),
+                    reason: format!(
+                        "`components` names `{absent}`, but the tools folder has no \
+                         `{absent}.wasm`"
+                    ),
+                });
+            }
+        }
         let toolset = config.declared_toolset();
         let toolset_tools: Vec<&str> = toolset
             .map(|set| {
@@ -148,7 +166,7 @@ impl Registry {
         }
         let mut listing = None;
         let part = match scope {
-            Scope::Everything => None,
+            Scope::Everything | Scope::Agent(_) => None,
             Scope::Only(name) => match Part::for_tool(engine, &files, name, config, &toolset_tools)
             {
                 // Only a server can give it: list them first, and load the
@@ -173,7 +191,6 @@ impl Registry {
             .iter()
             .map(|path| (slug(path), path.clone()))
             .collect();
-        let mut registry = Self::default();
         for path in files {
             if part.as_ref().is_some_and(|part| !part.load.contains(&path)) {
                 continue;
@@ -330,7 +347,7 @@ impl Registry {
             })
             .cloned()
             .collect();
-        if !missing.is_empty() {
+        if !missing.is_empty() && !matches!(scope, Scope::Agent(_)) {
             return Err(LoadError::UnknownConfigured {
                 dir: dir.to_path_buf(),
                 names: missing,

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use super::slug;
 use crate::config::Config;
+use crate::config::agent::Components;
 use crate::config::toolset::is_toolset_name;
 use crate::engine::ToolEngine;
 use crate::files::FileStamp;
@@ -26,6 +27,10 @@ pub enum Scope<'a> {
     /// Only the tool of this name, for one call of it; any other tool the
     /// folder holds is counted and checked but neither compiled nor run.
     Only(&'a str),
+    /// A named agent's tools: the folder's files it selects, and what its
+    /// config declares. A `[tools.<name>]` entry for a tool it does not
+    /// serve is no error (the default agent's load checks those).
+    Agent(&'a Components),
 }
 
 /// A load of part of a folder: the files to load, and what the others give.

@@ -18,7 +18,7 @@ mod http;
 mod stdio;
 
 use std::any::Any;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, Weak};
 use std::time::{Duration, Instant};
@@ -82,29 +82,48 @@ impl Upstreams {
 
     /// The connection of every server `config` declares: the one held
     /// already where the declaration is unchanged, a new one (not started
-    /// yet) otherwise. Servers `config` no longer declares, or declares
-    /// differently, are stopped.
+    /// yet) otherwise; a held one declared differently now is stopped.
+    /// Servers `config` does not declare are left alone (another agent may
+    /// declare them): [`Upstreams::retain`] stops those no agent declares.
     pub fn for_config(&self, config: &Config) -> BTreeMap<String, Arc<Upstream>> {
         let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut kept = BTreeMap::new();
+        let mut wanted = BTreeMap::new();
         for spec in &config.mcp_servers {
-            let upstream = match servers.remove(&spec.name) {
-                Some(held) if held.spec == *spec => held,
-                _ => Arc::new(Upstream {
-                    spec: spec.clone(),
-                    dir: self.dir.clone(),
-                    network: self.network.clone(),
-                    links: std::sync::Mutex::default(),
-                    changes: self.changes.clone(),
-                }),
+            let upstream = match servers.get(&spec.name) {
+                Some(held) if held.spec == *spec => held.clone(),
+                _ => {
+                    let fresh = Arc::new(Upstream {
+                        spec: spec.clone(),
+                        dir: self.dir.clone(),
+                        network: self.network.clone(),
+                        links: std::sync::Mutex::default(),
+                        changes: self.changes.clone(),
+                    });
+                    if let Some(replaced) = servers.insert(spec.name.clone(), fresh.clone()) {
+                        tokio::spawn(async move { replaced.stop().await });
+                    }
+                    fresh
+                }
             };
-            kept.insert(spec.name.clone(), upstream);
+            wanted.insert(spec.name.clone(), upstream);
         }
-        let dropped = std::mem::replace(&mut *servers, kept.clone());
-        for (_, upstream) in dropped {
-            tokio::spawn(async move { upstream.stop().await });
+        wanted
+    }
+
+    /// Stop every held server whose name `declared` does not hold (no
+    /// agent declares it any more).
+    pub fn retain(&self, declared: &BTreeSet<String>) {
+        let mut servers = self.servers.lock().unwrap_or_else(PoisonError::into_inner);
+        let gone: Vec<String> = servers
+            .keys()
+            .filter(|name| !declared.contains(*name))
+            .cloned()
+            .collect();
+        for name in gone {
+            if let Some(upstream) = servers.remove(&name) {
+                tokio::spawn(async move { upstream.stop().await });
+            }
         }
-        kept
     }
 
     /// Start, in the background, every server `config` declares with

@@ -1,28 +1,100 @@
-//! Agents and their versions: `GET /<slug>/v1/agents[/<name>]` and
-//! `GET /<slug>/v1/agents/<name>/versions[/<n>]`.
+//! Agents and their versions: `GET /<slug>/v1/agents[/<name>]`,
+//! `POST /<slug>/v1/agents` and `PATCH /<slug>/v1/agents/<name>` (agents
+//! made over the API), and `GET /<slug>/v1/agents/<name>/versions[/<n>]`.
 
 use std::sync::Arc;
 
 use axum::Json;
 use axum::extract::State;
-use serde_json::{Value, json};
+use axum::http::StatusCode;
+use serde_json::{Map, Value, json};
 
 use super::App;
-use super::error::{ApiError, PathParams};
+use super::error::{ApiError, JsonBody, PathParams};
 use toolhost::agents::{AgentVersion, VersionRecord};
+use toolhost::host::AgentSource;
 use toolhost::session::AgentPin;
 
-/// An agent as listed: its latest version, the tool set the config
-/// declares in the registry's form, and its tools' names.
-fn agent_json(version: &AgentVersion) -> Value {
-    json!({
+/// An agent as listed: its latest version, its definition in the
+/// registry's form (`tools` with the defaults filled in, `mcp_servers`,
+/// `components`), where that comes from, and its tools' names.
+fn agent_json(app: &App, version: &AgentVersion) -> Value {
+    let name = &version.pin().name;
+    let source = match app.host.agent_source(name) {
+        Some(AgentSource::Api) => "api",
+        Some(AgentSource::Config) | None => "config",
+    };
+    let mut body = json!({
+        "id": name,
         "type": "agent",
-        "name": version.pin().name,
+        "name": name,
         "version": version.pin().version,
         "createdAt": version.record().created_at.to_rfc3339(),
-        "tools": version.config().toolset.to_json(),
+        "source": source,
         "toolNames": version.registry().tools().map(|t| t.name()).collect::<Vec<_>>(),
-    })
+    });
+    if let (Some(body), Value::Object(definition)) = (body.as_object_mut(), version.definition()) {
+        body.extend(definition.clone());
+    }
+    body
+}
+
+/// A request body that must be a JSON object.
+fn object(body: Value) -> Result<Map<String, Value>, ApiError> {
+    match body {
+        Value::Object(map) => Ok(map),
+        other => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_agent",
+            format!("the body must be a JSON object with `tools`, not {other}"),
+        )),
+    }
+}
+
+pub(super) async fn create(
+    State(app): State<Arc<App>>,
+    PathParams(slug): PathParams<String>,
+    JsonBody(body): JsonBody<Value>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    app.check_slug(&slug)?;
+    let mut body = object(body)?;
+    let name = match body.remove("name") {
+        Some(Value::String(name)) => name,
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_agent",
+                "`name` (a string) is required: the agent's slug",
+            ));
+        }
+    };
+    let version = app.host.create_agent(&name, &body).await?;
+    Ok((StatusCode::CREATED, Json(agent_json(&app, &version))))
+}
+
+pub(super) async fn update(
+    State(app): State<Arc<App>>,
+    PathParams((slug, name)): PathParams<(String, String)>,
+    JsonBody(body): JsonBody<Value>,
+) -> Result<Json<Value>, ApiError> {
+    app.check_slug(&slug)?;
+    let mut patch = object(body)?;
+    if let Some(given) = patch.remove("name")
+        && given != json!(name)
+    {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_agent",
+            format!("`name` is the agent's id and cannot change (this is `{name}`)"),
+        ));
+    }
+    let committed = app.host.update_agent(&name, &patch).await?;
+    let mut body = agent_json(&app, &committed.version);
+    body["changes"] = match &committed.diff {
+        Some(diff) => serde_json::to_value(diff).map_err(|e| ApiError::internal(e.to_string()))?,
+        None => Value::Null,
+    };
+    Ok(Json(body))
 }
 
 /// A version as listed: its number, when it was made, whether its code is
@@ -51,7 +123,7 @@ pub(super) async fn list(
         .agent_names()
         .iter()
         .filter_map(|name| app.host.agent(name).ok())
-        .map(|version| agent_json(&version))
+        .map(|version| agent_json(&app, &version))
         .collect();
     Ok(Json(json!({ "agents": agents })))
 }
@@ -61,7 +133,7 @@ pub(super) async fn get(
     PathParams((slug, name)): PathParams<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
-    Ok(Json(agent_json(&*app.host.agent(&name)?)))
+    Ok(Json(agent_json(&app, &*app.host.agent(&name)?)))
 }
 
 pub(super) async fn versions(

@@ -126,7 +126,10 @@ impl From<AgentError> for ApiError {
             AgentError::UnknownAgent { .. } | AgentError::VersionNotFound { .. } => {
                 StatusCode::NOT_FOUND
             }
-            AgentError::VersionNotLoaded { .. } => StatusCode::CONFLICT,
+            AgentError::VersionNotLoaded { .. }
+            | AgentError::Exists { .. }
+            | AgentError::NotEditable { .. } => StatusCode::CONFLICT,
+            AgentError::Invalid { .. } => StatusCode::BAD_REQUEST,
             AgentError::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         Self::new(status, error.code(), error.to_string())

@@ -256,8 +256,11 @@ pub fn router(app: Arc<App>) -> Router {
             "/{slug}/v1/sessions",
             post(sessions::create).get(sessions::list),
         )
-        .route("/{slug}/v1/agents", get(agents::list))
-        .route("/{slug}/v1/agents/{name}", get(agents::get))
+        .route("/{slug}/v1/agents", get(agents::list).post(agents::create))
+        .route(
+            "/{slug}/v1/agents/{name}",
+            get(agents::get).patch(agents::update),
+        )
         .route("/{slug}/v1/agents/{name}/versions", get(agents::versions))
         .route(
             "/{slug}/v1/agents/{name}/versions/{version}",

@@ -1,0 +1,278 @@
+//! Named agents over the HTTP API: declared in `toolhost.toml` or made with
+//! `POST /agents`, validated as the registry page says, echoed with the
+//! registry's defaults, versioned on change, and served to the sessions
+//! bound to them; kept across a restart.
+
+use crate::common;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::serve::{Server, code, start};
+
+const WEATHER: &str = r#"
+[agents.weather]
+components = ["echo"]
+tools = [
+  { type = "agent_toolset", default_config = { enabled = false }, configs = [{ name = "read", enabled = true }] },
+  { type = "custom", name = "get_weather", description = "Current weather for a city; no forecasts.", input_schema = { type = "object", properties = { location = { type = "string" } }, required = ["location"] } },
+]
+"#;
+
+fn names(agent: &Value) -> Vec<&str> {
+    agent["toolNames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect()
+}
+
+async fn patch(server: &Server, path: &str, body: Value) -> (StatusCode, Value) {
+    let request = server.client.patch(server.url(path)).json(&body);
+    let response = server.auth(request).send().await.unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_declared_in_the_config_serves_only_its_tools() {
+    let server = start(&["echo", "trap"], WEATHER).await;
+    let (status, list) = server.get("/agents").await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    let listed: Vec<&str> = list["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ["default", "weather"]);
+
+    let (status, agent) = server.get("/agents/weather").await;
+    assert_eq!(status, StatusCode::OK, "{agent}");
+    assert_eq!(agent["source"], json!("config"));
+    assert_eq!(agent["version"], json!(1));
+    assert_eq!(names(&agent), ["echo", "get_weather", "read"]);
+    assert_eq!(agent["components"], json!(["echo"]));
+    assert_eq!(agent["tools"][0]["type"], json!("agent_toolset_20260401"));
+    assert_eq!(
+        agent["tools"][0]["default_config"],
+        json!({ "enabled": false, "permission_policy": { "type": "always_allow" } })
+    );
+    assert_eq!(agent["tools"][1]["type"], json!("custom"));
+    assert_eq!(agent["tools"][1]["name"], json!("get_weather"));
+
+    // A session of the agent calls its tools and none of the others.
+    let session = server.session(json!({ "agent": "weather" })).await;
+    assert_eq!(session["agent"], json!({ "name": "weather", "version": 1 }));
+    let id = session["id"].as_str().unwrap();
+    let (status, body) = server
+        .call(
+            "echo",
+            json!({ "input": { "text": "hi" }, "sessionId": id }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["agent"], json!({ "name": "weather", "version": 1 }));
+    let (status, body) = server
+        .call("trap", json!({ "input": {}, "sessionId": id }))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (status, body) = server
+        .call(
+            "get_weather",
+            json!({ "input": { "location": "Oslo" }, "sessionId": id }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    assert_eq!(body["status"], json!("awaiting_custom_tool_result"));
+
+    // The default agent is untouched: the whole folder, no custom tool.
+    let (_, default) = server.get("/agents/default").await;
+    assert_eq!(names(&default), ["echo", "trap"]);
+
+    // An agent the file declares is edited in the file.
+    let (status, body) = patch(&server, "/agents/weather", json!({ "tools": [] })).await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::CONFLICT, "agent_not_editable"),
+        "{body}"
+    );
+}
+
+/// `POST /agents` with `tools` and the error code and message fragment it
+/// must answer with.
+async fn refused(server: &Server, body: Value, fragment: &str) {
+    let (status, answer) = server.post("/agents", body.clone()).await;
+    assert_eq!(
+        (status, code(&answer)),
+        (StatusCode::BAD_REQUEST, "invalid_agent"),
+        "{body} -> {answer}"
+    );
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains(fragment), "{body} -> {message}");
+}
+
+fn custom(name: &str) -> Value {
+    json!({
+        "type": "custom",
+        "name": name,
+        "description": "A tool the client runs.",
+        "input_schema": { "type": "object" },
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_made_over_the_api_follow_the_registry_rules() {
+    let server = start(&["echo"], "").await;
+    let agent = |tools: Value| json!({ "name": "repo", "tools": tools });
+
+    refused(
+        &server,
+        agent(json!([{ "type": "computer_20250124" }])),
+        "tools[0]: `type` = \"computer_20250124\" is not a tool type",
+    )
+    .await;
+    refused(
+        &server,
+        agent(json!([{ "type": "agent_toolset", "configs": [{ "name": "list" }] }])),
+        "not accepted in the array form",
+    )
+    .await;
+    let many: Vec<Value> = (0..129).map(|n| custom(&format!("tool_{n}"))).collect();
+    refused(&server, agent(json!(many)), "at most 128").await;
+    refused(&server, agent(json!([custom("bash")])), "reserved").await;
+    refused(
+        &server,
+        agent(json!([{
+            "type": "custom", "name": "wide", "description": "x".repeat(4097),
+            "input_schema": { "type": "object" },
+        }])),
+        "4097",
+    )
+    .await;
+    refused(
+        &server,
+        agent(json!([{
+            "type": "custom", "name": "listy", "description": "A list.",
+            "input_schema": { "type": "array" },
+        }])),
+        "\"type\": \"array\"",
+    )
+    .await;
+    refused(
+        &server,
+        agent(json!([{ "type": "mcp_toolset", "mcp_server_name": "tickets" }])),
+        "which no [[mcp_servers]] entry declares",
+    )
+    .await;
+    refused(
+        &server,
+        json!({
+            "name": "repo",
+            "tools": [],
+            "mcp_servers": [{ "name": "tickets", "type": "url", "url": "https://mcp.example.com/t" }],
+        }),
+        "no [[toolset]] of type \"mcp_toolset\" mounts it",
+    )
+    .await;
+    refused(
+        &server,
+        json!({
+            "name": "repo",
+            "tools": [{ "type": "mcp_toolset", "mcp_server_name": "local" }],
+            "mcp_servers": [{ "name": "local", "type": "stdio", "command": "sh" }],
+        }),
+        "only by `type = \"url\"`",
+    )
+    .await;
+    refused(
+        &server,
+        json!({ "name": "repo", "tools": [], "components": ["nothere"] }),
+        "no `nothere.wasm`",
+    )
+    .await;
+    let (status, body) = server
+        .post("/agents", json!({ "name": "Bad Name", "tools": [] }))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("slug"));
+
+    // The table form keeps unknown keys (ignored at run time) and may name
+    // `list`; the echo fills in the registry's defaults.
+    let (status, made) = server
+        .post(
+            "/agents",
+            agent(json!([
+                { "type": "agent_toolset", "configs": { "list": { "enabled": true }, "frobnicate": { "x": 1 } } },
+                custom("get_weather"),
+            ])),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    assert_eq!(made["version"], json!(1));
+    assert_eq!(made["source"], json!("api"));
+    assert_eq!(made["tools"][0]["type"], json!("agent_toolset_20260401"));
+    assert_eq!(
+        made["tools"][0]["default_config"],
+        json!({ "enabled": true, "permission_policy": { "type": "always_allow" } })
+    );
+    assert_eq!(made["tools"][0]["configs"]["frobnicate"], json!({ "x": 1 }));
+    assert_eq!(made["tools"][1], custom("get_weather"));
+    assert!(names(&made).contains(&"list"), "{made}");
+    assert!(!names(&made).contains(&"echo"), "no components asked for");
+
+    let (status, body) = server
+        .post("/agents", json!({ "name": "repo", "tools": [] }))
+        .await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::CONFLICT, "agent_exists")
+    );
+    let (status, body) = patch(&server, "/agents/default", json!({ "tools": [] })).await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::CONFLICT, "agent_not_editable")
+    );
+
+    // A change makes version 2; a session made at 1 keeps its tools.
+    let old = server.session(json!({ "agent": "repo" })).await;
+    let (status, changed) = patch(
+        &server,
+        "/agents/repo",
+        json!({ "tools": [custom("get_time")], "components": ["echo"] }),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{changed}");
+    assert_eq!(changed["version"], json!(2));
+    assert_eq!(changed["changes"]["from"], json!(1));
+    assert!(
+        changed["changes"]["removed"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("get_weather")),
+        "{changed}"
+    );
+    assert_eq!(names(&changed), ["echo", "get_time"]);
+    let (status, body) = server
+        .call(
+            "get_weather",
+            json!({ "input": {}, "sessionId": old["id"] }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "version 1 keeps it: {body}");
+    let new = server.session(json!({ "agent": "repo" })).await;
+    let (status, body) = server
+        .call(
+            "get_weather",
+            json!({ "input": {}, "sessionId": new["id"] }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+
+    // The agent outlives the process, at the same version.
+    let restarted = common::load(server.dir.path()).await;
+    let repo = restarted.agent("repo").unwrap();
+    assert_eq!(repo.pin().version, 2);
+    assert!(repo.registry().get("get_time").is_some());
+}

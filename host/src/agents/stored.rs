@@ -1,0 +1,108 @@
+//! Agents made over the HTTP API, kept as `<state>/agents/<name>/agent.json`
+//! so they outlive the process (agents `toolhost.toml` declares are read
+//! from it instead).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::config::agent::AgentSpec;
+
+/// The file an agent made over the API is kept in, under its folder.
+pub const DEFINITION_FILE: &str = "agent.json";
+
+/// An agent made over the API, as kept.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredAgent {
+    /// Its name.
+    pub name: String,
+    /// When it was made.
+    pub created_at: DateTime<Utc>,
+    /// When its definition last changed.
+    pub updated_at: DateTime<Utc>,
+    /// Its definition ([`AgentSpec::to_stored_json`]).
+    pub definition: Value,
+}
+
+impl StoredAgent {
+    /// Its definition, parsed and checked again.
+    pub fn spec(&self) -> anyhow::Result<AgentSpec> {
+        match &self.definition {
+            Value::Object(body) => AgentSpec::from_json(body),
+            _ => anyhow::bail!("the definition is not a JSON object"),
+        }
+    }
+}
+
+/// Where agents made over the API are kept.
+pub(crate) struct StoredAgents {
+    root: PathBuf,
+}
+
+impl StoredAgents {
+    /// Kept under `root` (`<state>/agents`).
+    pub(crate) fn new(root: &Path) -> Self {
+        Self {
+            root: root.to_path_buf(),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.root.join(name).join(DEFINITION_FILE)
+    }
+
+    /// Every agent kept; one that cannot be read is reported and skipped.
+    pub(crate) fn all(&self) -> Vec<StoredAgent> {
+        let entries = match std::fs::read_dir(&self.root) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+            Err(e) => {
+                tracing::warn!("cannot list {}: {e}", self.root.display());
+                return Vec::new();
+            }
+        };
+        let mut agents = Vec::new();
+        for entry in entries.flatten() {
+            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
+            match self.read(&name) {
+                Ok(Some(agent)) => agents.push(agent),
+                Ok(None) => {}
+                Err(e) => tracing::warn!("skipping the agent `{name}`: {e:#}"),
+            }
+        }
+        agents.sort_by(|a, b| a.name.cmp(&b.name));
+        agents
+    }
+
+    /// The agent `name`, if one is kept.
+    pub(crate) fn read(&self, name: &str) -> anyhow::Result<Option<StoredAgent>> {
+        let path = self.path(name);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let agent: StoredAgent = serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is not an agent definition", path.display()))?;
+        anyhow::ensure!(
+            agent.name == name,
+            "{} holds the agent `{}`, not `{name}`",
+            path.display(),
+            agent.name
+        );
+        Ok(Some(agent))
+    }
+
+    /// Keep `agent`, replacing what was kept under its name.
+    pub(crate) fn write(&self, agent: &StoredAgent) -> anyhow::Result<()> {
+        let dir = self.root.join(&agent.name);
+        crate::files::create_private_dir(&dir)?;
+        crate::files::write_atomically(&self.path(&agent.name), &serde_json::to_vec_pretty(agent)?)
+    }
+}

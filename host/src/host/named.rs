@@ -1,0 +1,256 @@
+//! Named agents: each one's tools loaded beside the default agent's, from
+//! `[agents.<name>]` in `toolhost.toml` or from an agent made over the HTTP
+//! API, and making and changing the latter.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Value};
+
+use super::{Host, read_lock};
+use crate::agents::{AgentError, AgentVersion, Committed, DEFAULT_AGENT, Loaded, StoredAgent};
+use crate::config::agent::AgentSpec;
+use crate::config::{Config, check_agent_name};
+use crate::engine::{Pins, Tiering};
+use crate::registry::{Registry, Scope};
+use crate::tiering;
+
+/// Where a named agent's definition comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AgentSource {
+    /// `[agents.<name>]` in `toolhost.toml`.
+    Config,
+    /// `POST /<slug>/v1/agents`.
+    Api,
+}
+
+impl Host {
+    /// Every named agent's definition: `toolhost.toml`'s, then those made
+    /// over the API (a name both have is the file's; the other is reported).
+    fn named_definitions(&self, config: &Config) -> BTreeMap<String, (AgentSpec, AgentSource)> {
+        let mut named: BTreeMap<String, (AgentSpec, AgentSource)> = config
+            .agents
+            .iter()
+            .map(|(name, spec)| (name.clone(), (spec.clone(), AgentSource::Config)))
+            .collect();
+        for stored in self.agents.stored().all() {
+            if named.contains_key(&stored.name) {
+                tracing::warn!(
+                    "toolhost.toml declares the agent `{}`, which was also made over the API; \
+                     the file's definition is served",
+                    stored.name
+                );
+                continue;
+            }
+            match stored.spec() {
+                Ok(spec) => {
+                    named.insert(stored.name.clone(), (spec, AgentSource::Api));
+                }
+                Err(e) => tracing::error!(
+                    "the agent `{}` made over the API is not served: {e:#}",
+                    stored.name
+                ),
+            }
+        }
+        named
+    }
+
+    /// Where the agent `name`'s definition comes from, if it is a named
+    /// agent.
+    pub fn agent_source(&self, name: &str) -> Option<AgentSource> {
+        if self.config().agents.contains_key(name) {
+            return Some(AgentSource::Config);
+        }
+        match self.agents.stored().read(name) {
+            Ok(Some(_)) => Some(AgentSource::Api),
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!("{e:#}");
+                None
+            }
+        }
+    }
+
+    /// Load `spec`'s tools with `config`'s settings and grants. Folder
+    /// files are shared with the default agent's latest version (loaded
+    /// once, same code) and held to `tools.lock`.
+    async fn load_named(
+        &self,
+        spec: &AgentSpec,
+        config: &Config,
+        tiering: Tiering,
+    ) -> anyhow::Result<Loaded> {
+        let derived = config.for_agent(spec);
+        let lock = read_lock(&self.dir, self.ignore_lock)?;
+        let shared = self.registry();
+        let mut registry = Registry::load_tiered(
+            &self.engine,
+            &self.tools_dir,
+            &derived,
+            Some(&shared),
+            tiering,
+            lock.as_ref().map(|lock| lock as &dyn Pins),
+            Scope::Agent(&spec.components),
+            Some(&self.upstreams),
+        )
+        .await?;
+        tiering::spawn(self.engine.clone(), registry.take_upgrades());
+        if let Some(lock) = &lock {
+            lock.enforce_files(&mut registry);
+        }
+        Ok(Loaded {
+            registry: Arc::new(registry),
+            config: Arc::new(derived),
+            definition: spec.to_json(),
+        })
+    }
+
+    /// Load every named agent and make each one's tools its latest
+    /// version. One that fails to load keeps the version it had (the
+    /// failure is logged); agents no longer defined are retired, and MCP
+    /// servers no agent declares any more are stopped.
+    pub(super) async fn load_named_agents(&self, config: &Config, tiering: Tiering) {
+        let _editing = self.editing.lock().await;
+        let named = self.named_definitions(config);
+        for (name, (spec, _)) in &named {
+            let committed = match self.load_named(spec, config, tiering).await {
+                Ok(loaded) => self.agents.commit(name, loaded, self.commit),
+                Err(e) => Err(e),
+            };
+            match committed {
+                Ok(committed) => log_new_version(name, &committed),
+                Err(e) => tracing::error!(
+                    "agent `{name}` did not load; it keeps the version it had: {e:#}"
+                ),
+            }
+        }
+        for name in self.agents.names() {
+            if name != DEFAULT_AGENT && !named.contains_key(&name) {
+                tracing::info!("agent `{name}` is no longer defined: no new session can use it");
+                self.agents.retire(&name);
+            }
+        }
+        let servers: BTreeSet<String> = (config.mcp_servers.iter())
+            .chain(named.values().flat_map(|(spec, _)| &spec.mcp_servers))
+            .map(|server| server.name.clone())
+            .collect();
+        self.upstreams.retain(&servers);
+    }
+
+    /// Make the agent `name` from `body` (the registry's JSON shape:
+    /// `tools`, `mcp_servers`, `components`), kept across restarts, and
+    /// give it version 1.
+    pub async fn create_agent(
+        &self,
+        name: &str,
+        body: &Map<String, Value>,
+    ) -> Result<Arc<AgentVersion>, AgentError> {
+        check_agent_name(name).map_err(|e| invalid(name, &e))?;
+        let _editing = self.editing.lock().await;
+        if self.agents.latest(name).is_some() || self.agent_source(name).is_some() {
+            return Err(AgentError::Exists {
+                name: name.to_string(),
+            });
+        }
+        let spec = AgentSpec::from_json(body).map_err(|e| invalid(name, &e))?;
+        Ok(self.commit_api_agent(name, &spec, None).await?.version)
+    }
+
+    /// Change the agent `name`, made over the API: the keys of `patch`
+    /// (`tools`, `mcp_servers`, `components`) replace its definition's. A
+    /// change to its tools makes a new version; sessions keep theirs.
+    pub async fn update_agent(
+        &self,
+        name: &str,
+        patch: &Map<String, Value>,
+    ) -> Result<Committed, AgentError> {
+        let _editing = self.editing.lock().await;
+        let stored = match self.agent_source(name) {
+            Some(AgentSource::Api) => self.agents.stored().read(name)?,
+            Some(AgentSource::Config) => None,
+            None if name == DEFAULT_AGENT => None,
+            None => return Err(self.agent(name).err().unwrap_or_else(|| not_editable(name))),
+        };
+        let stored = stored.ok_or_else(|| not_editable(name))?;
+        let mut body = match stored.definition {
+            Value::Object(body) => body,
+            _ => Map::new(),
+        };
+        for (key, value) in patch {
+            body.insert(key.clone(), value.clone());
+        }
+        let spec = AgentSpec::from_json(&body).map_err(|e| invalid(name, &e))?;
+        let committed = self
+            .commit_api_agent(name, &spec, Some(stored.created_at))
+            .await?;
+        self.release_versions();
+        Ok(committed)
+    }
+
+    /// Load `spec`'s tools (every one must load), keep the definition and
+    /// commit the tools as `name`'s latest version.
+    async fn commit_api_agent(
+        &self,
+        name: &str,
+        spec: &AgentSpec,
+        created_at: Option<DateTime<Utc>>,
+    ) -> Result<Committed, AgentError> {
+        let config = self.config();
+        let loaded = self
+            .load_named(spec, &config, Tiering::BaselineFirst)
+            .await
+            .map_err(|e| invalid(name, &e))?;
+        let failures: Vec<String> = loaded
+            .registry
+            .failures()
+            .iter()
+            .map(|failure| match &failure.tool {
+                Some(tool) => format!("`{tool}`: {}", failure.reason),
+                None => failure.reason.clone(),
+            })
+            .collect();
+        if !failures.is_empty() {
+            return Err(AgentError::Invalid {
+                name: name.to_string(),
+                reason: failures.join("; "),
+            });
+        }
+        let now = Utc::now();
+        self.agents.stored().write(&StoredAgent {
+            name: name.to_string(),
+            created_at: created_at.unwrap_or(now),
+            updated_at: now,
+            definition: spec.to_stored_json(),
+        })?;
+        let committed = self.agents.commit(name, loaded, self.commit)?;
+        log_new_version(name, &committed);
+        Ok(committed)
+    }
+}
+
+fn invalid(name: &str, error: &anyhow::Error) -> AgentError {
+    AgentError::Invalid {
+        name: name.to_string(),
+        reason: format!("{error:#}"),
+    }
+}
+
+fn not_editable(name: &str) -> AgentError {
+    AgentError::NotEditable {
+        name: name.to_string(),
+    }
+}
+
+/// Log what a commit changed, when it made a new version after another.
+pub(super) fn log_new_version(agent: &str, committed: &Committed) {
+    if let Some(diff) = &committed.diff {
+        tracing::info!(
+            "agent `{agent}` is now at version {} (added {:?}, removed {:?}, changed {:?})",
+            diff.to,
+            diff.added,
+            diff.removed,
+            diff.changed.keys().collect::<Vec<_>>()
+        );
+    }
+}
