@@ -53,6 +53,10 @@ pub(crate) enum ToolsCommand {
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// List this agent's tools (`[agents.<name>]`, or one made over the
+        /// API) instead of the tools folder's (`default`).
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
     },
 }
 

@@ -43,8 +43,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     match cli.command {
         Command::Tools {
-            command: ToolsCommand::List { dir, json },
-        } => list::list(&dir.dir, json).await,
+            command: ToolsCommand::List { dir, json, agent },
+        } => list::list(&dir.dir, json, agent.as_deref()).await,
         Command::Tool {
             command: ToolCommand::Call(args),
         } => call::call(args).await,

@@ -488,14 +488,19 @@ impl Host {
     /// enabled but cannot run here (`unavailable`, with why), and the
     /// declared toolset as the registry echoes it (`toolsets`).
     pub fn listing(&self) -> serde_json::Value {
-        let registry = self.registry();
+        Self::listing_of(&self.latest())
+    }
+
+    /// What surfaces list for `version` (see [`Host::listing`]), with the
+    /// agent and version it is.
+    pub fn listing_of(version: &AgentVersion) -> serde_json::Value {
+        let registry = version.registry();
         let tools: Vec<serde_json::Value> = registry.tools().map(|t| t.to_json()).collect();
-        let config = self.config();
-        let toolsets = config.toolset.to_json();
         serde_json::json!({
+            "agent": version.pin(),
             "tools": tools,
             "unavailable": registry.unavailable(),
-            "toolsets": toolsets,
+            "toolsets": version.config().toolset.to_json(),
         })
     }
 

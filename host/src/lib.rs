@@ -30,6 +30,7 @@
 
 mod admission;
 mod agent_pin;
+pub mod agent_tools;
 pub mod agents;
 pub mod artifacts;
 pub mod ask;

@@ -58,6 +58,14 @@ pub(crate) struct CallArgs {
     /// Freeze the session at this instant (RFC 3339): time arguments may not be later.
     #[arg(long, value_name = "INSTANT", conflicts_with_all = ["session", "url"], value_parser = parse_instant)]
     pub(crate) as_of: Option<DateTime<FixedOffset>>,
+    /// Run the tools of this agent (`[agents.<name>]`, or one made over the
+    /// API) instead of the tools folder's (`default`).
+    #[arg(long, value_name = "NAME", conflicts_with = "session")]
+    pub(crate) agent: Option<String>,
+    /// That agent's version (default: its latest). In-process only the
+    /// latest is loaded; a server keeps the versions its sessions use.
+    #[arg(long, value_name = "N", conflicts_with = "session")]
+    pub(crate) version: Option<u64>,
     /// Approve the call if the tool is `always_ask` (in-process only: a
     /// server's calls are approved through its approvals route).
     #[arg(long, conflicts_with = "url")]
@@ -80,6 +88,8 @@ async fn remote_call(args: &CallArgs, url: &str) -> anyhow::Result<ExitCode> {
         "sessionId": args.session,
         "continuationToken": args.continuation_token,
         "auth": cli_principal(),
+        "agent": args.agent,
+        "version": args.version,
     });
     let answer = client
         .call(&args.name, body, |pending| {
@@ -130,11 +140,16 @@ pub(crate) async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.url {
         return remote_call(&args, url).await;
     }
-    let host = Host::builder(&args.dir.dir)
-        .only(&args.name)
-        .build()
-        .await?;
+    // A named agent is loaded with the whole host; the default one's tool
+    // alone is enough for a call of it.
+    let builder = Host::builder(&args.dir.dir);
+    let builder = match &args.agent {
+        None => builder.only(&args.name),
+        Some(_) => builder,
+    };
+    let host = builder.build().await?;
     warn_failures(&host);
+    let pin = host.pin_for(args.agent.as_deref(), args.version)?;
     let session = if let Some(id) = &args.session {
         let options = http::ServeOptions::from_config(&host)?;
         let store = SessionStore::open(host.sessions_dir(), options.session_retention)?;
@@ -154,6 +169,7 @@ pub(crate) async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
             auth: Some(cli_principal()),
             workspace: args.workspace.clone(),
             artifacts: args.artifacts.clone(),
+            pin: Some(pin),
             ..SessionSpec::default()
         })?)
     };

@@ -3,15 +3,23 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use toolhost::Host;
+
 use super::{load, permission_name, source_name, warn_failures};
 use crate::print::{print_json, print_table, summary};
 
-/// List the enabled tools, the unavailable ones and the files that failed.
-pub(crate) async fn list(dir: &Path, as_json: bool) -> anyhow::Result<ExitCode> {
+/// List the enabled tools of `agent` (the default agent when `None`), the
+/// unavailable ones and the files that failed.
+pub(crate) async fn list(
+    dir: &Path,
+    as_json: bool,
+    agent: Option<&str>,
+) -> anyhow::Result<ExitCode> {
     let host = load(dir).await?;
-    let registry = host.registry();
+    let version = host.resolve(agent, None)?;
+    let registry = version.registry();
     if as_json {
-        let mut listing = host.listing();
+        let mut listing = Host::listing_of(&version);
         listing["failures"] = serde_json::to_value(registry.failures())?;
         print_json(&listing)?;
         return Ok(ExitCode::SUCCESS);

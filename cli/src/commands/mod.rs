@@ -51,7 +51,7 @@ pub(crate) fn source_name(tool: &Tool) -> String {
             |n| n.to_string_lossy().into_owned(),
         ),
         Origin::Toolset => "toolset".to_string(),
-        Origin::Custom | Origin::Mcp => tool.path().display().to_string(),
+        Origin::Custom | Origin::Agent | Origin::Mcp => tool.path().display().to_string(),
     }
 }
 

@@ -87,6 +87,49 @@ async fn an_agent_declared_in_the_config_serves_only_its_tools() {
     assert_eq!(status, StatusCode::ACCEPTED, "{body}");
     assert_eq!(body["status"], json!("awaiting_custom_tool_result"));
 
+    // Calls outside a session, and listings, name the agent (and version).
+    let (status, listing) = server.get("/tools?agent=weather&version=1").await;
+    assert_eq!(status, StatusCode::OK, "{listing}");
+    assert_eq!(listing["agent"], json!({ "name": "weather", "version": 1 }));
+    assert_eq!(listing["tools"].as_array().unwrap().len(), 3, "{listing}");
+    let (status, body) = server
+        .call(
+            "echo",
+            json!({ "input": { "text": "x" }, "agent": "weather" }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["agent"], json!({ "name": "weather", "version": 1 }));
+    let (status, body) = server
+        .call("trap", json!({ "input": {}, "agent": "weather" }))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    let (status, body) = server
+        .call(
+            "echo",
+            json!({ "input": {}, "agent": "weather", "version": 7 }),
+        )
+        .await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::NOT_FOUND, "agent_version_not_found"),
+        "{body}"
+    );
+    let other = server.session(json!({})).await;
+    let (status, body) = server
+        .call(
+            "echo",
+            json!({ "input": {}, "agent": "weather", "sessionId": other["id"] }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("upgrade it")
+    );
+
     // The default agent is untouched: the whole folder, no custom tool.
     let (_, default) = server.get("/agents/default").await;
     assert_eq!(names(&default), ["echo", "trap"]);
@@ -275,4 +318,166 @@ async fn agents_made_over_the_api_follow_the_registry_rules() {
     let repo = restarted.agent("repo").unwrap();
     assert_eq!(repo.pin().version, 2);
     assert!(repo.registry().get("get_time").is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_tool_answers_take_either_block_format() {
+    let server = start(&[], WEATHER.replace("[\"echo\"]", "[]").as_str()).await;
+    let session = server.session(json!({ "agent": "weather" })).await;
+    let id = session["id"].as_str().unwrap();
+    let png = "iVBORw0KGgo=";
+    let answer = |content: Value| {
+        json!({ "events": [{
+            "type": "user.custom_tool_result",
+            "custom_tool_use_id": Value::Null,
+            "content": content,
+        }]})
+    };
+    let ask = || async {
+        let (status, pending) = server
+            .call(
+                "get_weather",
+                json!({ "input": { "location": "Oslo" }, "sessionId": id }),
+            )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{pending}");
+        pending["callId"].clone()
+    };
+
+    // The Messages API's blocks, as the registry page's clients send them.
+    let call_id = ask().await;
+    let mut body = answer(json!([
+        { "type": "text", "text": "4°C, cloudy" },
+        { "type": "image", "source": { "type": "base64", "media_type": "image/png", "data": png } },
+        { "type": "search_result", "source": "https://met.example/oslo", "title": "Oslo",
+          "content": [{ "type": "text", "text": "Cloudy all day." }] },
+        { "type": "document", "title": "raw", "source": { "type": "text", "media_type": "text/plain", "data": "4C" } },
+    ]));
+    body["events"][0]["custom_tool_use_id"] = call_id.clone();
+    let (status, ok) = server.post(&format!("/sessions/{id}/events"), body).await;
+    assert_eq!(status, StatusCode::OK, "{ok}");
+    let (_, messages) = server
+        .get(&format!("/calls/{}?wait=10", call_id.as_str().unwrap()))
+        .await;
+    assert_eq!(messages["isError"], json!(false), "{messages}");
+
+    // toolhost's own blocks for the same answer give the same result.
+    let call_id = ask().await;
+    let mut body = answer(json!([
+        { "type": "text", "text": "4°C, cloudy" },
+        { "type": "image", "mediaType": "image/png", "data": png },
+        { "type": "search_result", "source": "https://met.example/oslo", "title": "Oslo", "text": "Cloudy all day." },
+        { "type": "document", "mediaType": "text/plain", "data": "NEM=", "name": "raw" },
+    ]));
+    body["events"][0]["custom_tool_use_id"] = call_id.clone();
+    let (status, ok) = server.post(&format!("/sessions/{id}/events"), body).await;
+    assert_eq!(status, StatusCode::OK, "{ok}");
+    let (_, own) = server
+        .get(&format!("/calls/{}?wait=10", call_id.as_str().unwrap()))
+        .await;
+    assert_eq!(own["result"], messages["result"]);
+    let text = own["result"].to_string();
+    assert!(
+        text.contains("image/png") && text.contains("Cloudy all day."),
+        "{own}"
+    );
+
+    // A block toolhost cannot read is refused, naming it; the call still waits.
+    let call_id = ask().await;
+    let mut body = answer(json!([
+        { "type": "image", "source": { "type": "file", "file_id": "file_01" } },
+    ]));
+    body["events"][0]["custom_tool_use_id"] = call_id;
+    let (status, refused) = server.post(&format!("/sessions/{id}/events"), body).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("events[0]: content[0]") && message.contains("file_id"),
+        "{message}"
+    );
+}
+
+const AGENT_TOOL: &str = r##"
+[agent_tools.echo_here]
+description = "Echo a message from the agent workspace."
+input_schema = { type = "object", properties = { message = { type = "string" } }, required = ["message"] }
+script = """#!/bin/sh
+cat
+"""
+"##;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_execution_tools_are_listed_refused_and_written_into_the_workspace() {
+    let server = start(&["echo"], AGENT_TOOL).await;
+    let (_, listing) = server.get("/tools").await;
+    let tool = listing["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "echo_here")
+        .unwrap()
+        .clone();
+    assert_eq!(tool["execution"], json!("agent"), "{tool}");
+    assert_eq!(tool["origin"], json!("agent"));
+
+    let (status, body) = server
+        .call("echo_here", json!({ "input": { "message": "hi" } }))
+        .await;
+    assert_eq!(
+        (status, code(&body)),
+        (StatusCode::BAD_REQUEST, "tool_not_callable"),
+        "{body}"
+    );
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(".toolhost/agent-tools/echo_here"),
+        "{body}"
+    );
+
+    // A new session finds the script in its workspace, and it runs there.
+    let session = server.session(json!({})).await;
+    let id = session["id"].as_str().unwrap();
+    let (status, written) = server.get(&format!("/sessions/{id}/agent-tools")).await;
+    assert_eq!(status, StatusCode::OK, "{written}");
+    let entry = &written["agentTools"][0];
+    assert_eq!(entry["name"], json!("echo_here"));
+    assert_eq!(entry["path"], json!(".toolhost/agent-tools/echo_here"));
+    assert_eq!(entry["sha256"].as_str().unwrap().len(), 64);
+    let workspace = server
+        .dir
+        .path()
+        .join(".toolhost/sessions")
+        .join(id)
+        .join("workspace");
+    let script = workspace.join(".toolhost/agent-tools/echo_here");
+    let mut child = std::process::Command::new(&script)
+        .current_dir(&workspace)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"message":"hi"}"#)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), r#"{"message":"hi"}"#);
+    let spec: Value = serde_json::from_slice(
+        &std::fs::read(workspace.join(".toolhost/agent-tools/echo_here.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(spec["input_schema"]["required"], json!(["message"]));
+
+    // A script someone changed in the workspace is written back as declared.
+    std::fs::write(&script, "#!/bin/sh\necho tampered\n").unwrap();
+    server.get(&format!("/sessions/{id}/agent-tools")).await;
+    assert_eq!(
+        std::fs::read_to_string(&script).unwrap(),
+        "#!/bin/sh\ncat\n"
+    );
 }

@@ -72,6 +72,12 @@ impl Host {
                 },
             }
         })?;
+        if tool.agent_script().is_some() {
+            return Err(CallError::ToolNotCallable {
+                tool: tool_name.to_string(),
+                reason: crate::agent_tools::refusal(tool_name),
+            });
+        }
         self.check_upstream_drift(&version, tool)?;
         let (input, input_text) = parse_input(tool, input)?;
         check_time_args(tool, session, &input)?;

@@ -32,6 +32,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::CustomToolSpec;
+use super::agent_tools::AgentToolSpec;
 use super::mcp::{self, McpServer, McpTransport};
 use super::toolset::{
     Entry, MCP_TOOLSET_TYPE, McpToolset, TOOLSET_TYPE, TOOLSET_TYPE_DATED, Toolset, Toolsets,
@@ -81,6 +82,8 @@ pub struct AgentSpec {
     pub components: Components,
     /// `tools_file`, when the array was read from a JSON file.
     pub tools_file: Option<PathBuf>,
+    /// Its agent-execution tools (a toolhost key, as `[agent_tools.*]`).
+    pub agent_tools: BTreeMap<String, AgentToolSpec>,
     /// The `mcp_servers` entries as written, for the echo.
     servers_as_written: Vec<Value>,
 }
@@ -97,6 +100,8 @@ struct RawAgent {
     mcp_servers: Vec<toml::Value>,
     #[serde(default)]
     components: Option<Vec<String>>,
+    #[serde(default)]
+    agent_tools: BTreeMap<String, AgentToolSpec>,
 }
 
 impl<'de> Deserialize<'de> for AgentSpec {
@@ -122,7 +127,15 @@ impl AgentSpec {
             "`tools_file` is read from the host directory, only by `toolhost.toml`; send \
              `tools` instead"
         );
-        let spec = raw.check()?;
+        let mut spec = raw.check()?;
+        for (name, tool) in &mut spec.agent_tools {
+            anyhow::ensure!(
+                tool.script_file.is_none(),
+                "agent_tools `{name}`: `script_file` is read from the host directory, only by \
+                 `toolhost.toml`; send `script` instead"
+            );
+            tool.resolve(name, Path::new("."))?;
+        }
         for server in &spec.mcp_servers {
             anyhow::ensure!(
                 !matches!(server.transport, McpTransport::Stdio { .. }),
@@ -135,9 +148,13 @@ impl AgentSpec {
         Ok(spec)
     }
 
-    /// Read `tools_file`, relative to the host directory `dir`, into
-    /// `tools` (for `toolhost.toml`'s agents).
-    pub(super) fn read_tools_file(&mut self, name: &str, dir: &Path) -> anyhow::Result<()> {
+    /// Read `tools_file` and the agent-execution tools' `script_file`,
+    /// relative to the host directory `dir` (for `toolhost.toml`'s agents).
+    pub(super) fn read_files(&mut self, name: &str, dir: &Path) -> anyhow::Result<()> {
+        for (tool_name, tool) in &mut self.agent_tools {
+            tool.resolve(tool_name, dir)
+                .with_context(|| format!("in [agents.{name}]"))?;
+        }
         let Some(file) = &self.tools_file else {
             return Ok(());
         };
@@ -198,7 +215,12 @@ impl AgentSpec {
             Components::All => vec![ALL_COMPONENTS.to_string()],
             Components::Named(slugs) => slugs.iter().cloned().collect(),
         };
-        json!({ "tools": tools, "mcp_servers": servers, "components": components })
+        json!({
+            "tools": tools,
+            "mcp_servers": servers,
+            "components": components,
+            "agent_tools": agent_tools_json(&self.agent_tools),
+        })
     }
 
     /// The definition as stored for an agent made over the API: what
@@ -261,6 +283,7 @@ impl RawAgent {
             mcp_servers,
             components,
             tools_file: self.tools_file,
+            agent_tools: self.agent_tools,
             servers_as_written,
         })
     }
@@ -402,7 +425,32 @@ pub(crate) fn default_definition(config: &super::Config) -> Value {
         )
         .collect();
     let servers: Vec<Value> = config.mcp_servers.iter().map(McpServer::to_json).collect();
-    json!({ "tools": tools, "mcp_servers": servers, "components": [ALL_COMPONENTS] })
+    json!({
+        "tools": tools,
+        "mcp_servers": servers,
+        "components": [ALL_COMPONENTS],
+        "agent_tools": agent_tools_json(&config.agent_tools),
+    })
+}
+
+/// Agent-execution tools as echoed (and stored): description, schema,
+/// effect and script.
+fn agent_tools_json(tools: &BTreeMap<String, AgentToolSpec>) -> Value {
+    tools
+        .iter()
+        .map(|(name, tool)| {
+            let mut json = json!({
+                "description": tool.description,
+                "input_schema": tool.input_schema,
+                "script": tool.script(),
+            });
+            if let Some(effect) = tool.effect {
+                json["effect"] = json!(effect);
+            }
+            (name.clone(), json)
+        })
+        .collect::<serde_json::Map<String, Value>>()
+        .into()
 }
 
 #[cfg(test)]
@@ -456,7 +504,10 @@ mod tests {
     fn names_and_shared_servers_are_checked() {
         let dir = tempfile::tempdir().unwrap();
         let err = parse_in(dir.path(), "[agents.default]\ntools = []\n").unwrap_err();
-        assert!(format!("{err:#}").contains("name yours otherwise"), "{err:#}");
+        assert!(
+            format!("{err:#}").contains("name yours otherwise"),
+            "{err:#}"
+        );
         let err = parse_in(dir.path(), "[agents.Weather]\ntools = []\n").unwrap_err();
         assert!(format!("{err:#}").contains("not a slug"), "{err:#}");
         let server = |url: &str| {

@@ -5,6 +5,7 @@
 //! defaults, which deny every capability.
 
 pub mod agent;
+pub mod agent_tools;
 mod grants;
 pub mod mcp;
 pub mod toolset;
@@ -69,6 +70,9 @@ pub struct Config {
     /// Where call spans and metrics are exported over OTLP, if anywhere.
     #[serde(default)]
     pub telemetry: TelemetrySettings,
+    /// Agent-execution tools, by name: scripts the agent harness runs.
+    #[serde(default)]
+    pub agent_tools: BTreeMap<String, agent_tools::AgentToolSpec>,
     /// Named agents beside the default one (`[agents.<name>]`).
     #[serde(default)]
     pub agents: BTreeMap<String, AgentSpec>,
@@ -719,9 +723,13 @@ impl Config {
         let mut config: Self =
             toml::from_str(text).with_context(|| format!("invalid {}", origin.display()))?;
         let dir = origin.parent().unwrap_or(Path::new("."));
+        for (name, tool) in &mut config.agent_tools {
+            tool.resolve(name, dir)
+                .with_context(|| format!("invalid {}", origin.display()))?;
+        }
         for (name, agent) in &mut config.agents {
             agent
-                .read_tools_file(name, dir)
+                .read_files(name, dir)
                 .with_context(|| format!("invalid {}", origin.display()))?;
         }
         config
@@ -899,6 +907,7 @@ impl Config {
         Config {
             toolset: spec.toolsets(),
             custom_tools: spec.custom_tools(),
+            agent_tools: spec.agent_tools.clone(),
             mcp_servers: spec.mcp_servers.clone(),
             agents: BTreeMap::new(),
             ..self.clone()

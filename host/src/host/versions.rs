@@ -4,7 +4,10 @@
 
 use std::sync::Arc;
 
+use anyhow::Context as _;
+
 use super::Host;
+use crate::agent_tools::WrittenScript;
 use crate::agents::{
     AgentError, AgentVersion, DEFAULT_AGENT, LoadedVersions, VersionDiff, VersionRecord,
 };
@@ -50,12 +53,21 @@ impl Host {
         agent: Option<&str>,
         version: Option<u64>,
     ) -> Result<AgentPin, AgentError> {
+        self.resolve(agent, version).map(|v| v.pin().clone())
+    }
+
+    /// Version `version` of `agent` (the default agent, its latest
+    /// version, when not named), which must be loaded.
+    pub fn resolve(
+        &self,
+        agent: Option<&str>,
+        version: Option<u64>,
+    ) -> Result<Arc<AgentVersion>, AgentError> {
         let latest = self.agent(agent.unwrap_or(DEFAULT_AGENT))?;
-        let Some(version) = version.filter(|&v| v != latest.pin().version) else {
-            return Ok(latest.pin().clone());
-        };
-        self.loaded_version(&latest, version)
-            .map(|v| v.pin().clone())
+        match version.filter(|&v| v != latest.pin().version) {
+            Some(version) => self.loaded_version(&latest, version),
+            None => Ok(latest),
+        }
     }
 
     fn loaded_version(
@@ -141,6 +153,16 @@ impl Host {
                 version,
                 latest: latest.pin().version,
             })
+    }
+
+    /// Write the agent-execution tools of `session`'s version into its
+    /// workspace (see [`crate::agent_tools`]) and say what is there.
+    pub fn write_agent_tools(&self, session: &Session) -> anyhow::Result<Vec<WrittenScript>> {
+        let version = self.version_of(session)?;
+        let workspace = session
+            .workspace()
+            .context("the session's workspace cannot be created")?;
+        crate::agent_tools::write_into(workspace, version.registry())
     }
 
     /// Whether version `pin` is loaded now.

@@ -1,7 +1,9 @@
 //! A tool's result on the host side, and how it becomes an envelope's `result`.
-//! `mcp` reads an MCP server's tool result into one.
+//! `mcp` reads an MCP server's tool result into one; `messages` reads the
+//! blocks clients post as a custom tool's result.
 
 pub(crate) mod mcp;
+pub mod messages;
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};

@@ -34,8 +34,9 @@ pub enum LoadError {
     },
     /// Files, custom tools and toolset tools together are past the limit.
     #[error(
-        "{} holds {files} tools, toolhost.toml declares {custom} custom tools and the toolset \
-         enables {toolset}: {} in all; at most {MAX_TOOLS} are allowed (remove some)",
+        "{} holds {files} tools, toolhost.toml declares {custom} custom and agent-execution \
+         tools and the toolset enables {toolset}: {} in all; at most {MAX_TOOLS} are allowed \
+         (remove some)",
         .dir.display(),
         .files + .custom + .toolset
     )]
@@ -44,7 +45,7 @@ pub enum LoadError {
         dir: PathBuf,
         /// Its `.wasm` files.
         files: usize,
-        /// The custom tools `toolhost.toml` declares.
+        /// The custom and agent-execution tools `toolhost.toml` declares.
         custom: usize,
         /// The toolset tools it enables.
         toolset: usize,
@@ -155,12 +156,15 @@ impl Registry {
                     .collect()
             })
             .unwrap_or_default();
-        let count = files.len() + config.custom_tools.len() + toolset_tools.len();
+        let count = files.len()
+            + config.custom_tools.len()
+            + config.agent_tools.len()
+            + toolset_tools.len();
         if count > MAX_TOOLS {
             return Err(LoadError::TooManyDeclared {
                 dir: dir.to_path_buf(),
                 files: files.len(),
-                custom: config.custom_tools.len(),
+                custom: config.custom_tools.len() + config.agent_tools.len(),
                 toolset: toolset_tools.len(),
             });
         }
@@ -292,6 +296,28 @@ impl Registry {
                     file,
                     tool: Some(name.clone()),
                     reason: format!("[custom_tools.{name}]: {reason}"),
+                }),
+            }
+        }
+        for (name, spec) in &config.agent_tools {
+            let loaded = if registry.tools.contains_key(name) {
+                Err(format!(
+                    "agent-execution tool `{name}` has the name of another tool; names are unique"
+                ))
+            } else {
+                config
+                    .policy_for(name)
+                    .map_err(|e| format!("{e:#}"))
+                    .and_then(|policy| custom::agent_tool(name, spec, policy))
+            };
+            match loaded {
+                Ok(tool) => {
+                    registry.tools.insert(name.clone(), Arc::new(tool));
+                }
+                Err(reason) => registry.failures.push(LoadFailure {
+                    file: PathBuf::from(crate::config::CONFIG_FILE),
+                    tool: Some(name.clone()),
+                    reason: format!("[agent_tools.{name}]: {reason}"),
                 }),
             }
         }

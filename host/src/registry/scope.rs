@@ -83,7 +83,8 @@ impl Part {
             .map(|tool| tool.to_string());
         let found = !part.load.is_empty()
             || part.toolset_tool.is_some()
-            || config.custom_tools.contains_key(name);
+            || config.custom_tools.contains_key(name)
+            || config.agent_tools.contains_key(name);
         part.servers = !found && !config.mcp_servers.is_empty();
         (found || part.servers).then_some(part)
     }

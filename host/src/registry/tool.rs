@@ -26,6 +26,9 @@ pub enum Origin {
     Custom,
     /// A tool of an MCP server (`[[mcp_servers]]`), mounted by an `mcp_toolset`.
     Mcp,
+    /// An agent-execution tool (`[agent_tools.<name>]`): a script the
+    /// agent harness runs; never the host.
+    Agent,
 }
 
 /// A loaded, checked tool, ready to instantiate.
@@ -73,6 +76,9 @@ pub(super) enum Kind {
     },
     /// A custom tool: no code, the client of a session answers it.
     Custom,
+    /// An agent-execution tool: a script for the agent harness, never run
+    /// by the host.
+    AgentScript(Arc<str>),
     /// A tool of an MCP server: the server runs it.
     Upstream(Mounted),
 }
@@ -201,7 +207,7 @@ impl Tool {
     pub(super) fn code_cell(&self) -> Option<&CodeCell> {
         match &self.kind {
             Kind::Contract(code) | Kind::Plain { code, .. } => Some(code),
-            Kind::Custom | Kind::Upstream(_) => None,
+            Kind::Custom | Kind::AgentScript(_) | Kind::Upstream(_) => None,
         }
     }
 
@@ -244,12 +250,27 @@ impl Tool {
         matches!(self.kind, Kind::Custom)
     }
 
+    /// The script of an agent-execution tool, which the agent harness runs
+    /// (the host refuses its calls); `None` for any other tool.
+    pub fn agent_script(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::AgentScript(script) => Some(script),
+            _ => None,
+        }
+    }
+
+    /// Whether a host surface may call it: neither a custom tool (answered
+    /// by a session's client) nor an agent-execution tool.
+    pub fn runs_on_host(&self) -> bool {
+        !matches!(self.kind, Kind::Custom | Kind::AgentScript(_))
+    }
+
     /// For a function of a plain component: its export path
     /// (`interface#function`, or the function's name at the top level).
     pub fn plain_export(&self) -> Option<&str> {
         match &self.kind {
             Kind::Plain { export, .. } => Some(export),
-            Kind::Contract(_) | Kind::Custom | Kind::Upstream(_) => None,
+            Kind::Contract(_) | Kind::Custom | Kind::AgentScript(_) | Kind::Upstream(_) => None,
         }
     }
 
@@ -308,6 +329,7 @@ impl Tool {
             "permission": self.policy.permission,
             "enabled": self.policy.enabled,
             "custom": self.is_custom(),
+            "execution": if self.agent_script().is_some() { "agent" } else { "server" },
             "origin": self.origin,
             "mcpServer": self.upstream().map(|u| u.spec().name.clone()),
             "prompts": self.prompts(),

@@ -271,6 +271,10 @@ pub fn router(app: Arc<App>) -> Router {
             get(sessions::get).delete(sessions::end),
         )
         .route("/{slug}/v1/sessions/{id}/upgrade", post(sessions::upgrade))
+        .route(
+            "/{slug}/v1/sessions/{id}/agent-tools",
+            get(sessions::agent_tools),
+        )
         .route("/{slug}/v1/sessions/{id}/artifacts", get(artifacts::list))
         .route(
             "/{slug}/v1/sessions/{id}/artifacts/{name}",

@@ -18,7 +18,9 @@ use super::App;
 use super::answers;
 use super::board::{AnswerError, Answered};
 use super::error::{ApiError, JsonBody, PathParams, Query};
-use toolhost::output::{ContentBlock, ToolOutput};
+use toolhost::agent_tools::WrittenScript;
+use toolhost::output::ToolOutput;
+use toolhost::output::messages::read_posted_block;
 use toolhost::session::{
     Event, EventData, EventKind, NewSession, Session, SessionMode, parse_instant, principal_id,
 };
@@ -110,7 +112,46 @@ pub(super) async fn create(
         auth: body.auth,
         pin: Some(pin),
     })?;
+    if let Err(e) = write_agent_tools(&app, &session).await {
+        tracing::warn!("session {}: {}", session.id(), e.body());
+    }
     Ok((StatusCode::CREATED, Json(session_json(&session))))
+}
+
+/// Write the agent-execution tools of `session`'s version into its
+/// workspace, off the runtime's threads.
+async fn write_agent_tools(
+    app: &App,
+    session: &Arc<Session>,
+) -> Result<Vec<WrittenScript>, ApiError> {
+    let host = app.host.clone();
+    let session = session.clone();
+    tokio::task::spawn_blocking(move || host.write_agent_tools(&session))
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "workspace_unavailable",
+                format!("the agent-execution tools cannot be written: {e:#}"),
+            )
+        })
+}
+
+/// `GET /<slug>/v1/sessions/<id>/agent-tools`: the agent-execution tools
+/// of the session's version, written into its workspace (again, if a file
+/// was changed or removed) for the agent harness to run.
+pub(super) async fn agent_tools(
+    State(app): State<Arc<App>>,
+    PathParams((slug, id)): PathParams<(String, String)>,
+) -> Result<Json<Value>, ApiError> {
+    app.check_slug(&slug)?;
+    let session = find(&app, &id)?;
+    let written = write_agent_tools(&app, &session).await?;
+    Ok(Json(json!({
+        "dir": toolhost::agent_tools::AGENT_TOOLS_DIR,
+        "agentTools": written,
+    })))
 }
 
 /// `POST /<slug>/v1/sessions/<id>/upgrade`: bind the session to another
@@ -131,6 +172,9 @@ pub(super) async fn upgrade(
     };
     let to = body.version;
     let diff = app.host.upgrade(&app.sessions, &session, to)?;
+    if let Err(e) = write_agent_tools(&app, &session).await {
+        tracing::warn!("session {}: {}", session.id(), e.body());
+    }
     session.events().emit(
         EventKind::SessionUpgraded,
         EventData::Json(serde_json::to_value(&diff).unwrap_or(Value::Null)),
@@ -265,7 +309,8 @@ struct CustomToolResult {
     _kind: String,
     /// The call id, or the id of the `agent.custom_tool_use` event.
     custom_tool_use_id: Value,
-    content: Vec<ContentBlock>,
+    /// toolhost's blocks or the Messages API's (`output::messages`).
+    content: Vec<Value>,
     #[serde(default)]
     is_error: bool,
 }
@@ -303,8 +348,14 @@ pub(super) async fn post_events(
                 let result: CustomToolResult =
                     serde_json::from_value(event).map_err(|e| at(e.to_string()))?;
                 let call_id = call_id_of(&session, &result.custom_tool_use_id).map_err(at)?;
+                let mut content = Vec::with_capacity(result.content.len());
+                for (n, block) in result.content.into_iter().enumerate() {
+                    let read =
+                        read_posted_block(block).map_err(|e| at(format!("content[{n}]: {e}")))?;
+                    content.extend(read);
+                }
                 let output = ToolOutput {
-                    content: result.content,
+                    content,
                     structured: None,
                     is_error: result.is_error,
                 };

@@ -12,17 +12,29 @@ use serde_json::{Value, json};
 
 use super::App;
 use super::board::{BoardApprover, BoardAsker, BoardCustomTools, Outcome, ParkSignal};
-use super::error::{ApiError, JsonBody, PathParams};
+use super::error::{ApiError, JsonBody, PathParams, Query};
+use toolhost::Host;
 use toolhost::ask::NoAsker;
 use toolhost::call::{CallInput, CallOptions, NoCustomTools, new_call_id};
-use toolhost::session::Session;
+use toolhost::session::{Session, SessionSpec};
+
+/// Which agent version a listing or a session-less call is of: the
+/// default agent's latest when neither is given.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct VersionQuery {
+    agent: Option<String>,
+    version: Option<u64>,
+}
 
 pub(super) async fn list(
     State(app): State<Arc<App>>,
     PathParams(slug): PathParams<String>,
+    Query(query): Query<VersionQuery>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
-    Ok(Json(app.host.listing()))
+    let version = app.host.resolve(query.agent.as_deref(), query.version)?;
+    Ok(Json(Host::listing_of(&version)))
 }
 
 /// The body of a call.
@@ -35,6 +47,11 @@ pub(super) struct CallBody {
     continuation_token: Option<String>,
     /// The caller's auth: checked against the session owner's.
     auth: Option<Value>,
+    /// The agent whose tools a call outside a session runs (a session's
+    /// calls run its own).
+    agent: Option<String>,
+    /// That agent's version (its latest when absent).
+    version: Option<u64>,
 }
 
 pub(super) async fn call(
@@ -43,11 +60,30 @@ pub(super) async fn call(
     JsonBody(body): JsonBody<CallBody>,
 ) -> Result<Response, ApiError> {
     app.check_slug(&slug)?;
-    let bound = app.sessions.bind(
+    let named = body.agent.is_some() || body.version.is_some();
+    let pin = app.host.pin_for(body.agent.as_deref(), body.version)?;
+    let bound = app.sessions.bind_or(
         body.session_id.as_deref(),
         body.continuation_token.as_deref(),
         body.auth.as_ref(),
+        SessionSpec {
+            pin: Some(pin.clone()),
+            ..SessionSpec::default()
+        },
     )?;
+    if named && !bound.scratch && bound.session.pin().is_some_and(|held| held != pin) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            format!(
+                "`agent`/`version` name {pin}, but the session runs {}: a session's calls run                  its own version; upgrade it (POST /sessions/<id>/upgrade) or leave them out",
+                bound
+                    .session
+                    .pin()
+                    .map_or_else(String::new, |p| p.to_string())
+            ),
+        ));
+    }
     let input = body.input.map_or_else(
         || CallInput::Text("{}".into()),
         |raw| CallInput::Text(raw.get().into()),

@@ -340,7 +340,7 @@ impl ServerHandler for ToolServer {
             .map_or_else(|| self.host.registry(), |v| v.registry().clone());
         let tools = registry
             .tools()
-            .filter(|t| !t.is_custom())
+            .filter(|t| t.runs_on_host())
             .map(|t| convert::tool(t))
             .collect();
         Ok(ListToolsResult::with_all_items(tools))
@@ -504,8 +504,15 @@ impl ServerHandler for ToolServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let registry = self.host.registry();
-        let Some(tool) = registry.get(&name).filter(|t| !t.is_custom()).cloned() else {
-            if let Some(reason) = registry.not_callable_reason(&name) {
+        let Some(tool) = registry.get(&name).filter(|t| t.runs_on_host()).cloned() else {
+            let agent_tool = registry
+                .get(&name)
+                .is_some_and(|t| t.agent_script().is_some());
+            let reason = match agent_tool {
+                true => Some(toolhost::agent_tools::refusal(&name)),
+                false => registry.not_callable_reason(&name),
+            };
+            if let Some(reason) = reason {
                 return Err(ErrorData::invalid_params(
                     format!("tool `{name}` cannot be called here: {reason}"),
                     Some(json!({ "code": "tool_not_callable" })),
@@ -513,7 +520,7 @@ impl ServerHandler for ToolServer {
             }
             let known: Vec<&str> = registry
                 .tools()
-                .filter(|t| !t.is_custom())
+                .filter(|t| t.runs_on_host())
                 .map(|t| t.name())
                 .collect();
             return Err(ErrorData::invalid_params(
