@@ -30,6 +30,14 @@ pub(crate) struct McpArgs {
     /// Bound time arguments by this instant (RFC 3339).
     #[arg(long, value_name = "INSTANT", conflicts_with = "session", value_parser = parse_instant)]
     pub(crate) as_of: Option<DateTime<FixedOffset>>,
+    /// Serve the tools of this agent (`[agents.<name>]`, or one made over
+    /// the API) instead of the tools folder's.
+    #[arg(long, value_name = "NAME", conflicts_with = "session")]
+    pub(crate) agent: Option<String>,
+    /// That agent's version (default: its latest; only the latest is
+    /// loaded at start).
+    #[arg(long, value_name = "N", conflicts_with = "session")]
+    pub(crate) version: Option<u64>,
 }
 
 #[derive(Debug, Args)]
@@ -102,6 +110,7 @@ pub(crate) async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
             .bind(Some(id), None, Some(&cli_principal()))
             .map_err(|e| anyhow::anyhow!("--session: {e}"))?;
     }
+    host.pin_for(args.agent.as_deref(), args.version)?;
     let (_watcher, _hangups) = hot_reload(&host);
     let telemetry = Telemetry::start(&host, &host.config().telemetry)?;
     let options = McpOptions {
@@ -109,6 +118,8 @@ pub(crate) async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         dry_run: args.dry_run,
         as_of: args.as_of,
         caller: Some(cli_principal()),
+        agent: args.agent,
+        version: args.version,
     };
     let server = ToolServer::new(host.clone(), sessions, options);
     let reminders = tokio::spawn(

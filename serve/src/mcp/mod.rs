@@ -41,6 +41,7 @@ use toolhost::call::CallOptions;
 use toolhost::error::CallError;
 use toolhost::host::Host;
 use toolhost::prompts::PromptSpec;
+use toolhost::registry::Registry;
 use toolhost::resources::{ResourceSpec, ResourceTemplateSpec};
 use toolhost::session::{Session, SessionMode, SessionSpec, SessionStore, parse_instant};
 
@@ -59,6 +60,13 @@ pub struct McpOptions {
     pub as_of: Option<DateTime<FixedOffset>>,
     /// Who the client is, for session owner checks.
     pub caller: Option<Value>,
+    /// The agent whose tools calls outside a session run and the listing
+    /// shows (the default agent when `None`); `_meta.toolhost/agent`
+    /// overrides it per call.
+    pub agent: Option<String>,
+    /// That agent's version (its latest when `None`);
+    /// `_meta.toolhost/version` overrides it per call.
+    pub version: Option<u64>,
 }
 
 /// The MCP face of a [`Host`]. Cheap to clone: one per MCP session.
@@ -185,6 +193,19 @@ impl ToolServer {
             .filter(|s| s.admits(self.options.caller.as_ref()))
     }
 
+    /// The tools a client sees: its session's version's when it is bound
+    /// to one, else the version of the agent its options name.
+    fn listed_registry(&self) -> Arc<Registry> {
+        let version = match self.bound_session() {
+            Some(session) => self.host.version_of(&session).ok(),
+            None => self
+                .host
+                .resolve(self.options.agent.as_deref(), self.options.version)
+                .ok(),
+        };
+        version.map_or_else(|| self.host.registry(), |v| v.registry().clone())
+    }
+
     /// The session a call runs in, from its `_meta` over the server's options.
     fn session_for(
         &self,
@@ -209,7 +230,18 @@ impl ToolServer {
             })?),
             None => self.options.as_of,
         };
+        let agent = text("toolhost/agent").or_else(|| self.options.agent.clone());
+        let version = match meta.get("toolhost/version") {
+            None => self.options.version,
+            Some(v) => Some(v.as_u64().ok_or_else(|| {
+                ErrorData::invalid_params("`_meta.toolhost/version` must be a number", None)
+            })?),
+        };
+        let pin = self.host.pin_for(agent.as_deref(), version).map_err(|e| {
+            ErrorData::invalid_params(e.to_string(), Some(json!({ "code": e.code() })))
+        })?;
         let scratch = SessionSpec {
+            pin: Some(pin),
             channel: Some("mcp".into()),
             mode: if dry_run {
                 SessionMode::DryRun
@@ -333,11 +365,7 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        // A client bound to a session sees the tools of the session's version.
-        let registry = self
-            .bound_session()
-            .and_then(|session| self.host.version_of(&session).ok())
-            .map_or_else(|| self.host.registry(), |v| v.registry().clone());
+        let registry = self.listed_registry();
         let tools = registry
             .tools()
             .filter(|t| t.runs_on_host())
@@ -503,7 +531,15 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        let registry = self.host.registry();
+        let session = self.session_for(&context.meta)?;
+        let registry = self
+            .host
+            .version_of(&session)
+            .map_err(|e| {
+                ErrorData::invalid_params(e.to_string(), Some(json!({ "code": e.code() })))
+            })?
+            .registry()
+            .clone();
         let Some(tool) = registry.get(&name).filter(|t| t.runs_on_host()).cloned() else {
             let agent_tool = registry
                 .get(&name)
@@ -528,7 +564,6 @@ impl ServerHandler for ToolServer {
                 Some(json!({ "code": "unknown_tool", "availableTools": known })),
             ));
         };
-        let session = self.session_for(&context.meta)?;
         let client = context
             .client_info()
             .map_or_else(|| "the MCP client".to_string(), |i| i.name);
