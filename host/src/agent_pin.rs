@@ -1,7 +1,11 @@
-//! [`AgentPin`]: which version of which agent a session's calls run (a
-//! leaf: sessions, envelopes and errors name it).
+//! [`AgentPin`]: which version of which agent a session's calls run, and
+//! [`DEFAULT_AGENT`] (a leaf: sessions, envelopes, errors and the config
+//! name them).
 
 use serde::{Deserialize, Serialize};
+
+/// The agent a host's tools folder and `toolhost.toml` make.
+pub const DEFAULT_AGENT: &str = "default";
 
 /// The agent version a session is bound to: every call in it runs that
 /// version's tools until the session is upgraded or ends.

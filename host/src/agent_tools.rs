@@ -44,33 +44,39 @@ pub struct WrittenScript {
 }
 
 /// Write every agent-execution tool of `registry` into `workspace`,
-/// replacing what differs, and remove scripts of tools it no longer has.
+/// replacing what is there (a tool granted the workspace may have changed
+/// it), and remove other files from the scripts' folder. Everything is
+/// done relative to the workspace's descriptor without following a
+/// symlink, so nothing outside the workspace is written, changed or
+/// removed whatever the workspace holds.
 pub fn write_into(workspace: &Path, registry: &Registry) -> anyhow::Result<Vec<WrittenScript>> {
-    let dir = workspace.join(AGENT_TOOLS_DIR);
     let tools: Vec<_> = registry
         .tools()
         .filter_map(|tool| Some((tool, tool.agent_script()?)))
         .collect();
-    if tools.is_empty() && !dir.exists() {
+    if tools.is_empty() && !workspace.join(AGENT_TOOLS_DIR).exists() {
         return Ok(Vec::new());
     }
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let dir = beneath::open_dirs(workspace, AGENT_TOOLS_DIR)
+        .with_context(|| format!("cannot open {AGENT_TOOLS_DIR} in the workspace"))?;
     let mut written = Vec::with_capacity(tools.len());
     for (tool, script) in tools {
         let name = tool.name();
-        let script_path = dir.join(name);
-        let spec_path = dir.join(format!("{name}.json"));
-        if std::fs::read(&script_path).ok().as_deref() != Some(script.as_bytes()) {
-            crate::files::write_atomically(&script_path, script.as_bytes())?;
-        }
-        make_executable(&script_path)?;
         let spec = json!({
             "name": name,
             "description": tool.metadata().description,
             "input_schema": tool.metadata().input_schema,
             "sha256": tool.sha256(),
         });
-        crate::files::write_atomically(&spec_path, &serde_json::to_vec_pretty(&spec)?)?;
+        beneath::replace_file(&dir, name, script.as_bytes(), 0o755)
+            .with_context(|| format!("cannot write {AGENT_TOOLS_DIR}/{name}"))?;
+        beneath::replace_file(
+            &dir,
+            &format!("{name}.json"),
+            &serde_json::to_vec_pretty(&spec)?,
+            0o644,
+        )
+        .with_context(|| format!("cannot write {AGENT_TOOLS_DIR}/{name}.json"))?;
         written.push(WrittenScript {
             name: name.to_string(),
             path: format!("{AGENT_TOOLS_DIR}/{name}"),
@@ -80,34 +86,97 @@ pub fn write_into(workspace: &Path, registry: &Registry) -> anyhow::Result<Vec<W
             input_schema: tool.metadata().input_schema.clone(),
         });
     }
-    remove_others(&dir, &written)?;
+    let keep = |file: &str| {
+        let name = file.strip_suffix(".json").unwrap_or(file);
+        written.iter().any(|w| w.name == name)
+    };
+    beneath::remove_others(&dir, keep).context("cannot clear old scripts")?;
     Ok(written)
 }
 
-/// Remove the files of tools no longer in `kept`.
-fn remove_others(dir: &Path, kept: &[WrittenScript]) -> anyhow::Result<()> {
-    let entries =
-        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
-    for entry in entries.flatten() {
-        let file = entry.file_name();
-        let file = file.to_string_lossy();
-        let name = file.strip_suffix(".json").unwrap_or(&file);
-        if !kept.iter().any(|k| k.name == name) {
-            crate::files::remove_durably(&entry.path())
-                .with_context(|| format!("cannot remove {}", entry.path().display()))?;
+/// File operations relative to a directory descriptor that never follow a
+/// symlink.
+mod beneath {
+    use std::os::fd::OwnedFd;
+    use std::path::Path;
+
+    use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
+
+    const DIR_FLAGS: OFlags = OFlags::RDONLY
+        .union(OFlags::DIRECTORY)
+        .union(OFlags::CLOEXEC);
+
+    /// Open (creating them) the directories of `relative` under `root`,
+    /// each one a real directory beneath the one before.
+    pub(super) fn open_dirs(root: &Path, relative: &str) -> std::io::Result<OwnedFd> {
+        let mut dir = rustix::fs::open(root, DIR_FLAGS, Mode::empty())?;
+        for part in relative.split('/') {
+            let open = |dir: &OwnedFd| {
+                rustix::fs::openat2(
+                    dir,
+                    part,
+                    DIR_FLAGS | OFlags::NOFOLLOW,
+                    Mode::empty(),
+                    ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS,
+                )
+            };
+            let next = match open(&dir) {
+                Err(rustix::io::Errno::NOENT) => {
+                    match rustix::fs::mkdirat(&dir, part, Mode::from_raw_mode(0o755)) {
+                        Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                    open(&dir)?
+                }
+                other => other?,
+            };
+            dir = next;
         }
+        Ok(dir)
     }
-    Ok(())
-}
 
-#[cfg(unix)]
-fn make_executable(path: &Path) -> anyhow::Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
-        .with_context(|| format!("cannot make {} executable", path.display()))
-}
+    /// Replace the file `name` in `dir` by one holding `bytes` (written to
+    /// a fresh name, synced, then renamed over whatever `name` was).
+    pub(super) fn replace_file(
+        dir: &OwnedFd,
+        name: &str,
+        bytes: &[u8],
+        mode: u32,
+    ) -> std::io::Result<()> {
+        use std::io::Write as _;
+        let temporary = format!(".{name}.{}.tmp", std::process::id());
+        let _ = rustix::fs::unlinkat(dir, temporary.as_str(), AtFlags::empty());
+        let fd = rustix::fs::openat(
+            dir,
+            temporary.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(mode),
+        )?;
+        let mut file = std::fs::File::from(fd);
+        file.write_all(bytes)?;
+        rustix::fs::fchmod(&file, Mode::from_raw_mode(mode))?;
+        file.sync_all()?;
+        rustix::fs::renameat(dir, temporary.as_str(), dir, name)?;
+        Ok(())
+    }
 
-#[cfg(not(unix))]
-fn make_executable(_path: &Path) -> anyhow::Result<()> {
-    Ok(())
+    /// Remove every entry of `dir` that `keep` does not want (a link is
+    /// removed as a link; a directory is left, with a warning).
+    pub(super) fn remove_others(dir: &OwnedFd, keep: impl Fn(&str) -> bool) -> std::io::Result<()> {
+        let mut entries = rustix::fs::Dir::read_from(dir)?;
+        let mut unwanted = Vec::new();
+        while let Some(entry) = entries.read() {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name != "." && name != ".." && !keep(&name) {
+                unwanted.push(name);
+            }
+        }
+        for name in unwanted {
+            if let Err(e) = rustix::fs::unlinkat(dir, name.as_str(), AtFlags::empty()) {
+                tracing::warn!("cannot remove {name} from the agent tools' folder: {e}");
+            }
+        }
+        Ok(())
+    }
 }

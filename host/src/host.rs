@@ -1,6 +1,7 @@
 //! [`Host`]: a loaded tools folder with its engine, config and state.
 
 mod named;
+mod restore;
 mod versions;
 
 pub use named::AgentSource;
@@ -11,7 +12,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use anyhow::Context as _;
 
 use crate::admission::CallGate;
-use crate::agents::{AgentVersion, Agents, Commit, DEFAULT_AGENT, Loaded};
+use crate::agents::{AgentVersion, Agents, Commit, DEFAULT_AGENT, Loaded, VersionInputs};
 use crate::call::api::CallObserver;
 use crate::call::envelope::CallResult;
 use crate::caps::ask::AskingSlots;
@@ -149,12 +150,12 @@ impl HostBuilder {
     /// `<dir>/tools.lock` exists, refuse the tools that differ from it.
     pub async fn build(self) -> anyhow::Result<Host> {
         let config_from_file = self.config.is_none();
-        let config = match self.config {
+        let (config, config_text) = match self.config {
             Some(config) => {
                 config.validate().context("invalid config")?;
-                config
+                (config, None)
             }
-            None => Config::load(&self.dir)?,
+            None => Config::load_with_text(&self.dir)?,
         };
         let tools_dir = self.tools_dir.unwrap_or_else(|| self.dir.join(TOOLS_DIR));
         let state_dir = self.state_dir.unwrap_or_else(|| self.dir.join(STATE_DIR));
@@ -207,6 +208,10 @@ impl HostBuilder {
                 registry: Arc::new(registry),
                 config: config.clone(),
                 definition,
+                inputs: VersionInputs {
+                    config: config_text.clone(),
+                    ..VersionInputs::default()
+                },
             },
             commit,
         )?;
@@ -228,6 +233,7 @@ impl HostBuilder {
             resource_changes: ResourceChanges::default(),
             asking_slots: AskingSlots::new(config.limits.asking_calls()),
             config: RwLock::new(config),
+            config_text: RwLock::new(config_text),
             config_from_file,
             kv,
             network: self.network,
@@ -275,6 +281,8 @@ pub struct Host {
     /// Slots for calls waiting for an answer: `[limits]` as the host started.
     asking_slots: AskingSlots,
     config: RwLock<Arc<Config>>,
+    /// The text of `toolhost.toml` the config was read from, if it was.
+    config_text: RwLock<Option<String>>,
     /// Whether the config comes from `toolhost.toml` (a reload reads it
     /// again) rather than from code.
     config_from_file: bool,
@@ -373,8 +381,8 @@ impl Host {
 
     async fn reload_all(&self) -> anyhow::Result<Arc<Registry>> {
         let previous = self.registry();
-        let config = if self.config_from_file {
-            let config = Config::load(&self.dir)?;
+        let (config, config_text) = if self.config_from_file {
+            let (config, text) = Config::load_with_text(&self.dir)?;
             anyhow::ensure!(
                 config.max_memory_bytes() <= self.engine.max_memory_bytes(),
                 "{} asks for {} MiB of memory per instance; this host started with {} MiB: \
@@ -383,9 +391,9 @@ impl Host {
                 config.max_memory_bytes() >> 20,
                 self.engine.max_memory_bytes() >> 20
             );
-            Arc::new(config)
+            (Arc::new(config), text)
         } else {
-            self.config()
+            (self.config(), None)
         };
         let lock = read_lock(&self.dir, self.ignore_lock)?;
         let mut fresh = Registry::load_tiered(
@@ -420,6 +428,10 @@ impl Host {
                 registry: fresh.clone(),
                 config: config.clone(),
                 definition: config.definition(),
+                inputs: VersionInputs {
+                    config: config_text.clone(),
+                    ..VersionInputs::default()
+                },
             },
             self.commit,
         )?;
@@ -436,6 +448,10 @@ impl Host {
                 .collect()
         };
         *self.config.write().unwrap_or_else(PoisonError::into_inner) = config.clone();
+        *self
+            .config_text
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = config_text;
         self.load_named_agents(&config, Tiering::BaselineFirst)
             .await;
         self.release_versions();
@@ -502,6 +518,14 @@ impl Host {
             "unavailable": registry.unavailable(),
             "toolsets": version.config().toolset.to_json(),
         })
+    }
+
+    /// The text of `toolhost.toml` the config in force was read from.
+    fn config_text(&self) -> Option<String> {
+        self.config_text
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The config in force (a reload may replace it).

@@ -8,7 +8,7 @@ use crate::common;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-use crate::serve::{Server, code, start};
+use crate::serve::{Server, code, start, start_in};
 
 const WEATHER: &str = r#"
 [agents.weather]
@@ -235,6 +235,23 @@ async fn agents_made_over_the_api_follow_the_registry_rules() {
         "no `nothere.wasm`",
     )
     .await;
+    refused(
+        &server,
+        agent(json!([{ "type": "agent_toolset", "http": ["https://example.com"] }])),
+        "not over the API",
+    )
+    .await;
+    // A JSON Schema may hold nulls.
+    let (status, body) = server
+        .post(
+            "/agents",
+            json!({ "name": "nullable", "tools": [{
+                "type": "custom", "name": "maybe", "description": "Takes an optional note.",
+                "input_schema": { "type": "object", "properties": { "note": { "default": null } } },
+            }]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
     let (status, body) = server
         .post("/agents", json!({ "name": "Bad Name", "tools": [] }))
         .await;
@@ -480,6 +497,20 @@ async fn agent_execution_tools_are_listed_refused_and_written_into_the_workspace
         std::fs::read_to_string(&script).unwrap(),
         "#!/bin/sh\ncat\n"
     );
+
+    // A symlink in the way is not followed: nothing outside is touched.
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("keep"), "mine").unwrap();
+    std::fs::remove_dir_all(workspace.join(".toolhost")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), workspace.join(".toolhost")).unwrap();
+    let (status, body) = server.get(&format!("/sessions/{id}/agent-tools")).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
+    assert_eq!(code(&body), "workspace_unavailable");
+    let left: Vec<_> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["keep"]);
 }
 
 #[test]
@@ -542,4 +573,42 @@ fn toolhost_mcp_serves_the_agent_it_is_given() {
     assert!(default.get("result").is_some(), "{default}");
     drop(stdin);
     assert!(child.wait().unwrap().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_keeps_its_version_across_a_restart() {
+    let mut server = start(&["echo"], "").await;
+    let old = server.session(json!({})).await;
+    let old_id = old["id"].as_str().unwrap().to_string();
+    // The component changes while the server is down.
+    let dir = std::mem::replace(&mut server.dir, tempfile::tempdir().unwrap());
+    drop(server);
+    std::fs::copy(
+        common::artifact("context"),
+        dir.path().join("tools/echo.wasm"),
+    )
+    .unwrap();
+
+    let server = start_in(dir).await;
+    let new = server.session(json!({})).await;
+    assert_eq!(new["agent"]["version"], json!(2));
+    // Version 1 is loaded again from its kept files for the old session.
+    let mut body = Value::Null;
+    for _ in 0..100 {
+        let (status, answer) = server
+            .call(
+                "echo",
+                json!({ "input": { "text": "still" }, "sessionId": old_id }),
+            )
+            .await;
+        body = answer;
+        if status != StatusCode::CONFLICT {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(body["result"], json!("still"), "{body}");
+    assert_eq!(body["agent"]["version"], json!(1));
+    let (_, versions) = server.get("/agents/default/versions").await;
+    assert_eq!(versions["versions"][0]["loaded"], json!(true), "{versions}");
 }

@@ -34,6 +34,21 @@ pub(crate) async fn start(tools: &[&str], config: &str) -> Server {
 
 async fn start_with(tools: &[&str], config: &str, tune: impl FnOnce(&mut ServeOptions)) -> Server {
     let (dir, host) = host(tools, config).await;
+    serve(dir, host, tune).await
+}
+
+/// A server for the host directory `dir` as it is (a restart of one that
+/// ran there before).
+pub(crate) async fn start_in(dir: tempfile::TempDir) -> Server {
+    let host = common::load(dir.path()).await;
+    serve(dir, host, |_| {}).await
+}
+
+async fn serve(
+    dir: tempfile::TempDir,
+    host: toolhost::Host,
+    tune: impl FnOnce(&mut ServeOptions),
+) -> Server {
     let mut options = ServeOptions::from_config(&host).unwrap();
     options.listen = "127.0.0.1:0".parse().unwrap();
     tune(&mut options);

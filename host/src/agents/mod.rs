@@ -9,24 +9,25 @@
 //! The host's own tools folder and `toolhost.toml` make the agent
 //! [`DEFAULT_AGENT`].
 
+mod inputs;
 mod record;
 mod stored;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
+pub use inputs::{BLOBS_DIR, VersionInputs};
 pub use record::{MAX_RECORDS, PolicyEntry, ToolEntry, VersionDiff, VersionRecord};
 pub(crate) use stored::StoredAgents;
 pub use stored::{DEFINITION_FILE, StoredAgent};
 
-pub use crate::agent_pin::AgentPin;
+pub use crate::agent_pin::{AgentPin, DEFAULT_AGENT};
 use crate::config::Config;
 use crate::registry::Registry;
+use inputs::Blobs;
 use record::RecordShelf;
 
-/// The agent a host's tools folder and `toolhost.toml` make.
-pub const DEFAULT_AGENT: &str = "default";
 /// The folder under the state directory where version records are kept.
 pub const AGENTS_DIR: &str = "agents";
 
@@ -121,7 +122,7 @@ pub enum AgentError {
         reason: String,
     },
     /// An agent of this name exists already.
-    #[error("an agent named `{name}` exists already; change it with PATCH")]
+    #[error("an agent named `{name}` exists already")]
     Exists {
         /// The name asked for.
         name: String,
@@ -188,6 +189,9 @@ pub(crate) struct Loaded {
     pub config: Arc<Config>,
     /// Its definition as echoed ([`AgentVersion::definition`]).
     pub definition: serde_json::Value,
+    /// `toolhost.toml`'s text, and a named agent's definition as stored:
+    /// with the files, what it can be loaded again from.
+    pub inputs: VersionInputs,
 }
 
 /// What committing a version did.
@@ -204,6 +208,7 @@ pub struct Committed {
 pub struct Agents {
     root: PathBuf,
     stored: StoredAgents,
+    blobs: Blobs,
     table: RwLock<Table>,
     /// Held while a version is committed, so two reloads cannot take one
     /// number.
@@ -222,10 +227,81 @@ impl Agents {
         let root = state_dir.join(AGENTS_DIR);
         Self {
             stored: StoredAgents::new(&root),
+            blobs: Blobs::new(&root),
             root,
             table: RwLock::default(),
             committing: Mutex::new(()),
         }
+    }
+
+    /// Remove the component files no kept version's inputs name.
+    fn collect_blobs(&self) {
+        let Ok(entries) = std::fs::read_dir(&self.root) else {
+            return;
+        };
+        let mut referenced = BTreeSet::new();
+        for entry in entries.flatten() {
+            let Some(agent) = entry.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
+            if agent == BLOBS_DIR {
+                continue;
+            }
+            match self.shelf(&agent).referenced_files() {
+                Ok(files) => referenced.extend(files),
+                // Not knowing what is referenced, keep everything.
+                Err(e) => {
+                    tracing::warn!("not removing unused component files: {e:#}");
+                    return;
+                }
+            }
+        }
+        self.blobs.collect(&referenced);
+    }
+
+    /// What version `pin` was loaded from, and its record, if both are
+    /// kept.
+    pub(crate) fn kept(
+        &self,
+        pin: &AgentPin,
+    ) -> anyhow::Result<Option<(VersionRecord, VersionInputs)>> {
+        let shelf = self.shelf(&pin.name);
+        let Some(record) = shelf.read(pin.version)? else {
+            return Ok(None);
+        };
+        Ok(shelf
+            .read_inputs(pin.version)?
+            .map(|inputs| (record, inputs)))
+    }
+
+    /// Lay version `files` out in `dir` from the kept blobs.
+    pub(crate) fn lay_out(
+        &self,
+        files: &BTreeMap<String, String>,
+        dir: &Path,
+    ) -> anyhow::Result<()> {
+        self.blobs.lay_out(files, dir)
+    }
+
+    /// Add `version`, loaded again from what it was loaded from, to the
+    /// loaded versions (not as its agent's latest).
+    pub(crate) fn restore(&self, loaded: Loaded, record: VersionRecord) -> Arc<AgentVersion> {
+        let version = Arc::new(AgentVersion {
+            pin: AgentPin {
+                name: record.agent.clone(),
+                version: record.version,
+            },
+            registry: loaded.registry,
+            config: loaded.config,
+            definition: loaded.definition,
+            record: Arc::new(record),
+        });
+        let mut table = self.table.write().unwrap_or_else(PoisonError::into_inner);
+        table
+            .loaded
+            .entry(version.pin.clone())
+            .or_insert(version)
+            .clone()
     }
 
     /// The agents made over the API.
@@ -251,6 +327,7 @@ impl Agents {
             registry,
             config,
             definition,
+            inputs,
         } = loaded;
         let _committing = self
             .committing
@@ -289,7 +366,13 @@ impl Agents {
                 };
                 let diff = newest.map(|newest| VersionDiff::between(&newest, &record));
                 let in_use = self.loaded_numbers(agent);
-                shelf.write(&record, |n| in_use.contains(&n))?;
+                let inputs = VersionInputs {
+                    files: VersionInputs::of(&registry, None, None).files,
+                    ..inputs
+                };
+                self.blobs.keep(&registry)?;
+                shelf.write(&record, &inputs, |n| in_use.contains(&n))?;
+                self.collect_blobs();
                 (Arc::new(record), diff)
             }
         };

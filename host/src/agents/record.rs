@@ -10,6 +10,7 @@ use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::inputs::VersionInputs;
 use crate::lock::LockedTool;
 use crate::registry::{Origin, Registry, Tool};
 
@@ -221,6 +222,23 @@ impl RecordShelf {
         self.dir.join(format!("{version}.json"))
     }
 
+    fn inputs_path(&self, version: u64) -> PathBuf {
+        self.dir.join(format!("{version}.inputs.json"))
+    }
+
+    /// What version `version` was loaded from, if it is kept.
+    pub(crate) fn read_inputs(&self, version: u64) -> anyhow::Result<Option<VersionInputs>> {
+        let path = self.inputs_path(version);
+        let text = match std::fs::read(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let inputs = serde_json::from_slice(&text)
+            .with_context(|| format!("{} is not a version's inputs", path.display()))?;
+        Ok(Some(inputs))
+    }
+
     /// The numbers recorded, lowest first.
     pub(crate) fn numbers(&self) -> anyhow::Result<Vec<u64>> {
         let entries = match std::fs::read_dir(&self.dir) {
@@ -261,24 +279,43 @@ impl RecordShelf {
         }
     }
 
-    /// Keep `record` (durably), then remove the oldest records past
-    /// [`MAX_RECORDS`] that `in_use` does not name.
+    /// Keep `record` and what it was loaded from (durably), then remove
+    /// the oldest records past [`MAX_RECORDS`] that `in_use` does not name.
     pub(crate) fn write(
         &self,
         record: &VersionRecord,
+        inputs: &VersionInputs,
         in_use: impl Fn(u64) -> bool,
     ) -> anyhow::Result<()> {
         crate::files::create_private_dir(&self.dir)?;
+        let inputs_path = self.inputs_path(record.version);
+        crate::files::write_atomically(&inputs_path, &serde_json::to_vec(inputs)?)
+            .with_context(|| format!("cannot write {}", inputs_path.display()))?;
         let path = self.path(record.version);
         crate::files::write_atomically(&path, &serde_json::to_vec_pretty(record)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
         let numbers = self.numbers()?;
         let excess = numbers.len().saturating_sub(MAX_RECORDS);
         for &old in numbers.iter().filter(|&&n| !in_use(n)).take(excess) {
-            if let Err(e) = std::fs::remove_file(self.path(old)) {
-                tracing::warn!("cannot remove version record {old}: {e}");
+            for path in [self.path(old), self.inputs_path(old)] {
+                if let Err(e) = std::fs::remove_file(&path)
+                    && e.kind() != std::io::ErrorKind::NotFound
+                {
+                    tracing::warn!("cannot remove {}: {e}", path.display());
+                }
             }
         }
         Ok(())
+    }
+
+    /// The digests of every component file the kept versions' inputs name.
+    pub(crate) fn referenced_files(&self) -> anyhow::Result<Vec<String>> {
+        let mut files = Vec::new();
+        for number in self.numbers()? {
+            if let Some(inputs) = self.read_inputs(number)? {
+                files.extend(inputs.files.into_values());
+            }
+        }
+        Ok(files)
     }
 }

@@ -99,6 +99,14 @@ impl StoredAgents {
         Ok(Some(agent))
     }
 
+    /// Forget the agent `name` (its versions' records stay).
+    pub(crate) fn remove(&self, name: &str) -> anyhow::Result<()> {
+        match crate::files::remove_durably(&self.path(name)) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(e).with_context(|| format!("cannot remove the agent `{name}`")),
+        }
+    }
+
     /// Keep `agent`, replacing what was kept under its name.
     pub(crate) fn write(&self, agent: &StoredAgent) -> anyhow::Result<()> {
         let dir = self.root.join(&agent.name);

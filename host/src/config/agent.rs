@@ -40,6 +40,9 @@ use super::toolset::{
 };
 use crate::tool::{self, MAX_TOOLS};
 
+/// The largest `tools_file` read.
+pub const MAX_TOOLS_FILE_BYTES: usize = 4 * 1024 * 1024;
+
 /// The `type` of a custom tool entry.
 pub const CUSTOM_TYPE: &str = "custom";
 /// The `components` entry that selects every file of the tools folder.
@@ -93,11 +96,11 @@ pub struct AgentSpec {
 #[serde(deny_unknown_fields)]
 struct RawAgent {
     #[serde(default)]
-    tools: Option<Vec<toml::Value>>,
+    tools: Option<Vec<Value>>,
     #[serde(default)]
     tools_file: Option<PathBuf>,
     #[serde(default)]
-    mcp_servers: Vec<toml::Value>,
+    mcp_servers: Vec<Value>,
     #[serde(default)]
     components: Option<Vec<String>>,
     #[serde(default)]
@@ -118,10 +121,32 @@ impl AgentSpec {
     /// caller's to take out first). Servers it declares must be `url` ones:
     /// starting a process is for `toolhost.toml` alone.
     pub fn from_json(body: &serde_json::Map<String, Value>) -> anyhow::Result<Self> {
-        let value = toml::Value::try_from(body).map_err(|e| {
-            anyhow::anyhow!("the agent is not a JSON object of plain values (no nulls): {e}")
-        })?;
-        let raw = RawAgent::deserialize(value)?;
+        let spec = Self::from_stored(body)?;
+        let toolset_http = spec
+            .toolsets()
+            .agent
+            .is_some_and(|set| !set.http.is_empty());
+        anyhow::ensure!(
+            !toolset_http,
+            "the toolset's `http` (what web_fetch may fetch) is granted in toolhost.toml \
+             ([tools.web_fetch] http), not over the API"
+        );
+        for server in &spec.mcp_servers {
+            anyhow::ensure!(
+                !matches!(server.transport, McpTransport::Stdio { .. }),
+                "mcp_servers `{}`: an agent made over the API may reach MCP servers only by \
+                 `type = \"url\"`; servers the host starts as processes are declared in \
+                 toolhost.toml",
+                server.name
+            );
+        }
+        Ok(spec)
+    }
+
+    /// A definition as [`AgentSpec::to_stored_json`] wrote it, whichever
+    /// way the agent was declared (a version is loaded again from it).
+    pub fn from_stored(body: &serde_json::Map<String, Value>) -> anyhow::Result<Self> {
+        let raw = RawAgent::deserialize(Value::Object(body.clone()))?;
         anyhow::ensure!(
             raw.tools_file.is_none(),
             "`tools_file` is read from the host directory, only by `toolhost.toml`; send \
@@ -135,15 +160,6 @@ impl AgentSpec {
                  `toolhost.toml`; send `script` instead"
             );
             tool.resolve(name, Path::new("."))?;
-        }
-        for server in &spec.mcp_servers {
-            anyhow::ensure!(
-                !matches!(server.transport, McpTransport::Stdio { .. }),
-                "mcp_servers `{}`: an agent made over the API may reach MCP servers only by \
-                 `type = \"url\"`; servers the host starts as processes are declared in \
-                 toolhost.toml",
-                server.name
-            );
         }
         Ok(spec)
     }
@@ -159,10 +175,9 @@ impl AgentSpec {
             return Ok(());
         };
         let path = dir.join(file);
-        let text = std::fs::read_to_string(&path).with_context(|| {
-            format!("[agents.{name}] tools_file: cannot read {}", path.display())
-        })?;
-        let entries: Vec<toml::Value> = serde_json::from_str(&text).with_context(|| {
+        let text = super::agent_tools::read_bounded(&path, MAX_TOOLS_FILE_BYTES)
+            .with_context(|| format!("[agents.{name}] tools_file {}", path.display()))?;
+        let entries: Vec<Value> = serde_json::from_str(&text).with_context(|| {
             format!(
                 "[agents.{name}] tools_file {}: expected a JSON array of tool entries",
                 path.display()
@@ -240,11 +255,7 @@ impl RawAgent {
             !(self.tools.is_some() && self.tools_file.is_some()),
             "set `tools` or `tools_file`, not both"
         );
-        let servers_as_written = self
-            .mcp_servers
-            .iter()
-            .map(|server| serde_json::to_value(server).context("in mcp_servers"))
-            .collect::<anyhow::Result<Vec<Value>>>()?;
+        let servers_as_written = self.mcp_servers.clone();
         let mcp_servers = self
             .mcp_servers
             .into_iter()
@@ -290,7 +301,7 @@ impl RawAgent {
 }
 
 /// Parse a `tools` array (`at` names it in errors).
-fn parse_tools(entries: Vec<toml::Value>, at: &str) -> anyhow::Result<Vec<AgentTool>> {
+fn parse_tools(entries: Vec<Value>, at: &str) -> anyhow::Result<Vec<AgentTool>> {
     anyhow::ensure!(
         entries.len() <= MAX_TOOLS,
         "{at}: {} tools are declared; an agent declares at most {MAX_TOOLS}",
@@ -300,7 +311,7 @@ fn parse_tools(entries: Vec<toml::Value>, at: &str) -> anyhow::Result<Vec<AgentT
     for (index, entry) in entries.into_iter().enumerate() {
         let label = format!("{at}[{index}]");
         let kind = match entry.get("type") {
-            Some(toml::Value::String(kind)) => kind.clone(),
+            Some(Value::String(kind)) => kind.clone(),
             Some(other) => anyhow::bail!("{label}: `type` must be a string, not {other}"),
             None => anyhow::bail!(
                 "{label}: every entry needs a `type`: {TOOLSET_TYPE:?}, {TOOLSET_TYPE_DATED:?}, \
@@ -310,6 +321,9 @@ fn parse_tools(entries: Vec<toml::Value>, at: &str) -> anyhow::Result<Vec<AgentT
         let parsed = match kind.as_str() {
             CUSTOM_TYPE => parse_custom(entry, &label)?,
             TOOLSET_TYPE | TOOLSET_TYPE_DATED | MCP_TOOLSET_TYPE => {
+                let entry = toml::Value::try_from(&entry).map_err(|e| {
+                    anyhow::anyhow!("{label}: a toolset entry holds plain values (no null): {e}")
+                })?;
                 match parse_entry(entry, &label)? {
                     Entry::Agent(set) => AgentTool::Toolset(set),
                     Entry::Mcp(set) => AgentTool::Mcp(set),
@@ -339,7 +353,7 @@ struct RawCustom {
     effect: Option<crate::tool::Effect>,
 }
 
-fn parse_custom(entry: toml::Value, at: &str) -> anyhow::Result<AgentTool> {
+fn parse_custom(entry: Value, at: &str) -> anyhow::Result<AgentTool> {
     let raw = RawCustom::deserialize(entry).with_context(|| format!("in {at}"))?;
     let name = raw.name;
     let at = format!("{at} (custom tool `{name}`)");

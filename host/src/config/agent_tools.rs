@@ -54,17 +54,8 @@ impl AgentToolSpec {
                 "{at}: set `script` or `script_file`, not both"
             );
             let path = dir.join(file);
-            let meta = std::fs::metadata(&path)
-                .with_context(|| format!("{at} script_file: cannot read {}", path.display()))?;
-            anyhow::ensure!(
-                meta.len() <= MAX_SCRIPT_BYTES as u64,
-                "{at} script_file {} is {} bytes; a script may have at most {MAX_SCRIPT_BYTES}",
-                path.display(),
-                meta.len()
-            );
-            let text = std::fs::read_to_string(&path).with_context(|| {
-                format!("{at} script_file: {} is not UTF-8 text", path.display())
-            })?;
+            let text = read_bounded(&path, MAX_SCRIPT_BYTES)
+                .with_context(|| format!("{at} script_file {}", path.display()))?;
             self.script = Some(text);
         }
         let script = self.script.as_deref().with_context(|| {
@@ -83,4 +74,24 @@ impl AgentToolSpec {
     pub fn script(&self) -> &str {
         self.script.as_deref().unwrap_or_default()
     }
+}
+
+/// Read the text file `path`, refusing one larger than `limit` bytes or
+/// one that is not a regular file (a FIFO, a device).
+pub(crate) fn read_bounded(path: &Path, limit: usize) -> anyhow::Result<String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).context("cannot open it")?;
+    anyhow::ensure!(
+        file.metadata().context("cannot read it")?.is_file(),
+        "it is not a regular file"
+    );
+    let mut bytes = Vec::new();
+    file.take(limit as u64 + 1)
+        .read_to_end(&mut bytes)
+        .context("cannot read it")?;
+    anyhow::ensure!(
+        bytes.len() <= limit,
+        "it is larger than {limit} bytes, the most it may be"
+    );
+    String::from_utf8(bytes).context("it is not UTF-8 text")
 }

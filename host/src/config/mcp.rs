@@ -306,6 +306,35 @@ impl RawServer {
     }
 }
 
+/// Check the MCP servers every agent declares (each with who declares it)
+/// together: agents share one connection per server name, so a name
+/// declared twice must be declared alike, and the host reaches at most
+/// [`MAX_MCP_SERVERS`] servers.
+pub(crate) fn check_shared<'a>(
+    servers: impl IntoIterator<Item = (String, &'a McpServer)>,
+) -> anyhow::Result<()> {
+    let mut seen: BTreeMap<&str, (String, &McpServer)> = BTreeMap::new();
+    for (declarer, server) in servers {
+        match seen.get(server.name.as_str()) {
+            Some((first, held)) => anyhow::ensure!(
+                *held == server,
+                "the MCP server `{}` is declared differently by {first} and {declarer}: agents \
+                 share one connection per server name, so give them different names",
+                server.name
+            ),
+            None => {
+                seen.insert(&server.name, (declarer, server));
+            }
+        }
+    }
+    anyhow::ensure!(
+        seen.len() <= MAX_MCP_SERVERS,
+        "the agents declare {} MCP servers together; a host reaches at most {MAX_MCP_SERVERS}",
+        seen.len()
+    );
+    Ok(())
+}
+
 /// Check `servers` and `toolsets` against each other, both ways: every
 /// toolset names a declared server, every server is mounted by a toolset,
 /// and no name is declared twice.

@@ -740,10 +740,15 @@ impl Config {
 
     /// Read `<dir>/toolhost.toml`, or the defaults when there is none.
     pub fn load(dir: &Path) -> anyhow::Result<Self> {
+        Self::load_with_text(dir).map(|(config, _)| config)
+    }
+
+    /// [`Config::load`], with the file's text (`None` when there is none).
+    pub fn load_with_text(dir: &Path) -> anyhow::Result<(Self, Option<String>)> {
         let path = dir.join(CONFIG_FILE);
         match std::fs::read_to_string(&path) {
-            Ok(text) => Self::parse(&text, &path),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Ok(text) => Ok((Self::parse(&text, &path)?, Some(text))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((Self::default(), None)),
             Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
         }
     }
@@ -878,24 +883,12 @@ impl Config {
                 .iter()
                 .map(move |s| (format!("[agents.{agent}]"), s))
         }));
-        let mut seen: BTreeMap<&str, (String, &McpServer)> = BTreeMap::new();
-        for (declarer, server) in servers {
-            if let Some((first, held)) = seen.get(server.name.as_str()) {
-                anyhow::ensure!(
-                    *held == server,
-                    "the MCP server `{}` is declared differently by {first} and {declarer}: \
-                     agents share one connection per server name, so give them different names",
-                    server.name
-                );
-            } else {
-                seen.insert(&server.name, (declarer, server));
-            }
-        }
+        mcp::check_shared(servers)?;
         Ok(())
     }
 
     /// The default agent's definition as the registry echoes it (see
-    /// [`crate::agents::AgentVersion::definition`]).
+    /// `AgentVersion::definition` in `crate::agents`).
     pub fn definition(&self) -> serde_json::Value {
         agent::default_definition(self)
     }
@@ -932,7 +925,7 @@ pub fn check_agent_name(name: &str) -> anyhow::Result<()> {
         "the agent name {name:?} is not a slug: use 1-64 characters of a-z, 0-9, `-` and `_`"
     );
     anyhow::ensure!(
-        name != crate::agents::DEFAULT_AGENT,
+        name != crate::agent_pin::DEFAULT_AGENT,
         "`{name}` is the agent the tools folder and toolhost.toml make; name yours otherwise"
     );
     Ok(())

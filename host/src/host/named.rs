@@ -9,11 +9,13 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::{Host, read_lock};
-use crate::agents::{AgentError, AgentVersion, Committed, DEFAULT_AGENT, Loaded, StoredAgent};
+use crate::agents::{
+    AgentError, AgentVersion, Committed, DEFAULT_AGENT, Loaded, StoredAgent, VersionInputs,
+};
 use crate::config::agent::AgentSpec;
 use crate::config::{Config, check_agent_name};
 use crate::engine::{Pins, Tiering};
-use crate::registry::{Registry, Scope};
+use crate::registry::{LoadFailure, Registry, Scope};
 use crate::tiering;
 
 /// Where a named agent's definition comes from.
@@ -43,7 +45,14 @@ impl Host {
                 );
                 continue;
             }
-            match stored.spec() {
+            if let Err(e) = check_agent_name(&stored.name) {
+                tracing::error!("not serving an agent kept under that name: {e:#}");
+                continue;
+            }
+            match stored.spec().and_then(|spec| {
+                check_servers(config, &named, &stored.name, &spec)?;
+                Ok(spec)
+            }) {
                 Ok(spec) => {
                     named.insert(stored.name.clone(), (spec, AgentSource::Api));
                 }
@@ -59,6 +68,7 @@ impl Host {
     /// Where the agent `name`'s definition comes from, if it is a named
     /// agent.
     pub fn agent_source(&self, name: &str) -> Option<AgentSource> {
+        check_agent_name(name).ok()?;
         if self.config().agents.contains_key(name) {
             return Some(AgentSource::Config);
         }
@@ -103,6 +113,11 @@ impl Host {
             registry: Arc::new(registry),
             config: Arc::new(derived),
             definition: spec.to_json(),
+            inputs: VersionInputs {
+                config: self.config_text(),
+                definition: Some(spec.to_stored_json()),
+                ..VersionInputs::default()
+            },
         })
     }
 
@@ -115,6 +130,16 @@ impl Host {
         let named = self.named_definitions(config);
         for (name, (spec, _)) in &named {
             let committed = match self.load_named(spec, config, tiering).await {
+                // One that had a version keeps it rather than lose a tool.
+                Ok(loaded)
+                    if !loaded.registry.failures().is_empty()
+                        && self.agents.latest(name).is_some() =>
+                {
+                    Err(anyhow::anyhow!(
+                        "{}",
+                        failure_list(loaded.registry.failures())
+                    ))
+                }
                 Ok(loaded) => self.agents.commit(name, loaded, self.commit),
                 Err(e) => Err(e),
             };
@@ -154,6 +179,17 @@ impl Host {
             });
         }
         let spec = AgentSpec::from_json(body).map_err(|e| invalid(name, &e))?;
+        let config = self.config();
+        let others = self.named_definitions(&config);
+        if others.len() >= MAX_NAMED_AGENTS {
+            return Err(AgentError::Invalid {
+                name: name.to_string(),
+                reason: format!(
+                    "this host serves {MAX_NAMED_AGENTS} named agents already, the most it serves"
+                ),
+            });
+        }
+        check_servers(&config, &others, name, &spec).map_err(|e| invalid(name, &e))?;
         Ok(self.commit_api_agent(name, &spec, None).await?.version)
     }
 
@@ -165,6 +201,9 @@ impl Host {
         name: &str,
         patch: &Map<String, Value>,
     ) -> Result<Committed, AgentError> {
+        if name != DEFAULT_AGENT {
+            check_agent_name(name).map_err(|e| invalid(name, &e))?;
+        }
         let _editing = self.editing.lock().await;
         let stored = match self.agent_source(name) {
             Some(AgentSource::Api) => self.agents.stored().read(name)?,
@@ -181,6 +220,9 @@ impl Host {
             body.insert(key.clone(), value.clone());
         }
         let spec = AgentSpec::from_json(&body).map_err(|e| invalid(name, &e))?;
+        let config = self.config();
+        check_servers(&config, &self.named_definitions(&config), name, &spec)
+            .map_err(|e| invalid(name, &e))?;
         let committed = self
             .commit_api_agent(name, &spec, Some(stored.created_at))
             .await?;
@@ -201,32 +243,78 @@ impl Host {
             .load_named(spec, &config, Tiering::BaselineFirst)
             .await
             .map_err(|e| invalid(name, &e))?;
-        let failures: Vec<String> = loaded
-            .registry
-            .failures()
-            .iter()
-            .map(|failure| match &failure.tool {
-                Some(tool) => format!("`{tool}`: {}", failure.reason),
-                None => failure.reason.clone(),
-            })
-            .collect();
-        if !failures.is_empty() {
+        if !loaded.registry.failures().is_empty() {
             return Err(AgentError::Invalid {
                 name: name.to_string(),
-                reason: failures.join("; "),
+                reason: failure_list(loaded.registry.failures()),
             });
         }
         let now = Utc::now();
+        let before = self.agents.stored().read(name)?;
         self.agents.stored().write(&StoredAgent {
             name: name.to_string(),
             created_at: created_at.unwrap_or(now),
             updated_at: now,
             definition: spec.to_stored_json(),
         })?;
-        let committed = self.agents.commit(name, loaded, self.commit)?;
+        let committed = match self.agents.commit(name, loaded, self.commit) {
+            Ok(committed) => committed,
+            Err(e) => {
+                // Not served, so not kept: the definition before stands.
+                let undone = match &before {
+                    Some(before) => self.agents.stored().write(before),
+                    None => self.agents.stored().remove(name),
+                };
+                if let Err(undo) = undone {
+                    tracing::error!("agent `{name}`: {undo:#}");
+                }
+                return Err(e.into());
+            }
+        };
         log_new_version(name, &committed);
         Ok(committed)
     }
+}
+
+/// The most named agents a host serves.
+pub const MAX_NAMED_AGENTS: usize = 256;
+
+/// Check `spec`'s MCP servers (the agent `name`'s) with those the default
+/// agent and the `others` declare: one connection per server name.
+fn check_servers(
+    config: &Config,
+    others: &BTreeMap<String, (AgentSpec, AgentSource)>,
+    name: &str,
+    spec: &AgentSpec,
+) -> anyhow::Result<()> {
+    let servers =
+        (config.mcp_servers.iter())
+            .map(|s| ("the default agent".to_string(), s))
+            .chain(others.iter().filter(|(other, _)| *other != name).flat_map(
+                |(other, (spec, _))| {
+                    spec.mcp_servers
+                        .iter()
+                        .map(move |s| (format!("agent `{other}`"), s))
+                },
+            ))
+            .chain(
+                spec.mcp_servers
+                    .iter()
+                    .map(|s| (format!("agent `{name}`"), s)),
+            );
+    crate::config::mcp::check_shared(servers)
+}
+
+/// Why tools did not load, one after the other.
+fn failure_list(failures: &[LoadFailure]) -> String {
+    let reasons: Vec<String> = failures
+        .iter()
+        .map(|failure| match &failure.tool {
+            Some(tool) => format!("`{tool}`: {}", failure.reason),
+            None => failure.reason.clone(),
+        })
+        .collect();
+    reasons.join("; ")
 }
 
 fn invalid(name: &str, error: &anyhow::Error) -> AgentError {

@@ -159,10 +159,18 @@ impl Host {
     /// workspace (see [`crate::agent_tools`]) and say what is there.
     pub fn write_agent_tools(&self, session: &Session) -> anyhow::Result<Vec<WrittenScript>> {
         let version = self.version_of(session)?;
-        let workspace = session
-            .workspace()
-            .context("the session's workspace cannot be created")?;
-        crate::agent_tools::write_into(workspace, version.registry())
+        let registry = version.registry();
+        let has_scripts = registry.tools().any(|t| t.agent_script().is_some());
+        // No workspace is made for a version without scripts; one that
+        // exists has the scripts of an earlier version cleared.
+        let workspace = match (has_scripts, session.workspace_path()) {
+            (false, None) => return Ok(Vec::new()),
+            (false, Some(path)) => path,
+            (true, _) => session
+                .workspace()
+                .context("the session's workspace cannot be created")?,
+        };
+        crate::agent_tools::write_into(workspace, registry)
     }
 
     /// Whether version `pin` is loaded now.

@@ -111,7 +111,8 @@ fn content_block(json: Value) -> Result<ContentBlock, String> {
     })
 }
 
-fn decode(data: &str) -> Result<Vec<u8>, String> {
+/// Base64 `data` of a block, decoded.
+pub(super) fn decode(data: &str) -> Result<Vec<u8>, String> {
     base64::engine::general_purpose::STANDARD
         .decode(data)
         .map_err(|e| format!("`data` is not base64: {e}"))

@@ -3,7 +3,6 @@
 //! registry page's examples use (`text`; `image` and `document` with a
 //! `source`; `search_result` with `content` blocks), read into toolhost's.
 
-use base64::Engine as _;
 use serde_json::Value;
 
 use super::ContentBlock;
@@ -53,9 +52,8 @@ fn from_source(
     match source.get("type").and_then(Value::as_str) {
         Some("base64") => {
             let media_type = field("media_type")?.to_string();
-            let data = base64::engine::general_purpose::STANDARD
-                .decode(field("data")?)
-                .map_err(|e| format!("a {kind}'s `source.data` is not base64: {e}"))?;
+            let data = super::mcp::decode(field("data")?)
+                .map_err(|e| format!("a {kind}'s source: {e}"))?;
             Ok(vec![match kind {
                 "image" => ContentBlock::Image { media_type, data },
                 _ => ContentBlock::Document {
@@ -142,6 +140,7 @@ fn search_result(block: &Value) -> Result<Vec<ContentBlock>, String> {
 
 #[cfg(test)]
 mod tests {
+    use base64::Engine as _;
     use serde_json::json;
 
     use super::*;

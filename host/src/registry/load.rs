@@ -276,50 +276,14 @@ impl Registry {
             }
         }
         for (name, spec) in &config.custom_tools {
-            let file = PathBuf::from(crate::config::CONFIG_FILE);
-            let loaded = if registry.tools.contains_key(name) {
-                Err(format!(
-                    "custom tool `{name}` has the name of the component tool {}",
-                    dir.join(format!("{name}.wasm")).display()
-                ))
-            } else {
-                config
-                    .policy_for(name)
-                    .map_err(|e| format!("{e:#}"))
-                    .and_then(|policy| custom::custom_tool(name, spec, policy))
-            };
-            match loaded {
-                Ok(tool) => {
-                    registry.tools.insert(name.clone(), Arc::new(tool));
-                }
-                Err(reason) => registry.failures.push(LoadFailure {
-                    file,
-                    tool: Some(name.clone()),
-                    reason: format!("[custom_tools.{name}]: {reason}"),
-                }),
-            }
+            registry.insert_declared(name, "custom_tools", config, |policy| {
+                custom::custom_tool(name, spec, policy)
+            });
         }
         for (name, spec) in &config.agent_tools {
-            let loaded = if registry.tools.contains_key(name) {
-                Err(format!(
-                    "agent-execution tool `{name}` has the name of another tool; names are unique"
-                ))
-            } else {
-                config
-                    .policy_for(name)
-                    .map_err(|e| format!("{e:#}"))
-                    .and_then(|policy| custom::agent_tool(name, spec, policy))
-            };
-            match loaded {
-                Ok(tool) => {
-                    registry.tools.insert(name.clone(), Arc::new(tool));
-                }
-                Err(reason) => registry.failures.push(LoadFailure {
-                    file: PathBuf::from(crate::config::CONFIG_FILE),
-                    tool: Some(name.clone()),
-                    reason: format!("[agent_tools.{name}]: {reason}"),
-                }),
-            }
+            registry.insert_declared(name, "agent_tools", config, |policy| {
+                custom::agent_tool(name, spec, policy)
+            });
         }
         let lists_servers = part.as_ref().is_none_or(|part| part.servers);
         let listing = match (listing, upstreams) {
@@ -380,6 +344,38 @@ impl Registry {
             });
         }
         Ok(registry)
+    }
+
+    /// Add the tool `name` that `toolhost.toml` declares in `[<table>.<name>]`
+    /// (a custom or agent-execution tool), checked by `check` with its
+    /// policy, or record why it is refused.
+    fn insert_declared(
+        &mut self,
+        name: &str,
+        table: &str,
+        config: &Config,
+        check: impl FnOnce(crate::config::ToolPolicy) -> Result<Tool, String>,
+    ) {
+        let loaded = match self.tools.get(name) {
+            Some(holder) => Err(format!(
+                "`{name}` is already the name of {}; tool names are unique",
+                holder.path.display()
+            )),
+            None => config
+                .policy_for(name)
+                .map_err(|e| format!("{e:#}"))
+                .and_then(check),
+        };
+        match loaded {
+            Ok(tool) => {
+                self.tools.insert(name.to_string(), Arc::new(tool));
+            }
+            Err(reason) => self.failures.push(LoadFailure {
+                file: PathBuf::from(crate::config::CONFIG_FILE),
+                tool: Some(name.to_string()),
+                reason: format!("[{table}.{name}]: {reason}"),
+            }),
+        }
     }
 
     /// The tools this registry loaded from `path`, if the file is untouched

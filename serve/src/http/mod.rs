@@ -203,6 +203,10 @@ impl App {
     pub fn new(host: Arc<Host>, options: ServeOptions) -> anyhow::Result<Arc<Self>> {
         let sessions = Arc::new(options.session_store(host.sessions_dir())?);
         host.attach_sessions(sessions.clone());
+        // Sessions kept from before a restart may be bound to versions the
+        // tools folder no longer gives: load those again.
+        let restoring = host.clone();
+        tokio::spawn(async move { restoring.restore_pinned_versions().await });
         let slug = host
             .config()
             .name

@@ -60,29 +60,36 @@ pub(super) async fn call(
     JsonBody(body): JsonBody<CallBody>,
 ) -> Result<Response, ApiError> {
     app.check_slug(&slug)?;
-    let named = body.agent.is_some() || body.version.is_some();
-    let pin = app.host.pin_for(body.agent.as_deref(), body.version)?;
+    // Named: the version a scratch session runs (else the latest, when
+    // the call runs).
+    let pin = match (&body.agent, body.version) {
+        (None, None) => None,
+        (agent, version) => Some(app.host.pin_for(agent.as_deref(), version)?),
+    };
     let bound = app.sessions.bind_or(
         body.session_id.as_deref(),
         body.continuation_token.as_deref(),
         body.auth.as_ref(),
         SessionSpec {
-            pin: Some(pin.clone()),
+            pin: pin.clone(),
             ..SessionSpec::default()
         },
     )?;
-    if named && !bound.scratch && bound.session.pin().is_some_and(|held| held != pin) {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            format!(
-                "`agent`/`version` name {pin}, but the session runs {}: a session's calls run                  its own version; upgrade it (POST /sessions/<id>/upgrade) or leave them out",
-                bound
-                    .session
-                    .pin()
-                    .map_or_else(String::new, |p| p.to_string())
-            ),
-        ));
+    let held = bound.session.pin().filter(|_| !bound.scratch);
+    if let (Some(held), Some(pin)) = (held, &pin) {
+        let other_agent = body.agent.as_ref().is_some_and(|a| *a != held.name);
+        let other_version = body.version.is_some_and(|v| v != held.version);
+        if other_agent || other_version {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                format!(
+                    "`agent`/`version` name {pin}, but the session runs {held}: a session's \
+                     calls run its own version; upgrade it (POST /sessions/<id>/upgrade) or \
+                     leave them out"
+                ),
+            ));
+        }
     }
     let input = body.input.map_or_else(
         || CallInput::Text("{}".into()),

@@ -263,10 +263,19 @@ impl ToolServer {
                 ErrorData::invalid_params(e.to_string(), Some(json!({ "code": e.code() })))
             })?;
         if !bound.scratch
-            && (meta.contains_key("toolhost/dryRun") || meta.contains_key("toolhost/asOf"))
+            && [
+                "toolhost/dryRun",
+                "toolhost/asOf",
+                "toolhost/agent",
+                "toolhost/version",
+            ]
+            .iter()
+            .any(|key| meta.contains_key(*key))
         {
             return Err(ErrorData::invalid_params(
-                "a session keeps its own mode and asOf: do not pass toolhost/dryRun or toolhost/asOf with a session",
+                "a session keeps its own mode, asOf and agent version: do not pass \
+                 toolhost/dryRun, toolhost/asOf, toolhost/agent or toolhost/version with a \
+                 session (upgrade it to move it to another version)",
                 None,
             ));
         }

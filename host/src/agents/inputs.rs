@@ -1,0 +1,147 @@
+//! What a version was loaded from, kept so it can be loaded again after a
+//! restart for the sessions still bound to it: the `toolhost.toml` text, a
+//! named agent's definition, and its component files, each kept once by
+//! digest under `<state>/agents/blobs/<sha256>.wasm`. The compile cache,
+//! keyed by content, then gives their code back without a compile.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest as _, Sha256};
+
+use crate::registry::{Origin, Registry};
+
+/// The folder, under the agents directory, that holds component files by
+/// digest.
+pub const BLOBS_DIR: &str = "blobs";
+
+/// What one version was loaded from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VersionInputs {
+    /// `toolhost.toml`'s text as the version was loaded (`None` when the
+    /// config came from code, or there was no file).
+    pub config: Option<String>,
+    /// A named agent's definition, as stored (`None` for the default agent).
+    pub definition: Option<Value>,
+    /// Its component files: the slug each was loaded under, and the hex
+    /// SHA-256 its blob is kept by.
+    pub files: BTreeMap<String, String>,
+}
+
+impl VersionInputs {
+    /// The inputs of `registry`'s tools, loaded with `config` text and
+    /// `definition`: its files by slug and digest.
+    pub(crate) fn of(
+        registry: &Registry,
+        config: Option<String>,
+        definition: Option<Value>,
+    ) -> Self {
+        let files = registry
+            .all()
+            .filter(|tool| tool.origin() == Origin::File)
+            .filter_map(|tool| {
+                let slug = tool.path().file_stem()?.to_str()?.to_string();
+                Some((slug, tool.sha256().to_string()))
+            })
+            .collect();
+        Self {
+            config,
+            definition,
+            files,
+        }
+    }
+}
+
+/// Component files kept by digest.
+pub(crate) struct Blobs {
+    dir: PathBuf,
+}
+
+impl Blobs {
+    /// Kept under `<agents root>/blobs`.
+    pub(crate) fn new(root: &Path) -> Self {
+        Self {
+            dir: root.join(BLOBS_DIR),
+        }
+    }
+
+    fn path(&self, sha256: &str) -> PathBuf {
+        self.dir.join(format!("{sha256}.wasm"))
+    }
+
+    /// Keep the file of every tool of `registry` loaded from the tools
+    /// folder, unless its blob is kept already. A file that no longer hashes
+    /// to what was loaded (replaced since) is not kept: that version then
+    /// cannot be loaded again after a restart.
+    pub(crate) fn keep(&self, registry: &Registry) -> anyhow::Result<()> {
+        crate::files::create_private_dir(&self.dir)?;
+        let files: BTreeMap<&str, &Path> = registry
+            .all()
+            .filter(|tool| tool.origin() == Origin::File)
+            .map(|tool| (tool.sha256(), tool.path()))
+            .collect();
+        for (sha256, path) in files {
+            let blob = self.path(sha256);
+            if blob.exists() {
+                continue;
+            }
+            let bytes = std::fs::read(path)
+                .with_context(|| format!("cannot read {} to keep it", path.display()))?;
+            if format!("{:x}", Sha256::digest(&bytes)) != sha256 {
+                tracing::warn!(
+                    "{} changed since it was loaded; its version cannot be loaded again after \
+                     a restart",
+                    path.display()
+                );
+                continue;
+            }
+            crate::files::write_atomically(&blob, &bytes)?;
+        }
+        Ok(())
+    }
+
+    /// Lay `files` (slug → digest) out in `dir` as `<slug>.wasm`, for a load.
+    pub(crate) fn lay_out(
+        &self,
+        files: &BTreeMap<String, String>,
+        dir: &Path,
+    ) -> anyhow::Result<()> {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir)
+                .with_context(|| format!("cannot clear {}", dir.display()))?;
+        }
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        for (slug, sha256) in files {
+            let blob = self.path(sha256);
+            let target = dir.join(format!("{slug}.wasm"));
+            if std::fs::hard_link(&blob, &target).is_err() {
+                std::fs::copy(&blob, &target).with_context(|| {
+                    format!("the component `{slug}` ({sha256}) is no longer kept")
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Remove every blob no digest of `referenced` names.
+    pub(crate) fn collect(&self, referenced: &BTreeSet<String>) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(sha256) = name.to_str().and_then(|n| n.strip_suffix(".wasm")) else {
+                continue;
+            };
+            if !referenced.contains(sha256)
+                && let Err(e) = std::fs::remove_file(entry.path())
+            {
+                tracing::warn!("cannot remove {}: {e}", entry.path().display());
+            }
+        }
+    }
+}
