@@ -251,6 +251,7 @@ impl HostBuilder {
         };
         if self.only.is_none() {
             let config = host.config();
+            let _editing = host.editing.lock().await;
             host.load_named_agents(&config, self.tiering).await;
             for name in host.agent_names() {
                 if let Some(version) = host.agents.latest(&name).filter(|_| name != DEFAULT_AGENT) {
@@ -304,7 +305,8 @@ pub struct Host {
     upstreams: Arc<Upstreams>,
     /// Why the last reload failed, if it did.
     reload_error: RwLock<Option<String>>,
-    /// Held while named agents are loaded, made or changed.
+    /// Held while the tools are reloaded, and while named agents are
+    /// loaded, made or changed: one at a time.
     editing: tokio::sync::Mutex<()>,
 }
 
@@ -380,6 +382,8 @@ impl Host {
     }
 
     async fn reload_all(&self) -> anyhow::Result<Arc<Registry>> {
+        // One reload, or one change of an agent over the API, at a time.
+        let _editing = self.editing.lock().await;
         let previous = self.registry();
         let (config, config_text) = if self.config_from_file {
             let (config, text) = Config::load_with_text(&self.dir)?;
@@ -435,7 +439,16 @@ impl Host {
             },
             self.commit,
         )?;
-        named::log_new_version(DEFAULT_AGENT, &committed);
+        if let Some(diff) = &committed.diff {
+            tracing::info!(
+                "agent `{DEFAULT_AGENT}` is now at version {} (added {:?}, removed {:?}, \
+                 changed {:?})",
+                diff.to,
+                diff.added,
+                diff.removed,
+                diff.changed.keys().collect::<Vec<_>>()
+            );
+        }
         let fingerprint = |r: &Registry| -> Vec<(String, String, bool)> {
             r.all()
                 .map(|t| {

@@ -33,13 +33,9 @@ pub struct VersionInputs {
 }
 
 impl VersionInputs {
-    /// The inputs of `registry`'s tools, loaded with `config` text and
-    /// `definition`: its files by slug and digest.
-    pub(crate) fn of(
-        registry: &Registry,
-        config: Option<String>,
-        definition: Option<Value>,
-    ) -> Self {
+    /// These inputs, with the component files of `registry`'s tools by
+    /// slug and digest.
+    pub(crate) fn with_files_of(self, registry: &Registry) -> Self {
         let files = registry
             .all()
             .filter(|tool| tool.origin() == Origin::File)
@@ -48,11 +44,7 @@ impl VersionInputs {
                 Some((slug, tool.sha256().to_string()))
             })
             .collect();
-        Self {
-            config,
-            definition,
-            files,
-        }
+        Self { files, ..self }
     }
 }
 

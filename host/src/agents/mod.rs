@@ -366,10 +366,7 @@ impl Agents {
                 };
                 let diff = newest.map(|newest| VersionDiff::between(&newest, &record));
                 let in_use = self.loaded_numbers(agent);
-                let inputs = VersionInputs {
-                    files: VersionInputs::of(&registry, None, None).files,
-                    ..inputs
-                };
+                let inputs = inputs.with_files_of(&registry);
                 self.blobs.keep(&registry)?;
                 shelf.write(&record, &inputs, |n| in_use.contains(&n))?;
                 self.collect_blobs();

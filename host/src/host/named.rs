@@ -125,8 +125,8 @@ impl Host {
     /// version. One that fails to load keeps the version it had (the
     /// failure is logged); agents no longer defined are retired, and MCP
     /// servers no agent declares any more are stopped.
+    /// The caller holds `editing`.
     pub(super) async fn load_named_agents(&self, config: &Config, tiering: Tiering) {
-        let _editing = self.editing.lock().await;
         let named = self.named_definitions(config);
         for (name, (spec, _)) in &named {
             let committed = match self.load_named(spec, config, tiering).await {
@@ -144,7 +144,7 @@ impl Host {
                 Err(e) => Err(e),
             };
             match committed {
-                Ok(committed) => log_new_version(name, &committed),
+                Ok(committed) => self.announce(name, &committed),
                 Err(e) => tracing::error!(
                     "agent `{name}` did not load; it keeps the version it had: {e:#}"
                 ),
@@ -271,7 +271,7 @@ impl Host {
                 return Err(e.into());
             }
         };
-        log_new_version(name, &committed);
+        self.announce(name, &committed);
         Ok(committed)
     }
 }
@@ -330,15 +330,21 @@ fn not_editable(name: &str) -> AgentError {
     }
 }
 
-/// Log what a commit changed, when it made a new version after another.
-pub(super) fn log_new_version(agent: &str, committed: &Committed) {
-    if let Some(diff) = &committed.diff {
-        tracing::info!(
-            "agent `{agent}` is now at version {} (added {:?}, removed {:?}, changed {:?})",
-            diff.to,
-            diff.added,
-            diff.removed,
-            diff.changed.keys().collect::<Vec<_>>()
-        );
+impl Host {
+    /// Log what a commit of `agent` changed and tell the subscribers of
+    /// [`Host::tool_changes`], when it made a new version after another.
+    pub(super) fn announce(&self, agent: &str, committed: &Committed) {
+        if let Some(diff) = &committed.diff {
+            tracing::info!(
+                "agent `{agent}` is now at version {} (added {:?}, removed {:?}, changed {:?})",
+                diff.to,
+                diff.added,
+                diff.removed,
+                diff.changed.keys().collect::<Vec<_>>()
+            );
+            if agent != DEFAULT_AGENT {
+                self.tool_changes.send_modify(|n| *n += 1);
+            }
+        }
     }
 }

@@ -155,6 +155,17 @@ struct Index {
     by_token: HashMap<String, String>,
 }
 
+impl Index {
+    /// Take the sessions `ids` (and their tokens) out of the index.
+    fn take(&mut self, ids: &[String]) -> Vec<Arc<Session>> {
+        let taken: Vec<Arc<Session>> = ids.iter().filter_map(|id| self.by_id.remove(id)).collect();
+        for token in taken.iter().filter_map(|s| s.continuation_token()) {
+            self.by_token.remove(&token);
+        }
+        taken
+    }
+}
+
 /// The sessions of one server.
 pub struct SessionStore {
     root: PathBuf,
@@ -317,18 +328,28 @@ impl SessionStore {
             if session.is_busy() {
                 return Err(RemoveError::Busy { id: id.to_string() });
             }
-            index.by_id.remove(id);
-            if let Some(token) = session.continuation_token() {
-                index.by_token.remove(&token);
-            }
+            index.take(&[id.to_string()]);
             session
         };
-        self.reminders.forget_sessions(&[id.to_string()]);
-        let dir = self.root.join(id);
-        if let Err(e) = std::fs::remove_dir_all(&dir) {
-            tracing::warn!("cannot remove session {}: {e}", dir.display());
-        }
+        self.discard(std::slice::from_ref(&session));
         Ok(session)
+    }
+
+    /// Remove what `sessions` (taken out of the index) kept on disk, and
+    /// their pending reminders; their ids.
+    fn discard(&self, sessions: &[Arc<Session>]) -> Vec<String> {
+        let ids: Vec<String> = sessions
+            .iter()
+            .map(|session| {
+                let dir = self.root.join(session.id());
+                if let Err(e) = std::fs::remove_dir_all(&dir) {
+                    tracing::warn!("cannot remove session {}: {e}", dir.display());
+                }
+                session.id().to_string()
+            })
+            .collect();
+        self.reminders.forget_sessions(&ids);
+        ids
     }
 
     /// How long an idle session (and any event) is kept.
@@ -554,28 +575,12 @@ impl SessionStore {
                 .filter(|s| s.last_active() < cutoff && !s.is_busy() && !reminded.contains(s.id()))
                 .map(|s| s.id().to_string())
                 .collect();
-            let removed: Vec<Arc<Session>> =
-                ids.iter().filter_map(|id| index.by_id.remove(id)).collect();
-            for token in removed.iter().filter_map(|s| s.continuation_token()) {
-                index.by_token.remove(&token);
-            }
-            removed
+            index.take(&ids)
         };
         for session in self.list() {
             session.events().prune_before(cutoff);
         }
-        let removed: Vec<String> = expired
-            .iter()
-            .map(|session| {
-                let dir = self.root.join(session.id());
-                if let Err(e) = std::fs::remove_dir_all(&dir) {
-                    tracing::warn!("cannot remove expired session {}: {e}", dir.display());
-                }
-                session.id().to_string()
-            })
-            .collect();
-        self.reminders.forget_sessions(&removed);
-        removed
+        self.discard(&expired)
     }
 }
 
