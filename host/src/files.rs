@@ -84,6 +84,22 @@ impl FileStamp {
     }
 }
 
+/// The JSON file `path` read as a `T` (`what` names it in errors), or
+/// `None` when there is no such file.
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    what: &str,
+) -> anyhow::Result<Option<T>> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let value = serde_json::from_slice(&bytes)
+        .with_context(|| format!("{} is not {what}", path.display()))?;
+    Ok(Some(value))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

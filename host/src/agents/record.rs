@@ -228,15 +228,7 @@ impl RecordShelf {
 
     /// What version `version` was loaded from, if it is kept.
     pub(crate) fn read_inputs(&self, version: u64) -> anyhow::Result<Option<VersionInputs>> {
-        let path = self.inputs_path(version);
-        let text = match std::fs::read(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-        };
-        let inputs = serde_json::from_slice(&text)
-            .with_context(|| format!("{} is not a version's inputs", path.display()))?;
-        Ok(Some(inputs))
+        crate::files::read_json(&self.inputs_path(version), "a version's inputs")
     }
 
     /// The numbers recorded, lowest first.
@@ -260,15 +252,7 @@ impl RecordShelf {
 
     /// Version `version`'s record, if it is kept.
     pub(crate) fn read(&self, version: u64) -> anyhow::Result<Option<VersionRecord>> {
-        let path = self.path(version);
-        let text = match std::fs::read(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-        };
-        let record = serde_json::from_slice(&text)
-            .with_context(|| format!("{} is not a version record", path.display()))?;
-        Ok(Some(record))
+        crate::files::read_json(&self.path(version), "a version record")
     }
 
     /// The newest record, if any is kept.

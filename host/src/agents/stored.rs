@@ -83,13 +83,10 @@ impl StoredAgents {
     /// The agent `name`, if one is kept.
     pub(crate) fn read(&self, name: &str) -> anyhow::Result<Option<StoredAgent>> {
         let path = self.path(name);
-        let bytes = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        let Some(agent) = crate::files::read_json::<StoredAgent>(&path, "an agent definition")?
+        else {
+            return Ok(None);
         };
-        let agent: StoredAgent = serde_json::from_slice(&bytes)
-            .with_context(|| format!("{} is not an agent definition", path.display()))?;
         anyhow::ensure!(
             agent.name == name,
             "{} holds the agent `{}`, not `{name}`",
