@@ -122,7 +122,8 @@ pub(crate) async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         version: args.version,
     };
     let server = ToolServer::new(host.clone(), sessions, options);
-    host.restore_pinned_versions().await;
+    let restoring = host.clone();
+    tokio::spawn(async move { restoring.restore_pinned_versions().await });
     let reminders = tokio::spawn(
         host.clone()
             .fire_reminders(Arc::new(UnattendedReminderCalls(

@@ -612,3 +612,44 @@ async fn a_session_keeps_its_version_across_a_restart() {
     let (_, versions) = server.get("/agents/default/versions").await;
     assert_eq!(versions["versions"][0]["loaded"], json!(true), "{versions}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_named_agents_old_version_is_loaded_again_after_a_restart() {
+    let mut server = start(&["echo"], "").await;
+    let (status, made) = server
+        .post(
+            "/agents",
+            json!({ "name": "repo", "components": ["echo"], "tools": [custom("get_weather")] }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    let old = server.session(json!({ "agent": "repo" })).await;
+    let old_id = old["id"].as_str().unwrap().to_string();
+    let (status, changed) = patch(&server, "/agents/repo", json!({ "tools": [] })).await;
+    assert_eq!(status, StatusCode::OK, "{changed}");
+    assert_eq!(changed["version"], json!(2));
+    let dir = std::mem::replace(&mut server.dir, tempfile::tempdir().unwrap());
+    drop(server);
+
+    let server = start_in(dir).await;
+    let mut answer = (StatusCode::CONFLICT, Value::Null);
+    for _ in 0..100 {
+        answer = server
+            .call("get_weather", json!({ "input": {}, "sessionId": old_id }))
+            .await;
+        if answer.0 != StatusCode::CONFLICT {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(answer.0, StatusCode::ACCEPTED, "{}", answer.1);
+    let new = server.session(json!({ "agent": "repo" })).await;
+    assert_eq!(new["agent"]["version"], json!(2));
+    let (status, body) = server
+        .call(
+            "get_weather",
+            json!({ "input": {}, "sessionId": new["id"] }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+}

@@ -203,10 +203,6 @@ impl App {
     pub fn new(host: Arc<Host>, options: ServeOptions) -> anyhow::Result<Arc<Self>> {
         let sessions = Arc::new(options.session_store(host.sessions_dir())?);
         host.attach_sessions(sessions.clone());
-        // Sessions kept from before a restart may be bound to versions the
-        // tools folder no longer gives: load those again.
-        let restoring = host.clone();
-        tokio::spawn(async move { restoring.restore_pinned_versions().await });
         let slug = host
             .config()
             .name
@@ -377,6 +373,10 @@ pub async fn run(
     app: Arc<App>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    // Sessions kept from before a restart may be bound to versions the
+    // tools folder no longer gives: load those again, beside serving.
+    let restoring = app.host.clone();
+    let restore = tokio::spawn(async move { restoring.restore_pinned_versions().await });
     let sweeper = {
         let app = app.clone();
         let every = (app.options.session_retention / 4)
@@ -430,6 +430,7 @@ pub async fn run(
     };
     sweeper.abort();
     reminders.abort();
+    restore.abort();
     outcome
 }
 
