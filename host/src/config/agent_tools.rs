@@ -70,7 +70,7 @@ impl AgentToolSpec {
         Ok(())
     }
 
-    /// The script (present once [`AgentToolSpec::resolve`] succeeded).
+    /// The script (present once the config that declares it has loaded).
     pub fn script(&self) -> &str {
         self.script.as_deref().unwrap_or_default()
     }
