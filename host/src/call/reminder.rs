@@ -64,7 +64,15 @@ impl Host {
             return;
         };
         loop {
-            for reminder in store.reminders().take_due(Utc::now()) {
+            // Taking a reminder removes its file durably: off the runtime.
+            let taking = Arc::clone(&store);
+            let due = tokio::task::spawn_blocking(move || taking.reminders().take_due(Utc::now()))
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::error!("taking the due reminders failed: {e}");
+                    Vec::new()
+                });
+            for reminder in due {
                 let Some(session) = store.get(&reminder.session_id) else {
                     tracing::info!("reminder `{}` dropped: its session ended", reminder.id);
                     continue;

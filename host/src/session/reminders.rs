@@ -251,15 +251,19 @@ impl ReminderBook {
     /// returned: a reminder whose file could not be removed is dropped
     /// unfired (and reported), never handed out twice.
     pub fn take_due(&self, now: DateTime<Utc>) -> Vec<Reminder> {
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        let due: Vec<String> = pending
-            .values()
-            .filter(|r| r.fire_at <= now)
-            .map(|r| r.id.clone())
-            .collect();
+        // Out of the index under the lock; the files are removed (and
+        // synced) after it is released, so `pending` never waits on a disk.
+        let due: Vec<Reminder> = {
+            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            let ids: Vec<String> = pending
+                .values()
+                .filter(|r| r.fire_at <= now)
+                .map(|r| r.id.clone())
+                .collect();
+            ids.iter().filter_map(|id| pending.remove(id)).collect()
+        };
         let mut taken: Vec<Reminder> = due
-            .iter()
-            .filter_map(|id| pending.remove(id))
+            .into_iter()
             .filter(
                 |r| match crate::files::remove_durably(&self.file(&r.session_id, &r.id)) {
                     Ok(removed) => removed,
