@@ -439,16 +439,8 @@ impl Host {
             },
             self.commit,
         )?;
-        if let Some(diff) = &committed.diff {
-            tracing::info!(
-                "agent `{DEFAULT_AGENT}` is now at version {} (added {:?}, removed {:?}, \
-                 changed {:?})",
-                diff.to,
-                diff.added,
-                diff.removed,
-                diff.changed.keys().collect::<Vec<_>>()
-            );
-        }
+        // Logged here; the fingerprint below decides the announcement.
+        self.announce(DEFAULT_AGENT, &committed);
         let fingerprint = |r: &Registry| -> Vec<(String, String, bool)> {
             r.all()
                 .map(|t| {

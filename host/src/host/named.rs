@@ -331,8 +331,10 @@ fn not_editable(name: &str) -> AgentError {
 }
 
 impl Host {
-    /// Log what a commit of `agent` changed and tell the subscribers of
-    /// [`Host::tool_changes`], when it made a new version after another.
+    /// Log what a commit of `agent` changed and, for a named agent, tell
+    /// the subscribers of [`Host::tool_changes`] (a reload announces the
+    /// default agent's changes itself), when it made a new version after
+    /// another.
     pub(super) fn announce(&self, agent: &str, committed: &Committed) {
         if let Some(diff) = &committed.diff {
             tracing::info!(
