@@ -319,9 +319,13 @@ impl Registry {
                 loaded: registry.tools.len() + left_out,
             });
         }
+        // A named agent's load leaves the `[tools.<name>]` check to the
+        // default agent's.
+        let checks_configured = !matches!(scope, Scope::Agent(_));
         let missing: Vec<String> = config
             .tools
             .keys()
+            .filter(|_| checks_configured)
             .filter(|name| {
                 let declared = registry.tools.contains_key(*name)
                     || registry
@@ -337,7 +341,7 @@ impl Registry {
             })
             .cloned()
             .collect();
-        if !missing.is_empty() && !matches!(scope, Scope::Agent(_)) {
+        if !missing.is_empty() {
             return Err(LoadError::UnknownConfigured {
                 dir: dir.to_path_buf(),
                 names: missing,
