@@ -39,15 +39,18 @@ fn agent_json(app: &App, version: &AgentVersion) -> Value {
     body
 }
 
+/// `400 invalid_agent`, as the host answers a definition that breaks a rule.
+fn invalid_agent(message: impl Into<String>) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, "invalid_agent", message)
+}
+
 /// A request body that must be a JSON object.
 fn object(body: Value) -> Result<Map<String, Value>, ApiError> {
     match body {
         Value::Object(map) => Ok(map),
-        other => Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_agent",
-            format!("the body must be a JSON object with `tools`, not {other}"),
-        )),
+        other => Err(invalid_agent(format!(
+            "the body must be a JSON object with `tools`, not {other}"
+        ))),
     }
 }
 
@@ -61,9 +64,7 @@ pub(super) async fn create(
     let name = match body.remove("name") {
         Some(Value::String(name)) => name,
         _ => {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "invalid_agent",
+            return Err(invalid_agent(
                 "`name` (a string) is required: the agent's slug",
             ));
         }
@@ -82,11 +83,9 @@ pub(super) async fn update(
     if let Some(given) = patch.remove("name")
         && given != json!(name)
     {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_agent",
-            format!("`name` is the agent's id and cannot change (this is `{name}`)"),
-        ));
+        return Err(invalid_agent(format!(
+            "`name` is the agent's id and cannot change (this is `{name}`)"
+        )));
     }
     let committed = app.host.update_agent(&name, &patch).await?;
     let mut body = agent_json(&app, &committed.version);
