@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use common::process::serve;
 use serde_json::{Value, json};
-use toolhost::caps::kv::{KvBackend, RedbBackend};
+use toolhost::caps::kv::RedbBackend;
 
 const DEFAULT_KILLS: usize = 20;
 const WRITERS: usize = 8;
@@ -77,7 +77,7 @@ fn check_store(dir: &Path, acked: &[String], round: usize) {
     );
     for key in acked {
         let value = db
-            .get("default", key)
+            .get_blocking("default", key)
             .unwrap_or_else(|e| panic!("round {round}: reading {key}: {e}"));
         assert_eq!(
             value.as_deref(),

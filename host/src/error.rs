@@ -92,6 +92,15 @@ pub enum CallError {
         /// The underlying failure.
         reason: String,
     },
+    /// The tool needs the shared state store (Redis) and it does not
+    /// answer: nothing ran; retry when it is back.
+    #[error("tool `{tool}` needs the shared state store, which is unavailable: {reason}")]
+    StateUnavailable {
+        /// The tool called.
+        tool: String,
+        /// Why, naming the store.
+        reason: String,
+    },
     /// Every call slot is taken and the queue is full, or the call waited
     /// past the queue timeout: nothing ran; retry later.
     #[error(transparent)]
@@ -112,6 +121,7 @@ impl CallError {
             Self::SessionBusy { .. } => "session_busy",
             Self::VersionUnavailable { .. } => "agent_version_unavailable",
             Self::WorkspaceUnavailable { .. } => "workspace_unavailable",
+            Self::StateUnavailable { .. } => "state_unavailable",
             Self::Overloaded(_) => "overloaded",
             Self::Internal(_) => "internal_error",
         }

@@ -17,14 +17,16 @@ use crate::call::api::CallObserver;
 use crate::call::envelope::CallResult;
 use crate::caps::ask::AskingSlots;
 use crate::caps::http::Network;
-use crate::caps::kv::{KvBackend, RedbBackend};
+use crate::caps::kv::{KvBackend, RedbBackend, RedisBackend};
 use crate::caps::resource_updates::ResourceChanges;
 use crate::caps::workspace::open_files::FileSlots;
 use crate::config::Config;
+use crate::config::state::Backend;
 use crate::engine::{EngineOptions, Pins, Tiering, ToolEngine};
 use crate::error::CallError;
 use crate::lock::Lockfile;
-use crate::registry::{Registry, Scope};
+use crate::redis_store::{self, RedisStore};
+use crate::registry::{Registry, Scope, Tool};
 use crate::session::SessionStore;
 use crate::tiering;
 use crate::tool_metrics::ToolMetrics;
@@ -215,13 +217,19 @@ impl HostBuilder {
             },
             commit,
         )?;
-        let kv: Option<Arc<dyn KvBackend>> = if needs_kv {
-            let path = state_dir.join("kv.redb");
-            Some(Arc::new(RedbBackend::open(&path).with_context(
-                || "the key-value store is needed because a tool is granted `kv`",
-            )?))
-        } else {
-            None
+        let shared = match config.state.backend {
+            Backend::Embedded => None,
+            Backend::Redis => Some(RedisStore::open(&config.state).context("in [state]")?),
+        };
+        let kv: Option<Arc<dyn KvBackend>> = match &shared {
+            Some(store) => Some(Arc::new(RedisBackend::new(store.clone()))),
+            None if needs_kv => {
+                let path = state_dir.join("kv.redb");
+                Some(Arc::new(RedbBackend::open(&path).with_context(
+                    || "the key-value store is needed because a tool is granted `kv`",
+                )?))
+            }
+            None => None,
         };
         let host = Host {
             gate: CallGate::new(&config.limits),
@@ -236,6 +244,7 @@ impl HostBuilder {
             config_text: RwLock::new(config_text),
             config_from_file,
             kv,
+            shared,
             network: self.network,
             dir: self.dir,
             tools_dir,
@@ -288,6 +297,8 @@ pub struct Host {
     /// again) rather than from code.
     config_from_file: bool,
     kv: Option<Arc<dyn KvBackend>>,
+    /// The Redis server several hosts share, when `[state] backend = "redis"`.
+    shared: Option<Arc<RedisStore>>,
     network: Network,
     dir: PathBuf,
     tools_dir: PathBuf,
@@ -607,6 +618,33 @@ impl Host {
 
     pub(crate) fn kv_backend(&self) -> Option<&Arc<dyn KvBackend>> {
         self.kv.as_ref()
+    }
+
+    /// Refuse a call of `tool` while the shared store its grants need does
+    /// not answer, before any of its code runs.
+    pub(crate) async fn check_shared_state(&self, tool: &Tool) -> Result<(), CallError> {
+        let Some(store) = &self.shared else {
+            return Ok(());
+        };
+        if tool.policy().grants.kv.is_empty() {
+            return Ok(());
+        }
+        store
+            .ensure_reachable()
+            .await
+            .map_err(|reason| CallError::StateUnavailable {
+                tool: tool.name().to_string(),
+                reason,
+            })
+    }
+
+    /// Whether the shared store answers now: `None` on the embedded
+    /// backend, which has nothing to reach.
+    pub async fn shared_health(&self) -> Option<redis_store::Health> {
+        match &self.shared {
+            Some(store) => Some(store.health().await),
+            None => None,
+        }
     }
 
     /// How tools reach the network.

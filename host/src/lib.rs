@@ -52,6 +52,7 @@ pub mod lock;
 pub mod output;
 pub mod plain;
 pub mod prompts;
+pub mod redis_store;
 pub mod registry;
 pub mod reload;
 pub mod resources;

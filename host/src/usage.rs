@@ -145,20 +145,35 @@ impl Meter {
             .try_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
                 held.checked_add(bytes).filter(|&n| n <= self.host_limit)
             })
-            .map_err(|held| {
-                self.hit(Limit::HostMemory, self.host_limit as u64);
-                OverBudget {
-                    what: what.to_string(),
-                    needed: bytes,
-                    held,
-                    limit: self.host_limit,
-                }
-            })?;
+            .map_err(|held| self.over(bytes, held, what))?;
         self.host_peak.fetch_max(held + bytes, Ordering::Relaxed);
         Ok(Charge {
             meter: Arc::clone(self),
             bytes,
         })
+    }
+
+    /// How much of the budget is not held now.
+    pub fn available(&self) -> usize {
+        self.host_limit
+            .saturating_sub(self.host_held.load(Ordering::Relaxed))
+    }
+
+    /// Refuse `bytes` for `what` that were found, before they were made,
+    /// not to fit in what [`Meter::available`] said: the same error, and
+    /// the same limit recorded, as [`Meter::charge`] past the budget.
+    pub fn refuse(&self, bytes: usize, what: &str) -> OverBudget {
+        self.over(bytes, self.host_held.load(Ordering::Relaxed), what)
+    }
+
+    fn over(&self, needed: usize, held: usize, what: &str) -> OverBudget {
+        self.hit(Limit::HostMemory, self.host_limit as u64);
+        OverBudget {
+            what: what.to_string(),
+            needed,
+            held,
+            limit: self.host_limit,
+        }
     }
 
     /// Count one epoch tick the guest's code ran through.

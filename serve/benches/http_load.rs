@@ -7,12 +7,13 @@
 //! Run with `cargo bench -p toolhost --bench http_load` (optional args:
 //! seconds per run, default 5); figures go in bench/RESULTS.md.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+#[path = "common/load.rs"]
+mod load;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
+use std::sync::Arc;
+use std::time::Duration;
+
+use load::{Call, load};
 use toolhost::Host;
 use toolhost_serve::http::{self, App, ServeOptions};
 
@@ -51,68 +52,23 @@ fn main() -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
+    let echo = Call {
+        path: "/toolhost/v1/tools/echo",
+        body: br#"{"input":{"text":"hello"}}"#,
+        expect: br#""hello""#,
+    };
     println!("| clients | calls/s | p50 | p99 |");
     println!("| --- | --- | --- | --- |");
     for clients in [1, 32] {
         // A short warm-up, then the measured run.
-        client_rt.block_on(load(addr, clients, Duration::from_millis(500)))?;
-        let (calls, elapsed, mut latencies) =
-            client_rt.block_on(load(addr, clients, Duration::from_secs(seconds)))?;
-        latencies.sort_unstable();
-        let pct = |p: f64| {
-            let i = ((latencies.len() as f64 - 1.0) * p).round() as usize;
-            latencies[i]
-        };
+        client_rt.block_on(load(&[addr], echo, clients, Duration::from_millis(500)))?;
+        let run = client_rt.block_on(load(&[addr], echo, clients, Duration::from_secs(seconds)))?;
         println!(
             "| {clients} | {:.0} | {:.3} ms | {:.3} ms |",
-            calls as f64 / elapsed.as_secs_f64(),
-            pct(0.50).as_secs_f64() * 1000.0,
-            pct(0.99).as_secs_f64() * 1000.0,
+            run.rate(),
+            run.ms(0.50),
+            run.ms(0.99),
         );
     }
     Ok(())
-}
-
-/// `clients` connections, each sending calls back to back for `duration`.
-async fn load(
-    addr: std::net::SocketAddr,
-    clients: usize,
-    duration: Duration,
-) -> anyhow::Result<(usize, Duration, Vec<Duration>)> {
-    let started = Instant::now();
-    let deadline = started + duration;
-    let tasks: Vec<_> = (0..clients)
-        .map(|_| tokio::spawn(client(addr, deadline)))
-        .collect();
-    let mut latencies = Vec::new();
-    for task in tasks {
-        latencies.extend(task.await??);
-    }
-    Ok((latencies.len(), started.elapsed(), latencies))
-}
-
-async fn client(addr: std::net::SocketAddr, deadline: Instant) -> anyhow::Result<Vec<Duration>> {
-    let stream = tokio::net::TcpStream::connect(addr).await?;
-    stream.set_nodelay(true)?;
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(stream)).await?;
-    tokio::spawn(connection);
-    let body = Bytes::from_static(br#"{"input":{"text":"hello"}}"#);
-    let mut latencies = Vec::new();
-    while Instant::now() < deadline {
-        let request = hyper::Request::post("/toolhost/v1/tools/echo")
-            .header("host", addr.to_string())
-            .header("content-type", "application/json")
-            .body(Full::new(body.clone()))?;
-        let start = Instant::now();
-        let response = sender.send_request(request).await?;
-        anyhow::ensure!(response.status() == 200, "status {}", response.status());
-        let bytes = response.into_body().collect().await?.to_bytes();
-        latencies.push(start.elapsed());
-        anyhow::ensure!(
-            bytes.windows(7).any(|w| w == b"\"hello\""),
-            "unexpected body"
-        );
-    }
-    Ok(latencies)
 }

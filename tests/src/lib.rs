@@ -17,6 +17,8 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+pub mod redis;
+
 use std::fs;
 use std::io;
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::{host, host_dir, live, session};
 use serde_json::{Value, json};
 use toolhost::SessionSpec;
-use toolhost::caps::kv::{KvBackend, RedbBackend};
+use toolhost::caps::kv::RedbBackend;
 
 /// Run the `escape` guest on `path` and return its report.
 async fn escape(host: &toolhost::Host, workspace: &Path, path: &str, effect: &str) -> Value {
@@ -236,11 +236,11 @@ async fn kv_is_limited_to_granted_buckets_and_write_effects() {
     drop(host);
     let db = RedbBackend::open(&dir.path().join(".toolhost/kv.redb")).unwrap();
     assert_eq!(
-        db.get("default", "small").unwrap().as_deref(),
+        db.get_blocking("default", "small").unwrap().as_deref(),
         Some(&b"xxx"[..])
     );
-    assert_eq!(db.get("default", "r").unwrap(), None);
-    assert_eq!(db.get("default", "huge").unwrap(), None);
+    assert_eq!(db.get_blocking("default", "r").unwrap(), None);
+    assert_eq!(db.get_blocking("default", "huge").unwrap(), None);
 }
 
 #[tokio::test]

@@ -206,6 +206,7 @@ impl Call<'_> {
         input: &Arc<Value>,
         options: &CallOptions,
     ) -> Result<CallResult, CallError> {
+        self.host.check_shared_state(self.tool).await?;
         let effect = match self.tool.metadata().effect {
             EffectDecl::Fixed(effect) => effect,
             EffectDecl::ByInput => {

@@ -8,6 +8,7 @@ pub mod agent;
 pub mod agent_tools;
 mod grants;
 pub mod mcp;
+pub mod state;
 pub mod toolset;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -76,6 +77,10 @@ pub struct Config {
     /// Named agents beside the default one (`[agents.<name>]`).
     #[serde(default)]
     pub agents: BTreeMap<String, AgentSpec>,
+    /// Where shared state lives: embedded files, or Redis for several
+    /// servers (`[state]`). Read when the host starts.
+    #[serde(default)]
+    pub state: state::StateSettings,
 }
 
 /// `[telemetry]`: OpenTelemetry export of call spans and metrics over
@@ -854,6 +859,7 @@ impl Config {
         }
         self.server.validate().context("in [server]")?;
         self.telemetry.validate()?;
+        self.state.validate().context("in [state]")?;
         self.limits.validate().context("in [limits]")?;
         anyhow::ensure!(
             self.defaults.description.is_none() && self.defaults.effect.is_none(),

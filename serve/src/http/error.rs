@@ -90,7 +90,9 @@ impl From<&CallError> for ApiError {
             CallError::SessionBusy { .. } | CallError::VersionUnavailable { .. } => {
                 StatusCode::CONFLICT
             }
-            CallError::Overloaded(_) => StatusCode::SERVICE_UNAVAILABLE,
+            CallError::Overloaded(_) | CallError::StateUnavailable { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             CallError::WorkspaceUnavailable { .. } | CallError::Internal(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }

@@ -1,0 +1,282 @@
+//! Several servers, one Redis: `toolhost serve` child processes on their
+//! own loopback ports and host directories, sharing state through a real
+//! `redis-server` (started by the test with `appendonly yes` and
+//! `appendfsync always`), with clients that alternate between them.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "a test fails by panicking, helpers included"
+)]
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use common::process::{Served, serve};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+use toolhost_test_artifacts::redis::RedisServer;
+
+/// Increments the fleet makes in the counting test.
+const INCREMENTS: u64 = 10_000;
+/// Clients making them at once.
+const CLIENTS: u64 = 32;
+
+/// Servers over one Redis, each in its own host directory (as on their
+/// own machines) with the same tools and `[state]`.
+struct Fleet {
+    servers: Vec<Served>,
+    _dirs: Vec<TempDir>,
+}
+
+/// `toolhost.toml` for every server of a fleet on `redis`.
+fn fleet_config(redis: &RedisServer) -> String {
+    format!(
+        "[state]\nbackend = \"redis\"\nredis_url = \"{}\"\n\n[tools.counter]\nkv = [\"default\"]\n",
+        redis.url()
+    )
+}
+
+impl Fleet {
+    fn start(redis: &RedisServer, servers: usize) -> Self {
+        let dirs: Vec<TempDir> = (0..servers)
+            .map(|_| common::host_dir(&["counter", "echo"], &fleet_config(redis)))
+            .collect();
+        let servers = dirs.iter().map(|d| serve(d.path(), &[])).collect();
+        Self {
+            servers,
+            _dirs: dirs,
+        }
+    }
+
+    fn url(&self, i: usize) -> String {
+        self.servers[i % self.servers.len()].url.clone()
+    }
+}
+
+/// What became of one call.
+enum Sent {
+    /// The server answered.
+    Answered(u16, Value),
+    /// The connection was refused: the request never reached a server.
+    Refused,
+    /// It was sent and no answer came: it may or may not have run.
+    Unanswered,
+}
+
+/// One `counter` call.
+async fn send(client: &reqwest::Client, url: &str, name: &str, by: i64) -> Sent {
+    let response = client
+        .post(format!("{url}/toolhost/v1/tools/counter"))
+        .json(&json!({ "input": { "name": name, "by": by } }))
+        .send()
+        .await;
+    let response = match response {
+        Ok(response) => response,
+        Err(e) if e.is_connect() => return Sent::Refused,
+        Err(_) => return Sent::Unanswered,
+    };
+    let status = response.status().as_u16();
+    match response.json().await {
+        Ok(body) => Sent::Answered(status, body),
+        Err(_) => Sent::Unanswered,
+    }
+}
+
+/// One `counter` call; the status and body, or `None` when no answer came.
+async fn count(client: &reqwest::Client, url: &str, name: &str, by: i64) -> Option<(u16, Value)> {
+    match send(client, url, name, by).await {
+        Sent::Answered(status, body) => Some((status, body)),
+        Sent::Refused | Sent::Unanswered => None,
+    }
+}
+
+/// The value of counter `name`, read through `url`.
+async fn value(client: &reqwest::Client, url: &str, name: &str) -> i64 {
+    let (status, body) = count(client, url, name, 0).await.expect("an answer");
+    assert_eq!(status, 200, "{body}");
+    body["result"]["value"].as_i64().expect("a value")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn increments_from_many_clients_over_two_servers_each_count_once() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let fleet = Arc::new(Fleet::start(&redis, 2));
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|c| {
+            let fleet = fleet.clone();
+            tokio::spawn(async move {
+                let client = common::http_client();
+                let mut seen = Vec::new();
+                for n in (c..INCREMENTS).step_by(CLIENTS as usize) {
+                    let url = fleet.url(n as usize);
+                    let (status, body) = count(&client, &url, "hits", 1).await.expect("an answer");
+                    assert_eq!(status, 200, "{body}");
+                    assert_eq!(body["isError"], false, "{body}");
+                    seen.push(body["result"]["value"].as_i64().expect("a value"));
+                }
+                seen
+            })
+        })
+        .collect();
+    let mut seen = Vec::new();
+    for client in clients {
+        seen.extend(client.await.unwrap());
+    }
+    seen.sort_unstable();
+    let expected: Vec<i64> = (1..=INCREMENTS as i64).collect();
+    assert!(seen == expected, "every increment saw its own new value");
+    let client = common::http_client();
+    for i in 0..2 {
+        assert_eq!(
+            value(&client, &fleet.url(i), "hits").await,
+            INCREMENTS as i64
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_server_loses_no_acknowledged_increment() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let mut fleet = Fleet::start(&redis, 2);
+    let acked = Arc::new(AtomicU64::new(0));
+    let unknown = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(tokio::sync::Notify::new());
+    let clients: Vec<_> = (0..16)
+        .map(|c| {
+            let urls = [fleet.url(0), fleet.url(1)];
+            let (acked, unknown, stop) = (acked.clone(), unknown.clone(), stop.clone());
+            tokio::spawn(async move {
+                let client = common::http_client();
+                let stopped = stop.notified();
+                tokio::pin!(stopped);
+                for n in c.. {
+                    let url = &urls[n % 2];
+                    tokio::select! {
+                        () = &mut stopped => break,
+                        answer = send(&client, url, "survivor", 1) => match answer {
+                            Sent::Answered(200, body) if body["isError"] == false => {
+                                acked.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Sent::Refused => {}
+                            // No answer, or not a clean one: it may or may
+                            // not have counted. Never retried.
+                            Sent::Answered(..) | Sent::Unanswered => {
+                                unknown.fetch_add(1, Ordering::Relaxed);
+                            }
+                        },
+                    }
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    fleet.servers[0].child.kill().unwrap();
+    fleet.servers[0].child.wait().unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    stop.notify_waiters();
+    for client in clients {
+        client.await.unwrap();
+    }
+    let client = common::http_client();
+    let final_value = value(&client, &fleet.url(1), "survivor").await as u64;
+    let (acked, unknown) = (
+        acked.load(Ordering::Relaxed),
+        unknown.load(Ordering::Relaxed),
+    );
+    println!(
+        "fleet: SIGKILL mid-load: {acked} acknowledged, {unknown} unanswered, {final_value} counted"
+    );
+    assert!(
+        acked > 100,
+        "the load made too few calls to test anything: {acked}"
+    );
+    assert!(
+        acked <= final_value && final_value <= acked + unknown,
+        "acknowledged {acked}, unanswered {unknown}, counted {final_value}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_restart_gives_clear_errors_then_recovers() {
+    let Some(mut redis) = RedisServer::start() else {
+        return;
+    };
+    let fleet = Fleet::start(&redis, 1);
+    let (client, url) = (common::http_client(), fleet.url(0));
+    let health = |client: reqwest::Client, url: String| async move {
+        let body: Value = client
+            .get(format!("{url}/healthz"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        body
+    };
+    let up = health(client.clone(), url.clone()).await;
+    assert_eq!(up["state"]["backend"], "redis", "{up}");
+    assert_eq!(up["state"]["reachable"], true, "{up}");
+    assert_eq!(value(&client, &url, "kept").await, 0);
+    assert_eq!(count(&client, &url, "kept", 7).await.unwrap().0, 200);
+
+    redis.kill();
+    // The first call to meet the outage may fail inside the tool; from
+    // then on calls that need Redis are refused before they run.
+    let _ = count(&client, &url, "kept", 1).await;
+    let (status, body) = count(&client, &url, "kept", 1).await.unwrap();
+    assert_eq!(status, 503, "{body}");
+    assert_eq!(body["error"]["code"], "state_unavailable", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("counter") && message.contains(&format!("Redis at {}", redis.url())),
+        "{message}"
+    );
+    let down = health(client.clone(), url.clone()).await;
+    assert_eq!(down["ok"], true, "the server itself is alive: {down}");
+    assert_eq!(down["state"]["reachable"], false, "{down}");
+    assert!(
+        down["state"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("Redis at"),
+        "{down}"
+    );
+    let echo = client
+        .post(format!("{url}/toolhost/v1/tools/echo"))
+        .json(&json!({ "input": { "text": "no state needed" } }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(echo.status(), 200, "a tool with no kv grant still runs");
+
+    redis.restart().unwrap();
+    let mut answer = count(&client, &url, "kept", 1).await.unwrap();
+    for _ in 0..100 {
+        if answer.0 == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        answer = count(&client, &url, "kept", 1).await.unwrap();
+    }
+    assert_eq!(
+        answer.0, 200,
+        "the server recovered by itself: {}",
+        answer.1
+    );
+    assert_eq!(
+        answer.1["result"]["value"], 8,
+        "the increment acknowledged before the restart is kept, and none \
+         refused while Redis was down counted: {}",
+        answer.1
+    );
+    let up = health(client, url).await;
+    assert_eq!(up["state"]["reachable"], true, "{up}");
+}

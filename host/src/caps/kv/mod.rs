@@ -1,0 +1,863 @@
+//! Key-value: `wasi:keyvalue@0.2.0-draft2` over a durable backend.
+//!
+//! One store serves every session of the host: a redb file under the state
+//! directory ([`RedbBackend`], the default), or Redis shared by several
+//! hosts ([`RedisBackend`], `[state] backend = "redis"`). A tool may open
+//! only the buckets named in its grant; a call whose effect is `read` gets
+//! handles that refuse every write. Values and the number of operations per
+//! call are capped.
+
+mod redb_backend;
+mod redis_backend;
+
+use std::sync::Arc;
+
+use wasmtime::component::{HasData, Resource, ResourceTable};
+
+pub use self::redb_backend::RedbBackend;
+pub use self::redis_backend::RedisBackend;
+use crate::bindings::wasi::keyvalue::{atomics, batch, store};
+use crate::usage::{Charge, HostBudget, Meter};
+
+/// The largest value a tool may store, in bytes.
+pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
+/// The longest key, in bytes.
+pub const MAX_KEY_BYTES: usize = 1024;
+/// The most key-value operations one call may make.
+pub const MAX_OPS_PER_CALL: u32 = 10_000;
+/// Keys returned by one `list-keys` page.
+pub const LIST_PAGE: usize = 1000;
+
+/// A storage failure, surfaced to the guest as `error::other`.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BackendError(String);
+
+impl BackendError {
+    fn from_any(e: impl std::fmt::Display) -> Self {
+        Self(e.to_string())
+    }
+}
+
+/// What a [`KvBackend::get_many`] read within its byte allowance.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct ManyValues {
+    /// The values of the first keys asked for, in order (`None`: absent).
+    pub values: Vec<Option<Vec<u8>>>,
+    /// When the allowance ran out: the size of the next key's value, which
+    /// was not read.
+    pub stopped_at: Option<usize>,
+}
+
+/// Where buckets live. Implement it to put the store behind a network
+/// service; every write is durable (as the backend defines it) when its
+/// future completes.
+#[async_trait::async_trait]
+pub trait KvBackend: Send + Sync + 'static {
+    /// The value of `key` in `bucket`.
+    async fn get(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, BackendError>;
+    /// The values of `keys`, in order, while their bytes together fit in
+    /// `max_bytes`: a larger answer is never read into memory.
+    async fn get_many(
+        &self,
+        bucket: &str,
+        keys: &[String],
+        max_bytes: usize,
+    ) -> Result<ManyValues, BackendError>;
+    /// Set `key` in `bucket`.
+    async fn set(&self, bucket: &str, key: &str, value: Vec<u8>) -> Result<(), BackendError>;
+    /// Remove `key`; absent keys are not an error.
+    async fn delete(&self, bucket: &str, key: &str) -> Result<(), BackendError>;
+    /// Up to `limit` keys of `bucket` in byte order, starting after `after`.
+    async fn list_keys(
+        &self,
+        bucket: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<String>, BackendError>;
+    /// Add `delta` to the i64 at `key` (absent = 0) atomically; the new value.
+    async fn increment(&self, bucket: &str, key: &str, delta: i64) -> Result<i64, BackendError>;
+    /// Set `key` to `new` only if it still holds `expected`; whether it did.
+    async fn compare_and_swap(
+        &self,
+        bucket: &str,
+        key: &str,
+        expected: Option<Vec<u8>>,
+        new: Vec<u8>,
+    ) -> Result<bool, BackendError>;
+    /// Set every pair at once: no reader sees some set and others not.
+    async fn set_many(
+        &self,
+        bucket: &str,
+        pairs: Vec<(String, Vec<u8>)>,
+    ) -> Result<(), BackendError>;
+    /// Remove every key at once.
+    async fn delete_many(&self, bucket: &str, keys: Vec<String>) -> Result<(), BackendError>;
+}
+
+/// Counters are stored as decimal text so every language's SDK can read them.
+fn decode_counter(bytes: &[u8]) -> Result<i64, BackendError> {
+    std::str::from_utf8(bytes)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .ok_or_else(|| BackendError("the value is not an integer counter".to_string()))
+}
+
+/// An open bucket, as the guest holds it.
+pub struct Bucket {
+    name: String,
+}
+
+/// A compare-and-swap handle: a key and the value seen when it was taken,
+/// held against the call's host memory budget.
+pub struct Cas {
+    bucket: String,
+    key: String,
+    seen: Option<Vec<u8>>,
+    _charge: Charge,
+}
+
+impl Cas {
+    /// A handle on `key` that saw `seen`, charged to `meter` first.
+    fn charged(
+        meter: &Arc<Meter>,
+        bucket: String,
+        key: String,
+        seen: Option<Vec<u8>>,
+    ) -> KvResult<Self> {
+        let bytes = CAS_OVERHEAD + bucket.len() + key.len() + seen.as_ref().map_or(0, Vec::len);
+        let charge = meter
+            .charge(bytes, "a compare-and-swap handle")
+            .map_err(other)?;
+        Ok(Self {
+            bucket,
+            key,
+            seen,
+            _charge: charge,
+        })
+    }
+}
+
+/// What a compare-and-swap handle costs the host besides its strings.
+const CAS_OVERHEAD: usize = 128;
+/// What each entry of a `get-many` answer costs the host besides its bytes.
+const BATCH_ENTRY_OVERHEAD: usize = 64;
+
+/// What a grant of `buckets` gives a component importing `interface` of
+/// `wasi:keyvalue`, as `inspect` shows it; `None` for another interface.
+pub fn import_status(buckets: &[String], interface: &str) -> Option<String> {
+    interface.starts_with("wasi:keyvalue/").then(|| {
+        if buckets.is_empty() {
+            "NOT GRANTED (no kv buckets)".into()
+        } else {
+            format!("granted: buckets {}", buckets.join(", "))
+        }
+    })
+}
+
+/// The per-instance key-value context.
+pub struct KvCtx {
+    backend: Option<Arc<dyn KvBackend>>,
+    buckets: Vec<String>,
+    read_only: bool,
+    meter: Arc<Meter>,
+}
+
+impl KvCtx {
+    /// A context that may open `buckets`; `read_only` refuses every write.
+    pub fn new(backend: Arc<dyn KvBackend>, buckets: Vec<String>, read_only: bool) -> Self {
+        Self {
+            backend: Some(backend),
+            buckets,
+            read_only,
+            meter: Meter::new(HostBudget::default()),
+        }
+    }
+
+    /// A context that refuses every bucket.
+    pub fn deny_all() -> Self {
+        Self {
+            backend: None,
+            buckets: Vec::new(),
+            read_only: true,
+            meter: Meter::new(HostBudget::default()),
+        }
+    }
+
+    /// The same context counting operations, bytes and host memory in
+    /// the call's `meter`, shared by every attempt of one call, so a retry
+    /// does not reset the caps.
+    pub fn with_meter(mut self, meter: Arc<Meter>) -> Self {
+        self.meter = meter;
+        self
+    }
+}
+
+/// The view the `wasi:keyvalue` host functions work on.
+pub struct KvView<'a> {
+    /// The call's key-value context.
+    pub ctx: &'a mut KvCtx,
+    /// The store's resource table.
+    pub table: &'a mut ResourceTable,
+}
+
+/// [`HasData`] marker for linking `wasi:keyvalue` with a [`KvView`].
+pub struct WasiKeyValue;
+
+impl HasData for WasiKeyValue {
+    type Data<'a> = KvView<'a>;
+}
+
+/// Link `wasi:keyvalue/{store,atomics,batch}`.
+pub fn add_to_linker<T: Send + 'static>(
+    linker: &mut wasmtime::component::Linker<T>,
+    get: fn(&mut T) -> KvView<'_>,
+) -> wasmtime::Result<()> {
+    store::add_to_linker::<T, WasiKeyValue>(linker, get)?;
+    atomics::add_to_linker::<T, WasiKeyValue>(linker, get)?;
+    batch::add_to_linker::<T, WasiKeyValue>(linker, get)?;
+    Ok(())
+}
+
+type KvResult<T> = Result<T, store::Error>;
+
+fn other(e: impl std::fmt::Display) -> store::Error {
+    store::Error::Other(e.to_string())
+}
+
+impl KvView<'_> {
+    fn backend(&mut self) -> KvResult<Arc<dyn KvBackend>> {
+        self.charge(1)
+    }
+
+    /// Count `ops` operations (a batch counts each key) against the cap.
+    fn charge(&mut self, ops: usize) -> KvResult<Arc<dyn KvBackend>> {
+        let ops = u32::try_from(ops).unwrap_or(u32::MAX);
+        if self.ctx.meter.kv_op(ops) > MAX_OPS_PER_CALL {
+            return Err(other(format!(
+                "key-value operation limit reached: at most {MAX_OPS_PER_CALL} per call"
+            )));
+        }
+        self.ctx.backend.clone().ok_or(store::Error::AccessDenied)
+    }
+
+    fn bucket_name(&self, bucket: &Resource<Bucket>) -> KvResult<String> {
+        Ok(self.table.get(bucket).map_err(other)?.name.clone())
+    }
+
+    fn writable(&mut self, bucket: &Resource<Bucket>) -> KvResult<(Arc<dyn KvBackend>, String)> {
+        if self.ctx.read_only {
+            return Err(store::Error::AccessDenied);
+        }
+        let name = self.bucket_name(bucket)?;
+        Ok((self.backend()?, name))
+    }
+
+    fn readable(&mut self, bucket: &Resource<Bucket>) -> KvResult<(Arc<dyn KvBackend>, String)> {
+        let name = self.bucket_name(bucket)?;
+        Ok((self.backend()?, name))
+    }
+
+    /// Like `writable`/`readable` for a batch of `keys` keys.
+    fn batch(
+        &mut self,
+        bucket: &Resource<Bucket>,
+        keys: usize,
+        write: bool,
+    ) -> KvResult<(Arc<dyn KvBackend>, String)> {
+        if write && self.ctx.read_only {
+            return Err(store::Error::AccessDenied);
+        }
+        let name = self.bucket_name(bucket)?;
+        Ok((self.charge(keys)?, name))
+    }
+}
+
+fn check_key(key: &str) -> KvResult<()> {
+    if key.len() > MAX_KEY_BYTES {
+        return Err(other(format!(
+            "key of {} bytes is over the {MAX_KEY_BYTES}-byte limit",
+            key.len()
+        )));
+    }
+    Ok(())
+}
+
+fn check_value(value: &[u8]) -> KvResult<()> {
+    if value.len() > MAX_VALUE_BYTES {
+        return Err(other(format!(
+            "value of {} bytes is over the {MAX_VALUE_BYTES}-byte limit",
+            value.len()
+        )));
+    }
+    Ok(())
+}
+
+/// A backend failure as the guest sees it.
+fn failed(e: BackendError) -> store::Error {
+    store::Error::Other(e.0)
+}
+
+impl store::Host for KvView<'_> {
+    async fn open(&mut self, identifier: String) -> KvResult<Resource<Bucket>> {
+        if self.ctx.backend.is_none() || !self.ctx.buckets.contains(&identifier) {
+            return Err(store::Error::AccessDenied);
+        }
+        self.table.push(Bucket { name: identifier }).map_err(other)
+    }
+}
+
+impl store::HostBucket for KvView<'_> {
+    async fn get(&mut self, bucket: Resource<Bucket>, key: String) -> KvResult<Option<Vec<u8>>> {
+        check_key(&key)?;
+        let (backend, name) = self.readable(&bucket)?;
+        let value = backend.get(&name, &key).await.map_err(failed)?;
+        self.ctx.meter.kv_read(value.as_ref().map_or(0, Vec::len));
+        Ok(value)
+    }
+
+    async fn set(&mut self, bucket: Resource<Bucket>, key: String, value: Vec<u8>) -> KvResult<()> {
+        check_key(&key)?;
+        check_value(&value)?;
+        let (backend, name) = self.writable(&bucket)?;
+        self.ctx.meter.kv_written(value.len());
+        backend.set(&name, &key, value).await.map_err(failed)
+    }
+
+    async fn delete(&mut self, bucket: Resource<Bucket>, key: String) -> KvResult<()> {
+        check_key(&key)?;
+        let (backend, name) = self.writable(&bucket)?;
+        backend.delete(&name, &key).await.map_err(failed)
+    }
+
+    async fn exists(&mut self, bucket: Resource<Bucket>, key: String) -> KvResult<bool> {
+        check_key(&key)?;
+        let (backend, name) = self.readable(&bucket)?;
+        let value = backend.get(&name, &key).await.map_err(failed)?;
+        Ok(value.is_some())
+    }
+
+    async fn list_keys(
+        &mut self,
+        bucket: Resource<Bucket>,
+        cursor: Option<String>,
+    ) -> KvResult<store::KeyResponse> {
+        let (backend, name) = self.readable(&bucket)?;
+        let keys = backend
+            .list_keys(&name, cursor.as_deref(), LIST_PAGE)
+            .await
+            .map_err(failed)?;
+        let cursor = (keys.len() == LIST_PAGE)
+            .then(|| keys.last().cloned())
+            .flatten();
+        Ok(store::KeyResponse { keys, cursor })
+    }
+
+    async fn drop(&mut self, bucket: Resource<Bucket>) -> wasmtime::Result<()> {
+        self.table.delete(bucket)?;
+        Ok(())
+    }
+}
+
+impl atomics::HostCas for KvView<'_> {
+    async fn new(&mut self, bucket: Resource<Bucket>, key: String) -> KvResult<Resource<Cas>> {
+        check_key(&key)?;
+        let (backend, name) = self.readable(&bucket)?;
+        let seen = backend.get(&name, &key).await.map_err(failed)?;
+        self.ctx.meter.kv_read(seen.as_ref().map_or(0, Vec::len));
+        let cas = Cas::charged(&self.ctx.meter, name, key, seen)?;
+        self.table.push(cas).map_err(other)
+    }
+
+    async fn current(&mut self, cas: Resource<Cas>) -> KvResult<Option<Vec<u8>>> {
+        Ok(self.table.get(&cas).map_err(other)?.seen.clone())
+    }
+
+    async fn drop(&mut self, cas: Resource<Cas>) -> wasmtime::Result<()> {
+        self.table.delete(cas)?;
+        Ok(())
+    }
+}
+
+impl atomics::Host for KvView<'_> {
+    async fn increment(
+        &mut self,
+        bucket: Resource<Bucket>,
+        key: String,
+        delta: i64,
+    ) -> KvResult<i64> {
+        check_key(&key)?;
+        let (backend, name) = self.writable(&bucket)?;
+        backend.increment(&name, &key, delta).await.map_err(failed)
+    }
+
+    async fn swap(&mut self, cas: Resource<Cas>, value: Vec<u8>) -> Result<(), atomics::CasError> {
+        let store_error = atomics::CasError::StoreError;
+        check_value(&value).map_err(store_error)?;
+        if self.ctx.read_only {
+            return Err(store_error(store::Error::AccessDenied));
+        }
+        let backend = self.backend().map_err(store_error)?;
+        let handle = self.table.delete(cas).map_err(|e| store_error(other(e)))?;
+        self.ctx.meter.kv_written(value.len());
+        let Cas {
+            bucket,
+            key,
+            seen,
+            _charge: charge,
+        } = handle;
+        drop(charge);
+        let swapped = backend
+            .compare_and_swap(&bucket, &key, seen, value)
+            .await
+            .map_err(|e| store_error(failed(e)))?;
+        if swapped {
+            return Ok(());
+        }
+        let now = backend
+            .get(&bucket, &key)
+            .await
+            .map_err(|e| store_error(failed(e)))?;
+        self.ctx.meter.kv_read(now.as_ref().map_or(0, Vec::len));
+        let retry = Cas::charged(&self.ctx.meter, bucket, key, now).map_err(store_error)?;
+        let retry = self.table.push(retry).map_err(|e| store_error(other(e)))?;
+        Err(atomics::CasError::CasFailed(retry))
+    }
+}
+
+impl batch::Host for KvView<'_> {
+    async fn get_many(
+        &mut self,
+        bucket: Resource<Bucket>,
+        keys: Vec<String>,
+    ) -> KvResult<Vec<Option<(String, Vec<u8>)>>> {
+        for key in &keys {
+            check_key(key)?;
+        }
+        let (backend, name) = self.batch(&bucket, keys.len(), false)?;
+        let meter = &self.ctx.meter;
+        // The keys and each entry's overhead are charged first; the values
+        // are read only while they fit in what the budget has left, so the
+        // answer never holds more than the budget (a key asked for twice
+        // is counted twice).
+        let overhead: usize = keys.iter().map(|k| BATCH_ENTRY_OVERHEAD + k.len()).sum();
+        let _entries = meter.charge(overhead, "a get-many answer").map_err(other)?;
+        let many = backend
+            .get_many(&name, &keys, meter.available())
+            .await
+            .map_err(failed)?;
+        let read: usize = many.values.iter().flatten().map(Vec::len).sum();
+        if let Some(next) = many.stopped_at {
+            return Err(other(meter.refuse(read + next, "a get-many answer")));
+        }
+        let _values = meter.charge(read, "a get-many answer").map_err(other)?;
+        meter.kv_read(read);
+        Ok(keys
+            .into_iter()
+            .zip(many.values)
+            .map(|(key, value)| value.map(|v| (key, v)))
+            .collect())
+    }
+
+    async fn set_many(
+        &mut self,
+        bucket: Resource<Bucket>,
+        key_values: Vec<(String, Vec<u8>)>,
+    ) -> KvResult<()> {
+        for (key, value) in &key_values {
+            check_key(key)?;
+            check_value(value)?;
+        }
+        let (backend, name) = self.batch(&bucket, key_values.len(), true)?;
+        self.ctx
+            .meter
+            .kv_written(key_values.iter().map(|(_, v)| v.len()).sum());
+        backend.set_many(&name, key_values).await.map_err(failed)
+    }
+
+    async fn delete_many(&mut self, bucket: Resource<Bucket>, keys: Vec<String>) -> KvResult<()> {
+        for key in &keys {
+            check_key(key)?;
+        }
+        let (backend, name) = self.batch(&bucket, keys.len(), true)?;
+        backend.delete_many(&name, keys).await.map_err(failed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::state::{Backend, StateSettings};
+    use crate::redis_store::RedisStore;
+    use store::{Host as _, HostBucket as _};
+    use toolhost_test_artifacts::redis::RedisServer;
+
+    /// What keeps a backend alive for one test.
+    enum Keep {
+        Dir(#[allow(dead_code)] tempfile::TempDir),
+        Server(#[allow(dead_code)] RedisServer),
+    }
+
+    fn embedded() -> (Keep, Arc<dyn KvBackend>) {
+        let dir = tempfile::tempdir().unwrap();
+        let backend = RedbBackend::open(&dir.path().join("kv.redb")).unwrap();
+        (Keep::Dir(dir), Arc::new(backend))
+    }
+
+    fn on_redis() -> Option<(Keep, Arc<dyn KvBackend>)> {
+        let server = RedisServer::start()?;
+        let settings = StateSettings {
+            backend: Backend::Redis,
+            redis_url: Some(server.url()),
+            ..StateSettings::default()
+        };
+        let store = RedisStore::open(&settings).unwrap();
+        Some((Keep::Server(server), Arc::new(RedisBackend::new(store))))
+    }
+
+    /// Each test, once on the embedded store and once on a real Redis.
+    macro_rules! on_both_backends {
+        ($(async fn $name:ident($kv:ident) $body:block)*) => {$(
+            mod $name {
+                use super::*;
+
+                async fn run($kv: Arc<dyn KvBackend>) $body
+
+                #[tokio::test]
+                async fn embedded() {
+                    let (_keep, kv) = super::embedded();
+                    run(kv).await;
+                }
+
+                #[tokio::test]
+                async fn redis() {
+                    let Some((_keep, kv)) = super::on_redis() else { return };
+                    run(kv).await;
+                }
+            }
+        )*};
+    }
+
+    fn view<'a>(ctx: &'a mut KvCtx, table: &'a mut ResourceTable) -> KvView<'a> {
+        KvView { ctx, table }
+    }
+
+    fn again(bucket: &Resource<Bucket>) -> Resource<Bucket> {
+        Resource::new_borrow(bucket.rep())
+    }
+
+    /// A read-only context on bucket `b` whose key `big` holds the largest
+    /// value, counting in the returned meter.
+    async fn reading_one_big_value(kv: Arc<dyn KvBackend>) -> (KvCtx, Arc<Meter>) {
+        kv.set("b", "big", vec![7; MAX_VALUE_BYTES]).await.unwrap();
+        let meter = Meter::new(HostBudget::default());
+        let ctx = KvCtx::new(kv, vec!["b".into()], true).with_meter(meter.clone());
+        (ctx, meter)
+    }
+
+    on_both_backends! {
+        async fn round_trips_and_lists_per_bucket(kv) {
+            kv.set("a", "k1", b"v1".to_vec()).await.unwrap();
+            kv.set("a", "k2", b"v2".to_vec()).await.unwrap();
+            kv.set("b", "k1", b"other".to_vec()).await.unwrap();
+            assert_eq!(kv.get("a", "k1").await.unwrap().as_deref(), Some(&b"v1"[..]));
+            assert_eq!(kv.get("a", "nope").await.unwrap(), None);
+            assert_eq!(kv.list_keys("a", None, 10).await.unwrap(), ["k1", "k2"]);
+            assert_eq!(kv.list_keys("a", Some("k1"), 10).await.unwrap(), ["k2"]);
+            assert_eq!(kv.list_keys("a", Some("k0"), 10).await.unwrap(), ["k1", "k2"]);
+            assert_eq!(kv.list_keys("b", None, 10).await.unwrap(), ["k1"]);
+            assert!(kv.list_keys("none", None, 10).await.unwrap().is_empty());
+            kv.delete("a", "k1").await.unwrap();
+            kv.delete("a", "absent").await.unwrap();
+            assert_eq!(kv.get("a", "k1").await.unwrap(), None);
+            assert_eq!(kv.list_keys("a", None, 10).await.unwrap(), ["k2"]);
+        }
+
+        async fn buckets_with_separators_never_collide(kv) {
+            kv.set("a:b", "c", b"1".to_vec()).await.unwrap();
+            kv.set("a", "b:c", b"2".to_vec()).await.unwrap();
+            assert_eq!(kv.get("a:b", "c").await.unwrap().as_deref(), Some(&b"1"[..]));
+            assert_eq!(kv.get("a", "b:c").await.unwrap().as_deref(), Some(&b"2"[..]));
+            assert_eq!(kv.list_keys("a", None, 10).await.unwrap(), ["b:c"]);
+            assert_eq!(kv.list_keys("a:b", None, 10).await.unwrap(), ["c"]);
+        }
+
+        async fn values_are_bytes_and_keys_sort_by_bytes(kv) {
+            let binary: Vec<u8> = (0..=255).collect();
+            kv.set("b", "bin", binary.clone()).await.unwrap();
+            assert_eq!(kv.get("b", "bin").await.unwrap(), Some(binary));
+            kv.set("b", "empty", Vec::new()).await.unwrap();
+            assert_eq!(kv.get("b", "empty").await.unwrap(), Some(Vec::new()));
+            for key in ["é", "Z", "a", "a\u{0}", "[", "(x", "-", "+"] {
+                kv.set("s", key, Vec::new()).await.unwrap();
+            }
+            assert_eq!(
+                kv.list_keys("s", None, 100).await.unwrap(),
+                ["(x", "+", "-", "Z", "[", "a", "a\u{0}", "é"]
+            );
+            assert_eq!(kv.list_keys("s", Some("["), 2).await.unwrap(), ["a", "a\u{0}"]);
+        }
+
+        async fn pages_walk_every_key_once(kv) {
+            let pairs: Vec<(String, Vec<u8>)> =
+                (0..2500).map(|i| (format!("k{i:05}"), vec![1])).collect();
+            kv.set_many("p", pairs).await.unwrap();
+            let (mut seen, mut after) = (Vec::new(), None::<String>);
+            loop {
+                let page = kv.list_keys("p", after.as_deref(), LIST_PAGE).await.unwrap();
+                let full = page.len() == LIST_PAGE;
+                after = page.last().cloned();
+                seen.extend(page);
+                if !full {
+                    break;
+                }
+            }
+            let expected: Vec<String> = (0..2500).map(|i| format!("k{i:05}")).collect();
+            assert_eq!(seen, expected);
+        }
+
+        async fn counters_add_atomically_and_refuse_what_they_cannot(kv) {
+            assert_eq!(kv.increment("a", "n", 5).await.unwrap(), 5);
+            assert_eq!(kv.increment("a", "n", -2).await.unwrap(), 3);
+            assert_eq!(kv.get("a", "n").await.unwrap().as_deref(), Some(&b"3"[..]));
+            assert_eq!(kv.list_keys("a", None, 10).await.unwrap(), ["n"]);
+            kv.set("a", "text", b"v1".to_vec()).await.unwrap();
+            let err = kv.increment("a", "text", 1).await.unwrap_err().to_string();
+            assert!(err.contains("not an integer counter"), "{err}");
+            assert_eq!(kv.get("a", "text").await.unwrap().as_deref(), Some(&b"v1"[..]));
+            assert_eq!(kv.increment("a", "big", i64::MAX - 1).await.unwrap(), i64::MAX - 1);
+            assert_eq!(kv.increment("a", "big", 1).await.unwrap(), i64::MAX);
+            let err = kv.increment("a", "big", 1).await.unwrap_err().to_string();
+            assert!(err.contains("overflows"), "{err}");
+            assert_eq!(kv.increment("a", "big", 0).await.unwrap(), i64::MAX);
+            let many = (0..64).map(|_| {
+                let kv = kv.clone();
+                tokio::spawn(async move { kv.increment("a", "c", 1).await.unwrap() })
+            });
+            let mut answers: Vec<i64> = Vec::new();
+            for task in many.collect::<Vec<_>>() {
+                answers.push(task.await.unwrap());
+            }
+            answers.sort_unstable();
+            assert_eq!(answers, (1..=64).collect::<Vec<_>>());
+        }
+
+        async fn compare_and_swap_compares_the_stored_bytes(kv) {
+            assert!(!kv.compare_and_swap("a", "k", Some(b"x".to_vec()), b"y".to_vec()).await.unwrap());
+            assert_eq!(kv.get("a", "k").await.unwrap(), None);
+            assert!(kv.compare_and_swap("a", "k", None, b"v1".to_vec()).await.unwrap());
+            assert!(!kv.compare_and_swap("a", "k", None, b"v2".to_vec()).await.unwrap());
+            assert!(!kv.compare_and_swap("a", "k", Some(b"v".to_vec()), b"x".to_vec()).await.unwrap());
+            assert!(!kv.compare_and_swap("a", "k", Some(Vec::new()), b"x".to_vec()).await.unwrap());
+            assert!(kv.compare_and_swap("a", "k", Some(b"v1".to_vec()), b"v2".to_vec()).await.unwrap());
+            assert_eq!(kv.get("a", "k").await.unwrap().as_deref(), Some(&b"v2"[..]));
+            assert_eq!(kv.list_keys("a", None, 10).await.unwrap(), ["k"]);
+            kv.set("a", "e", Vec::new()).await.unwrap();
+            assert!(!kv.compare_and_swap("a", "e", None, b"x".to_vec()).await.unwrap(),
+                "an empty value is a value, not an absent key");
+            assert!(kv.compare_and_swap("a", "e", Some(Vec::new()), b"x".to_vec()).await.unwrap());
+        }
+
+        async fn batches_set_read_and_delete_together(kv) {
+            kv.set_many("m", vec![("a".into(), b"1".to_vec()), ("b".into(), b"2".to_vec())])
+                .await
+                .unwrap();
+            kv.set_many("m", Vec::new()).await.unwrap();
+            let keys = ["a".to_string(), "x".into(), "b".into()];
+            let many = kv.get_many("m", &keys, 1 << 20).await.unwrap();
+            assert_eq!(many, ManyValues {
+                values: vec![Some(b"1".to_vec()), None, Some(b"2".to_vec())],
+                stopped_at: None,
+            });
+            let short = kv.get_many("m", &keys, 1).await.unwrap();
+            assert_eq!(short, ManyValues {
+                values: vec![Some(b"1".to_vec()), None],
+                stopped_at: Some(1),
+            }, "the second value does not fit in what is left of 1 byte");
+            kv.delete_many("m", vec!["a".into(), "x".into()]).await.unwrap();
+            kv.delete_many("m", Vec::new()).await.unwrap();
+            assert_eq!(kv.list_keys("m", None, 10).await.unwrap(), ["b"]);
+        }
+
+        async fn only_granted_buckets_open(kv) {
+            let mut ctx = KvCtx::new(kv, vec!["allowed".into()], false);
+            let mut table = ResourceTable::new();
+            let mut view = view(&mut ctx, &mut table);
+            assert!(view.open("allowed".into()).await.is_ok());
+            assert!(matches!(
+                view.open("other".into()).await,
+                Err(store::Error::AccessDenied)
+            ));
+            let mut denied = KvCtx::deny_all();
+            let mut view = super::view(&mut denied, &mut table);
+            assert!(matches!(
+                view.open("allowed".into()).await,
+                Err(store::Error::AccessDenied)
+            ));
+        }
+
+        async fn read_only_handles_refuse_writes_but_read(kv) {
+            kv.set("b", "k", b"v".to_vec()).await.unwrap();
+            let mut ctx = KvCtx::new(kv.clone(), vec!["b".into()], true);
+            let mut table = ResourceTable::new();
+            let mut view = view(&mut ctx, &mut table);
+            let bucket = view.open("b".into()).await.unwrap();
+            assert_eq!(
+                view.get(again(&bucket), "k".into()).await.unwrap().as_deref(),
+                Some(&b"v"[..])
+            );
+            assert!(matches!(
+                view.set(again(&bucket), "k".into(), b"x".to_vec()).await,
+                Err(store::Error::AccessDenied)
+            ));
+            assert!(matches!(
+                atomics::Host::increment(&mut view, again(&bucket), "n".into(), 1).await,
+                Err(store::Error::AccessDenied)
+            ));
+            assert!(matches!(
+                batch::Host::delete_many(&mut view, again(&bucket), vec!["k".into()]).await,
+                Err(store::Error::AccessDenied)
+            ));
+            assert_eq!(kv.get("b", "k").await.unwrap().as_deref(), Some(&b"v"[..]));
+        }
+
+        async fn the_operation_cap_spans_every_attempt_of_a_call(kv) {
+            let meter = Meter::new(HostBudget::default());
+            let keys: Vec<String> = (0..6000).map(|i| format!("k{i}")).collect();
+            let mut table = ResourceTable::new();
+            for attempt in 1..=2 {
+                let mut ctx =
+                    KvCtx::new(kv.clone(), vec!["b".into()], true).with_meter(meter.clone());
+                let mut view = view(&mut ctx, &mut table);
+                let bucket = view.open("b".into()).await.unwrap();
+                let result = batch::Host::get_many(&mut view, bucket, keys.clone()).await;
+                match attempt {
+                    1 => assert!(result.is_ok()),
+                    _ => assert!(
+                        matches!(result, Err(store::Error::Other(m)) if m.contains("limit")),
+                        "6000 + 6000 keys is over the per-call cap"
+                    ),
+                }
+            }
+        }
+
+        async fn a_batch_read_is_charged_against_the_host_budget(kv) {
+            let (mut ctx, meter) = reading_one_big_value(kv).await;
+            let mut table = ResourceTable::new();
+            let mut view = view(&mut ctx, &mut table);
+            let bucket = view.open("b".into()).await.unwrap();
+            let few = vec!["big".to_string(); 4];
+            let answer = batch::Host::get_many(&mut view, again(&bucket), few).await.unwrap();
+            assert_eq!(answer.len(), 4);
+            let many = vec!["big".to_string(); 4000];
+            let err = batch::Host::get_many(&mut view, again(&bucket), many)
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(&err, store::Error::Other(m) if m.contains("host memory cap hit")),
+                "{err:?}"
+            );
+            let usage = meter.usage(
+                std::time::Duration::ZERO,
+                1,
+                crate::usage::HttpTally::default(),
+            );
+            assert!(usage.peak_host_bytes <= 32 << 20, "{usage:?}");
+            assert_eq!(usage.limit.map(|l| l.name.name()), Some("host_memory"));
+            assert_eq!(meter.available(), meter.host_limit(), "every charge is given back");
+        }
+
+        async fn compare_and_swap_handles_hold_their_snapshot_against_the_budget(kv) {
+            let (mut ctx, _) = reading_one_big_value(kv).await;
+            let mut table = ResourceTable::new();
+            let mut view = view(&mut ctx, &mut table);
+            let bucket = view.open("b".into()).await.unwrap();
+            let mut held = Vec::new();
+            let err = loop {
+                match atomics::HostCas::new(&mut view, again(&bucket), "big".into()).await {
+                    Ok(cas) => held.push(cas),
+                    Err(err) => break err,
+                }
+                assert!(held.len() < 100, "the budget never ran out");
+            };
+            assert!(matches!(&err, store::Error::Other(m) if m.contains("host memory cap hit")));
+            assert_eq!(
+                held.len(),
+                31,
+                "32 MiB holds 31 snapshots of 1 MiB and their keys"
+            );
+            let first = held.remove(0);
+            atomics::HostCas::drop(&mut view, first).await.unwrap();
+            assert!(
+                atomics::HostCas::new(&mut view, again(&bucket), "big".into())
+                    .await
+                    .is_ok(),
+                "dropping a handle gives its memory back"
+            );
+        }
+
+        async fn a_failed_swap_hands_back_the_value_now_stored(kv) {
+            kv.set("b", "k", b"one".to_vec()).await.unwrap();
+            let mut ctx = KvCtx::new(kv.clone(), vec!["b".into()], false);
+            let mut table = ResourceTable::new();
+            let mut view = view(&mut ctx, &mut table);
+            let bucket = view.open("b".into()).await.unwrap();
+            let cas = atomics::HostCas::new(&mut view, again(&bucket), "k".into()).await.unwrap();
+            kv.set("b", "k", b"two".to_vec()).await.unwrap();
+            let Err(atomics::CasError::CasFailed(retry)) =
+                atomics::Host::swap(&mut view, cas, b"mine".to_vec()).await
+            else {
+                panic!("the value changed under the handle: the swap must fail");
+            };
+            let now = atomics::HostCas::current(&mut view, Resource::new_borrow(retry.rep()))
+                .await
+                .unwrap();
+            assert_eq!(now.as_deref(), Some(&b"two"[..]));
+            atomics::Host::swap(&mut view, retry, b"mine".to_vec()).await.unwrap();
+            assert_eq!(kv.get("b", "k").await.unwrap().as_deref(), Some(&b"mine"[..]));
+        }
+
+        async fn oversized_values_are_refused(kv) {
+            let mut ctx = KvCtx::new(kv, vec!["b".into()], false);
+            let mut table = ResourceTable::new();
+            let mut view = view(&mut ctx, &mut table);
+            let bucket = view.open("b".into()).await.unwrap();
+            let err = view
+                .set(bucket, "k".into(), vec![0; MAX_VALUE_BYTES + 1])
+                .await
+                .unwrap_err();
+            assert!(matches!(err, store::Error::Other(m) if m.contains("limit")));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_redis_that_is_down_is_an_error_naming_it_and_then_recovers() {
+        let Some(mut server) = RedisServer::start() else {
+            return;
+        };
+        let settings = StateSettings {
+            backend: Backend::Redis,
+            redis_url: Some(server.url()),
+            ..StateSettings::default()
+        };
+        let kv = RedisBackend::new(RedisStore::open(&settings).unwrap());
+        assert_eq!(kv.increment("b", "n", 1).await.unwrap(), 1);
+        server.kill();
+        let err = kv.increment("b", "n", 1).await.unwrap_err().to_string();
+        assert!(err.contains(&format!("Redis at {}", server.url())), "{err}");
+        server.restart().unwrap();
+        let mut answer = kv.increment("b", "n", 1).await;
+        for _ in 0..50 {
+            if answer.is_ok() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            answer = kv.increment("b", "n", 1).await;
+        }
+        assert_eq!(
+            answer.unwrap(),
+            2,
+            "the acknowledged increment survived the restart"
+        );
+    }
+}

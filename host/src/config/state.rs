@@ -1,0 +1,242 @@
+//! `[state]`: where the host keeps what outlives a call — embedded files on
+//! this machine (the default), or a Redis server several hosts share.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// The key prefix when `[state] key_prefix` is not set.
+pub const DEFAULT_KEY_PREFIX: &str = "toolhost";
+/// Connections to Redis when `[state] pool_size` is not set.
+pub const DEFAULT_POOL_SIZE: usize = 4;
+/// The most connections one host opens to Redis.
+pub const MAX_POOL_SIZE: usize = 64;
+/// How long connecting to Redis may take when not configured.
+pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 2_000;
+/// How long a Redis command may take when not configured.
+pub const DEFAULT_RESPONSE_TIMEOUT_MS: u64 = 2_000;
+
+/// Which store keeps the host's shared state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// Files under the state directory (redb for key-value): one machine.
+    #[default]
+    Embedded,
+    /// A Redis server (6.2 or newer) every host of a fleet points at.
+    Redis,
+}
+
+/// `[state]`: the backend and how to reach it.
+#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateSettings {
+    /// `"embedded"` (default) or `"redis"`.
+    #[serde(default)]
+    pub backend: Backend,
+    /// `redis://host:port/db` or, for TLS, `rediss://host:port/db`.
+    pub redis_url: Option<String>,
+    /// The ACL user, when not in the URL.
+    pub username: Option<String>,
+    /// The name of the environment variable that holds the password (never
+    /// the password itself, which would sit in a file tools may be shown).
+    pub password_env: Option<String>,
+    /// A PEM file of CA certificates to trust for `rediss://` instead of the
+    /// bundled web roots (a private CA).
+    pub tls_ca_file: Option<PathBuf>,
+    /// Every key the host writes starts with `<key_prefix>:` (default
+    /// `toolhost`), so several fleets can share one Redis.
+    pub key_prefix: Option<String>,
+    /// Connections to Redis, each multiplexing every request (default 4).
+    pub pool_size: Option<usize>,
+    /// How long connecting may take, in milliseconds (default 2000).
+    pub connect_timeout_ms: Option<u64>,
+    /// How long one command may take, in milliseconds (default 2000); a
+    /// call waiting longer gets a clear error instead of hanging.
+    pub response_timeout_ms: Option<u64>,
+}
+
+/// The URL may carry a password: `Debug` shows only where it points.
+impl std::fmt::Debug for StateSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateSettings")
+            .field("backend", &self.backend)
+            .field("redis_url", &self.redis_url.as_deref().map(redact_url))
+            .field("username", &self.username)
+            .field("password_env", &self.password_env)
+            .field("tls_ca_file", &self.tls_ca_file)
+            .field("key_prefix", &self.key_prefix)
+            .field("pool_size", &self.pool_size)
+            .field("connect_timeout_ms", &self.connect_timeout_ms)
+            .field("response_timeout_ms", &self.response_timeout_ms)
+            .finish()
+    }
+}
+
+/// `url` with any password in it replaced by `***`, for logs and errors.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.split_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}")
+        }
+        None => url.to_string(),
+    }
+}
+
+impl StateSettings {
+    /// Check the settings, naming the key at fault.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        let redis_only = [
+            ("redis_url", self.redis_url.is_some()),
+            ("username", self.username.is_some()),
+            ("password_env", self.password_env.is_some()),
+            ("tls_ca_file", self.tls_ca_file.is_some()),
+            ("key_prefix", self.key_prefix.is_some()),
+            ("pool_size", self.pool_size.is_some()),
+            ("connect_timeout_ms", self.connect_timeout_ms.is_some()),
+            ("response_timeout_ms", self.response_timeout_ms.is_some()),
+        ];
+        if self.backend == Backend::Embedded {
+            if let Some((key, _)) = redis_only.iter().find(|(_, set)| *set) {
+                anyhow::bail!("`{key}` is a Redis setting: it needs `backend = \"redis\"`");
+            }
+            return Ok(());
+        }
+        let url = self
+            .redis_url
+            .as_deref()
+            .ok_or_else(|| anyhow::anyhow!("`backend = \"redis\"` needs `redis_url`"))?;
+        anyhow::ensure!(
+            url.starts_with("redis://") || url.starts_with("rediss://"),
+            "`redis_url` = {:?} must start with redis:// or rediss:// (TLS)",
+            redact_url(url)
+        );
+        if self.tls_ca_file.is_some() {
+            anyhow::ensure!(
+                url.starts_with("rediss://"),
+                "`tls_ca_file` needs a rediss:// `redis_url`"
+            );
+        }
+        if let Some(prefix) = &self.key_prefix {
+            anyhow::ensure!(
+                !prefix.is_empty()
+                    && prefix.len() <= 64
+                    && prefix
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)),
+                "`key_prefix` = {prefix:?}: use 1-64 characters of a-z, A-Z, 0-9, `-`, `_` and `.`"
+            );
+        }
+        if let Some(size) = self.pool_size {
+            anyhow::ensure!(
+                (1..=MAX_POOL_SIZE).contains(&size),
+                "`pool_size` = {size}: use 1 to {MAX_POOL_SIZE}"
+            );
+        }
+        for (key, value) in [
+            ("connect_timeout_ms", self.connect_timeout_ms),
+            ("response_timeout_ms", self.response_timeout_ms),
+        ] {
+            if let Some(ms) = value {
+                anyhow::ensure!(
+                    (1..=600_000).contains(&ms),
+                    "`{key}` = {ms}: use 1 to 600000"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The key prefix, `toolhost` unless set.
+    pub fn key_prefix(&self) -> &str {
+        self.key_prefix.as_deref().unwrap_or(DEFAULT_KEY_PREFIX)
+    }
+
+    /// Connections to open to Redis.
+    pub fn pool_size(&self) -> usize {
+        self.pool_size.unwrap_or(DEFAULT_POOL_SIZE)
+    }
+
+    /// How long connecting may take.
+    pub fn connect_timeout(&self) -> Duration {
+        Duration::from_millis(
+            self.connect_timeout_ms
+                .unwrap_or(DEFAULT_CONNECT_TIMEOUT_MS),
+        )
+    }
+
+    /// How long one command may take.
+    pub fn response_timeout(&self) -> Duration {
+        Duration::from_millis(
+            self.response_timeout_ms
+                .unwrap_or(DEFAULT_RESPONSE_TIMEOUT_MS),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> anyhow::Result<StateSettings> {
+        let settings: StateSettings = toml::from_str(text)?;
+        settings.validate()?;
+        Ok(settings)
+    }
+
+    #[test]
+    fn embedded_is_the_default_and_refuses_redis_keys() {
+        assert_eq!(parse("").unwrap().backend, Backend::Embedded);
+        let err = parse("pool_size = 2").unwrap_err().to_string();
+        assert!(err.contains("`pool_size` is a Redis setting"), "{err}");
+    }
+
+    #[test]
+    fn redis_needs_a_redis_url() {
+        let err = parse("backend = \"redis\"").unwrap_err().to_string();
+        assert!(err.contains("needs `redis_url`"), "{err}");
+        let err = parse("backend = \"redis\"\nredis_url = \"http://x\"")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("redis:// or rediss://"), "{err}");
+        let ok = parse("backend = \"redis\"\nredis_url = \"redis://127.0.0.1:6379/0\"").unwrap();
+        assert_eq!(ok.key_prefix(), "toolhost");
+        assert_eq!(ok.pool_size(), DEFAULT_POOL_SIZE);
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        let base = "backend = \"redis\"\nredis_url = \"redis://h\"\n";
+        for (line, key) in [
+            ("pool_size = 0", "pool_size"),
+            ("key_prefix = \"a:b\"", "key_prefix"),
+            ("response_timeout_ms = 0", "response_timeout_ms"),
+            ("tls_ca_file = \"ca.pem\"", "tls_ca_file"),
+            ("backend2 = 1", "backend2"),
+        ] {
+            let err = format!("{:#}", parse(&format!("{base}{line}")).unwrap_err());
+            assert!(err.contains(key), "{line}: {err}");
+        }
+    }
+
+    #[test]
+    fn passwords_in_urls_are_never_shown() {
+        let settings = StateSettings {
+            backend: Backend::Redis,
+            redis_url: Some("redis://app:s3cret@h:6379".into()),
+            ..StateSettings::default()
+        };
+        let shown = format!("{settings:?}");
+        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(shown.contains("redis://app:***@h:6379"), "{shown}");
+        let err = parse("backend = \"redis\"\nredis_url = \"http://u:s3cret@h\"")
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("s3cret"), "{err}");
+    }
+}

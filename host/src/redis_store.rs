@@ -1,0 +1,252 @@
+//! The connection to Redis when `[state] backend = "redis"`: a small pool of
+//! multiplexed connections that reconnect by themselves, the key layout every
+//! shared store uses, and the health `/healthz` reports.
+//!
+//! A command is never retried here: a write whose reply was lost may have
+//! been applied, and sending it again could apply it twice (a counter
+//! incremented twice). Failures reach the caller as errors naming Redis.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use anyhow::Context as _;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use crate::config::state::{StateSettings, redact_url};
+
+pub mod lease;
+
+/// How the shared store answered its last health check.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Health {
+    /// `"redis"`.
+    pub backend: &'static str,
+    /// Whether it answered `PING`.
+    pub reachable: bool,
+    /// The round trip of the `PING`, in microseconds, when it answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ping_us: Option<u64>,
+    /// Why it did not answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A pool of connections to one Redis server and the prefix of every key.
+pub struct RedisStore {
+    connections: Vec<ConnectionManager>,
+    next: AtomicUsize,
+    prefix: String,
+    /// The URL as logs may show it (no password).
+    shown_url: String,
+    /// False from a failure to reach Redis until a `PING` answers again.
+    reachable: AtomicBool,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("url", &self.shown_url)
+            .field("prefix", &self.prefix)
+            .field("connections", &self.connections.len())
+            .finish()
+    }
+}
+
+impl RedisStore {
+    /// Open the pool `settings` describe. Connections are made on first use
+    /// and again after every failure, so a host starts (and `/healthz`
+    /// says so) while Redis is down and recovers when it is back.
+    pub fn open(settings: &StateSettings) -> anyhow::Result<Arc<Self>> {
+        let url = settings
+            .redis_url
+            .as_deref()
+            .context("`[state] backend = \"redis\"` needs `redis_url`")?;
+        let shown_url = redact_url(url);
+        let mut info = redis::IntoConnectionInfo::into_connection_info(url)
+            .with_context(|| format!("`[state] redis_url` = {shown_url:?} is not a Redis URL"))?;
+        let mut redis_settings = info.redis_settings().clone();
+        if let Some(user) = &settings.username {
+            redis_settings = redis_settings.set_username(user);
+        }
+        if let Some(var) = &settings.password_env {
+            let password = std::env::var(var).with_context(|| {
+                format!("`[state] password_env` names ${var}, which is not set")
+            })?;
+            redis_settings = redis_settings.set_password(password);
+        }
+        info = info.set_redis_settings(redis_settings);
+        let client = match &settings.tls_ca_file {
+            Some(path) => {
+                let root_cert = std::fs::read(path).with_context(|| {
+                    format!("cannot read `[state] tls_ca_file` {}", path.display())
+                })?;
+                redis::Client::build_with_tls(
+                    info,
+                    redis::TlsCertificates {
+                        client_tls: None,
+                        root_cert: Some(root_cert),
+                    },
+                )
+            }
+            None => redis::Client::open(info),
+        }
+        .with_context(|| format!("cannot use Redis at {shown_url}"))?;
+        // One attempt per reconnect, bounded: a call waits at most the
+        // connect timeout for a Redis that is down, never a backoff series.
+        let config = ConnectionManagerConfig::new()
+            .set_number_of_retries(0)
+            .set_connection_timeout(Some(settings.connect_timeout()))
+            .set_response_timeout(Some(settings.response_timeout()));
+        let connections = (0..settings.pool_size())
+            .map(|_| ConnectionManager::new_lazy_with_config(client.clone(), config.clone()))
+            .collect::<Result<Vec<_>, _>>()
+            .with_context(|| format!("cannot use Redis at {shown_url}"))?;
+        Ok(Arc::new(Self {
+            connections,
+            next: AtomicUsize::new(0),
+            prefix: settings.key_prefix().to_string(),
+            shown_url,
+            reachable: AtomicBool::new(true),
+        }))
+    }
+
+    /// A connection to send one request on (round robin over the pool).
+    pub fn connection(&self) -> ConnectionManager {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.connections.len();
+        self.connections[i].clone()
+    }
+
+    /// The key of `kind` named by `parts`: `<prefix>:<kind>:<len>:<part>…`.
+    /// Each part but the last carries its length, so no two different
+    /// lists of parts (a bucket named `a:b` and key `c`, or `a` and `b:c`)
+    /// ever give the same key.
+    pub fn key(&self, kind: &str, parts: &[&str]) -> String {
+        let mut key = format!("{}:{kind}", self.prefix);
+        for (i, part) in parts.iter().enumerate() {
+            key.push(':');
+            if i + 1 < parts.len() {
+                key.push_str(&part.len().to_string());
+                key.push(':');
+            }
+            key.push_str(part);
+        }
+        key
+    }
+
+    /// The URL, without its password.
+    pub fn shown_url(&self) -> &str {
+        &self.shown_url
+    }
+
+    /// Whether Redis answers a `PING` on every connection of the pool now,
+    /// and how fast. A connection whose last attempt failed answers its
+    /// first command with that failure and reconnects: it is asked twice,
+    /// so one health check brings the whole pool back once Redis is.
+    pub async fn health(&self) -> Health {
+        let started = Instant::now();
+        let pings = self.connections.iter().map(|connection| async move {
+            let mut connection = connection.clone();
+            let mut answer = ping(&mut connection).await;
+            if answer.is_err() {
+                answer = ping(&mut connection).await;
+            }
+            answer
+        });
+        let failure = futures::future::join_all(pings)
+            .await
+            .into_iter()
+            .find_map(Result::err);
+        match failure {
+            None => {
+                self.reachable.store(true, Ordering::Relaxed);
+                Health {
+                    backend: "redis",
+                    reachable: true,
+                    ping_us: Some(u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX)),
+                    error: None,
+                }
+            }
+            Some(e) => Health {
+                backend: "redis",
+                reachable: false,
+                ping_us: None,
+                error: Some(self.failure(&e)),
+            },
+        }
+    }
+
+    /// Ok when Redis can be used now: at once while nothing has failed,
+    /// else after a `PING` answers (at most the connect timeout). Calls
+    /// that need Redis ask first, so while it is down they are refused
+    /// before any tool code runs, and they run again once it is back.
+    pub async fn ensure_reachable(&self) -> Result<(), String> {
+        if self.reachable.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let health = self.health().await;
+        match health.error {
+            None => Ok(()),
+            Some(error) => Err(error),
+        }
+    }
+
+    /// `error` as callers and logs show it, naming Redis and where it is;
+    /// a failure to reach it marks it unreachable until a `PING` answers.
+    pub fn failure(&self, error: &redis::RedisError) -> String {
+        let unreachable = error.is_io_error()
+            || error.is_connection_dropped()
+            || error.is_connection_refusal()
+            || error.is_timeout();
+        if unreachable && self.reachable.swap(false, Ordering::Relaxed) {
+            tracing::warn!(url = %self.shown_url, %error, "Redis is unreachable");
+        }
+        if error.is_timeout() {
+            format!("Redis at {} did not answer in time", self.shown_url)
+        } else if unreachable {
+            format!("Redis at {} is unreachable: {error}", self.shown_url)
+        } else {
+            format!("Redis at {}: {error}", self.shown_url)
+        }
+    }
+}
+
+async fn ping(connection: &mut ConnectionManager) -> redis::RedisResult<String> {
+    redis::cmd("PING").query_async(connection).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::state::Backend;
+
+    fn store(prefix: &str) -> Arc<RedisStore> {
+        let settings = StateSettings {
+            backend: Backend::Redis,
+            redis_url: Some("redis://127.0.0.1:1".into()),
+            key_prefix: Some(prefix.into()),
+            ..StateSettings::default()
+        };
+        RedisStore::open(&settings).unwrap()
+    }
+
+    #[tokio::test]
+    async fn keys_never_collide_across_parts() {
+        let store = store("p");
+        assert_eq!(store.key("kv", &["a:b", "c"]), "p:kv:3:a:b:c");
+        assert_ne!(
+            store.key("kv", &["a:b", "c"]),
+            store.key("kv", &["a", "b:c"])
+        );
+        assert_eq!(store.key("kvkeys", &["b"]), "p:kvkeys:b");
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_server_is_reported_not_waited_for() {
+        let health = store("p").health().await;
+        assert!(!health.reachable);
+        let error = health.error.unwrap();
+        assert!(error.contains("Redis at redis://127.0.0.1:1"), "{error}");
+    }
+}
