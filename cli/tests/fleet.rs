@@ -11,7 +11,7 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use common::process::{Served, serve};
@@ -147,30 +147,29 @@ async fn a_killed_server_loses_no_acknowledged_increment() {
     let mut fleet = Fleet::start(&redis, 2);
     let acked = Arc::new(AtomicU64::new(0));
     let unknown = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(tokio::sync::Notify::new());
+    // Checked between calls: a call in flight is never abandoned, so each
+    // one is counted as acknowledged, refused or unanswered.
+    let stop = Arc::new(AtomicBool::new(false));
     let clients: Vec<_> = (0..16)
         .map(|c| {
             let urls = [fleet.url(0), fleet.url(1)];
             let (acked, unknown, stop) = (acked.clone(), unknown.clone(), stop.clone());
             tokio::spawn(async move {
                 let client = common::http_client();
-                let stopped = stop.notified();
-                tokio::pin!(stopped);
                 for n in c.. {
-                    let url = &urls[n % 2];
-                    tokio::select! {
-                        () = &mut stopped => break,
-                        answer = send(&client, url, "survivor", 1) => match answer {
-                            Sent::Answered(200, body) if body["isError"] == false => {
-                                acked.fetch_add(1, Ordering::Relaxed);
-                            }
-                            Sent::Refused => {}
-                            // No answer, or not a clean one: it may or may
-                            // not have counted. Never retried.
-                            Sent::Answered(..) | Sent::Unanswered => {
-                                unknown.fetch_add(1, Ordering::Relaxed);
-                            }
-                        },
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    match send(&client, &urls[n % 2], "survivor", 1).await {
+                        Sent::Answered(200, body) if body["isError"] == false => {
+                            acked.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Sent::Refused => {}
+                        // No answer, or not a clean one: it may or may not
+                        // have counted. Never retried.
+                        Sent::Answered(..) | Sent::Unanswered => {
+                            unknown.fetch_add(1, Ordering::Relaxed);
+                        }
                     }
                 }
             })
@@ -180,7 +179,7 @@ async fn a_killed_server_loses_no_acknowledged_increment() {
     fleet.servers[0].child.kill().unwrap();
     fleet.servers[0].child.wait().unwrap();
     tokio::time::sleep(Duration::from_millis(400)).await;
-    stop.notify_waiters();
+    stop.store(true, Ordering::Relaxed);
     for client in clients {
         client.await.unwrap();
     }
@@ -279,4 +278,214 @@ async fn a_redis_restart_gives_clear_errors_then_recovers() {
     );
     let up = health(client, url).await;
     assert_eq!(up["state"]["reachable"], true, "{up}");
+}
+
+/// A minimal MCP client over streamable HTTP that follows the spec's rule
+/// for a session the server does not know: on 404, start a new one.
+struct McpClient {
+    http: reqwest::Client,
+    url: String,
+    session: Option<String>,
+    next_id: u64,
+}
+
+impl McpClient {
+    fn new(base: &str) -> Self {
+        Self {
+            http: common::http_client(),
+            url: format!("{base}/mcp"),
+            session: None,
+            next_id: 1,
+        }
+    }
+
+    /// POST one JSON-RPC message; the status and the JSON-RPC answer (read
+    /// from a JSON body or the first `data:` of an SSE one).
+    async fn post(&self, message: &Value) -> (u16, Option<Value>, Option<String>) {
+        let mut request = self
+            .http
+            .post(&self.url)
+            .header("accept", "application/json, text/event-stream")
+            .json(message);
+        if let Some(session) = &self.session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let session = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let text = response.text().await.unwrap();
+        // A JSON body, or an SSE stream whose answer is the event carrying
+        // a result or an error (others are notifications or priming).
+        let answer = serde_json::from_str(&text).ok().or_else(|| {
+            text.lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+                .find(|event| event.get("result").is_some() || event.get("error").is_some())
+        });
+        (status, answer, session)
+    }
+
+    async fn initialize(&mut self) {
+        self.session = None;
+        let initialize = json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "fleet-test", "version": "0"}}
+        });
+        let (status, answer, session) = self.post(&initialize).await;
+        assert_eq!(status, 200, "{answer:?}");
+        self.session = Some(session.expect("an Mcp-Session-Id"));
+        let (status, _, _) = self
+            .post(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        assert_eq!(status, 202);
+    }
+
+    /// Call `method`; the raw status of the first try, and the answer after
+    /// re-initializing if that try was a 404.
+    async fn request(&mut self, method: &str, params: Value) -> (u16, Value) {
+        self.next_id += 1;
+        let message =
+            json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
+        let (first, answer, _) = self.post(&message).await;
+        if first != 404 {
+            return (first, answer.expect("a JSON-RPC answer"));
+        }
+        self.initialize().await;
+        let (status, answer, _) = self.post(&message).await;
+        assert_eq!(status, 200, "{answer:?}");
+        (first, answer.expect("a JSON-RPC answer"))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_session_lives_on_one_server_and_a_client_sent_elsewhere_starts_another() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let fleet = Fleet::start(&redis, 2);
+    let mut client = McpClient::new(&fleet.url(0));
+    client.initialize().await;
+    let call = json!({"name": "counter", "arguments": {"name": "mcp"}});
+    let (status, answer) = client.request("tools/call", call.clone()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer.to_string().contains(r#"\"value\":1"#), "{answer}");
+
+    // The load balancer sends the client to the other server: its MCP
+    // session is unknown there, and the client starts a new one.
+    client.url = format!("{}/mcp", fleet.url(1));
+    let (status, answer) = client.request("tools/call", call).await;
+    assert_eq!(status, 404, "another server's MCP session is not found");
+    assert!(
+        answer.to_string().contains(r#"\"value\":2"#),
+        "the new session on the other server sees the shared counter: {answer}"
+    );
+}
+
+/// The `.cwasm` files in `dir`, with their inode numbers.
+fn compilations(dir: &std::path::Path) -> Vec<(std::path::PathBuf, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+                .map(|e| (e.path(), e.metadata().unwrap().ino()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_share_the_compilations_their_cluster_key_authenticates() {
+    let folder = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[state]\nshared_compile_cache = \"{}\"\ncluster_key_env = \"TOOLHOST_CLUSTER_KEY\"\n",
+        folder.path().display()
+    );
+    let key = [(
+        "TOOLHOST_CLUSTER_KEY",
+        "0123456789abcdef0123456789abcdef-fleet",
+    )];
+    let call = |url: String| async move {
+        common::http_client()
+            .post(format!("{url}/toolhost/v1/tools/echo"))
+            .json(&json!({ "input": { "text": "shared" } }))
+            .send()
+            .await
+            .unwrap()
+            .status()
+    };
+    let a_dir = common::host_dir(&["echo"], &config);
+    let a = serve(a_dir.path(), &key);
+    // `serve` starts on baseline code and writes the optimized compilation
+    // into the shared folder in the background.
+    let mut written = Vec::new();
+    for _ in 0..1200 {
+        written = compilations(folder.path());
+        if !written.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(written.len(), 1, "server A shared its compilation");
+    assert_eq!(call(a.url.clone()).await, 200);
+
+    let b_dir = common::host_dir(&["echo"], &config);
+    let b = serve(b_dir.path(), &key);
+    assert_eq!(call(b.url.clone()).await, 200);
+    assert_eq!(
+        compilations(folder.path()),
+        written,
+        "server B loaded A's compilation instead of writing its own"
+    );
+    assert!(compilations(&b_dir.path().join(".toolhost/cache")).is_empty());
+    assert!(
+        b_dir.path().join(".toolhost/cache/files").is_dir(),
+        "its file index is its own"
+    );
+    drop(b);
+
+    let stranger_key = [(
+        "TOOLHOST_CLUSTER_KEY",
+        "another-cluster-key-0123456789abcdef",
+    )];
+    let c_dir = common::host_dir(&["echo"], &config);
+    let c = serve(c_dir.path(), &stranger_key);
+    assert_eq!(call(c.url.clone()).await, 200);
+    let mut rewritten = written.clone();
+    for _ in 0..1200 {
+        rewritten = compilations(folder.path());
+        if rewritten != written {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        c.stderr().contains("its tag does not match"),
+        "a server with another key refuses the entry: {}",
+        c.stderr()
+    );
+    assert_ne!(rewritten, written, "and compiles its own");
+
+    let missing = common::host_dir(&["echo"], &config);
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["tools", "list", "--dir"])
+        .arg(missing.path())
+        .env_remove("TOOLHOST_CLUSTER_KEY")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("$TOOLHOST_CLUSTER_KEY, which is not set"),
+        "{stderr}"
+    );
+    drop(a);
 }

@@ -189,6 +189,7 @@ fn compile_one(c: &mut Criterion) {
             max_instances: 4,
             cache_dir: cache.path().to_path_buf(),
             cache_max_bytes: toolhost::config::DEFAULT_COMPILE_CACHE_MB << 20,
+            shared_cache: None,
         })
         .expect("engine");
         let echo = std::fs::read(echo_path()).expect("echo");

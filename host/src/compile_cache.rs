@@ -5,15 +5,23 @@
 //! removing the least recently used compilations. It knows no engine: the engine serializes what it stores
 //! and deserializes the entries it hands out.
 //!
-//! Only files this cache wrote are ever handed out. Several hosts may share
-//! one cache: entries are written whole (temporary file, rename), and a
-//! reader that loses a race with another host's eviction compiles again.
+//! Only files this cache wrote are ever handed out: by default, files this
+//! user owns in its own folder. Servers may share the compilations in a
+//! folder they all mount (`[state] shared_compile_cache`): there each entry
+//! carries an HMAC-SHA-256 under the cluster key, checked on the bytes that
+//! are then deserialized, so a file nobody with the key wrote is never
+//! loaded. Entries are written whole (temporary file, rename), a reader that
+//! loses a race with another host's eviction compiles again, and in a shared
+//! folder eviction leaves the entries a live version keeps touching.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::config::state::SharedCompileCache;
 use crate::files::FileStamp;
 use anyhow::Context as _;
+use hmac::{Hmac, Mac as _};
 use sha2::{Digest, Sha256};
 
 /// How old a temporary file in the cache must be to count as abandoned: a
@@ -49,26 +57,60 @@ fn owned(path: &Path) -> Result<(), String> {
 /// The folder of the file index, under the cache folder.
 const INDEX_DIR: &str = "files";
 
+/// How often a host touches the shared entries its live versions use, and
+/// how recently touched an entry must be for eviction to leave it.
+pub(crate) const LIVE_TOUCH_INTERVAL: Duration = Duration::from_secs(600);
+const LIVE_WINDOW: Duration = Duration::from_secs(3 * 600);
+
+/// What an entry in a shared folder is authenticated with.
+const TAG_BYTES: usize = 32;
+
 /// One compile cache folder, for one engine.
 pub(crate) struct CompileCache {
+    /// Where compilations are: the cache's own folder, or the shared one.
     dir: PathBuf,
+    /// Where the file index is: always this host's own (tool files' paths
+    /// and stamps mean nothing on another machine).
+    index_dir: PathBuf,
     engine_key: String,
     max_bytes: u64,
     opened: SystemTime,
+    /// The cluster key, when `dir` is shared.
+    key: Option<Arc<[u8]>>,
+}
+
+/// A cached compilation ready to deserialize.
+pub(crate) struct Entry {
+    /// Its file.
+    pub path: PathBuf,
+    /// Its bytes, read and authenticated, when the cache is shared: load
+    /// these, not the file, which another host may replace meanwhile.
+    pub verified: Option<Vec<u8>>,
 }
 
 impl CompileCache {
     /// Open (or create) the cache at `dir` for the compilations of the
-    /// engine `engine_key` names, and tidy it: remove abandoned writes and
-    /// keep it under `max_bytes`.
-    pub(crate) fn open(dir: &Path, engine_key: &str, max_bytes: u64) -> anyhow::Result<Self> {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create cache dir {}", dir.display()))?;
+    /// engine `engine_key` names, its compilations in `shared`'s folder
+    /// when given, and tidy it: remove abandoned writes and keep it under
+    /// `max_bytes`.
+    pub(crate) fn open(
+        dir: &Path,
+        engine_key: &str,
+        max_bytes: u64,
+        shared: Option<&SharedCompileCache>,
+    ) -> anyhow::Result<Self> {
+        let entries = shared.map_or(dir, |shared| shared.dir.as_path());
+        for dir in [dir, entries] {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create cache dir {}", dir.display()))?;
+        }
         let cache = Self {
-            dir: dir.to_path_buf(),
+            dir: entries.to_path_buf(),
+            index_dir: dir.join(INDEX_DIR),
             engine_key: engine_key.to_string(),
             max_bytes,
             opened: SystemTime::now(),
+            key: shared.map(|shared| shared.key.clone()),
         };
         cache.tidy(None);
         Ok(cache)
@@ -79,19 +121,67 @@ impl CompileCache {
         self.entry_path(sha256).exists()
     }
 
-    /// The file holding the compilation of the content `sha256`, if it is
-    /// cached and only this user could have written it. Call
+    /// The compilation of the content `sha256`, if it is cached and this
+    /// cache wrote it: a file only this user could have written, or, in a
+    /// shared folder, bytes whose tag the cluster key made. Call
     /// [`Self::used`] once it is loaded, [`Self::discard`] if it cannot be.
-    pub(crate) fn entry(&self, sha256: &str) -> Option<PathBuf> {
+    pub(crate) fn entry(&self, sha256: &str) -> Option<Entry> {
         let path = self.entry_path(sha256);
         if !path.exists() {
             return None;
         }
-        if let Err(why) = owned(&path) {
-            tracing::warn!(path = %path.display(), "not loading a cache entry: {why}; compiling again");
+        let Some(key) = &self.key else {
+            if let Err(why) = owned(&path) {
+                tracing::warn!(path = %path.display(), "not loading a cache entry: {why}; compiling again");
+                return None;
+            }
+            return Some(Entry {
+                path,
+                verified: None,
+            });
+        };
+        let mut bytes = std::fs::read(&path).ok()?;
+        let Some(body) = bytes.len().checked_sub(TAG_BYTES) else {
+            tracing::warn!(path = %path.display(), "not loading a shared cache entry: it is too short to hold a tag; compiling again");
+            return None;
+        };
+        let tag = bytes.split_off(body);
+        if self.mac(key, sha256, &bytes).verify_slice(&tag).is_err() {
+            tracing::warn!(
+                path = %path.display(),
+                "not loading a shared cache entry: its tag does not match (written without \
+                 this cluster key, or changed since); compiling again"
+            );
             return None;
         }
-        Some(path)
+        Some(Entry {
+            path,
+            verified: Some(bytes),
+        })
+    }
+
+    /// The HMAC of `bytes` as the compilation of `sha256` for this engine.
+    fn mac(&self, key: &[u8], sha256: &str, bytes: &[u8]) -> Hmac<Sha256> {
+        let mut mac = <Hmac<Sha256>>::new_from_slice(key).expect("HMAC takes keys of any length");
+        for part in [
+            b"toolhost compile cache v1".as_slice(),
+            self.engine_key.as_bytes(),
+            sha256.as_bytes(),
+        ] {
+            mac.update(&(part.len() as u64).to_le_bytes());
+            mac.update(part);
+        }
+        mac.update(bytes);
+        mac
+    }
+
+    /// Mark the shared compilations of `sha256s` as used now, so no host's
+    /// eviction removes them for [`LIVE_WINDOW`]: a host calls it every
+    /// [`LIVE_TOUCH_INTERVAL`] with what its loaded versions run.
+    pub(crate) fn keep(&self, sha256s: &std::collections::BTreeSet<String>) {
+        for sha256 in sha256s {
+            self.used(&self.entry_path(sha256));
+        }
     }
 
     /// Mark the compilation at `entry` as just used: eviction goes by
@@ -113,7 +203,14 @@ impl CompileCache {
     /// keep the cache under its cap (never removing this entry).
     pub(crate) fn store(&self, sha256: &str, serialized: &[u8]) {
         let path = self.entry_path(sha256);
-        match crate::files::write_atomically(&path, serialized) {
+        let written = match &self.key {
+            None => crate::files::write_atomically(&path, serialized),
+            Some(key) => {
+                let tag = self.mac(key, sha256, serialized).finalize().into_bytes();
+                crate::files::write_atomically(&path, &[serialized, tag.as_slice()].concat())
+            }
+        };
+        match written {
             Ok(()) => self.tidy(Some(&path)),
             Err(e) => tracing::warn!(path = %path.display(), "cannot write compile cache: {e:#}"),
         }
@@ -190,7 +287,7 @@ impl CompileCache {
         let key = hex::encode(Sha256::digest(
             canonical(file).as_os_str().as_encoded_bytes(),
         ));
-        self.dir.join(INDEX_DIR).join(&key[..32])
+        self.index_dir.join(&key[..32])
     }
 
     /// Remove abandoned temporary files; while the compilations take more
@@ -198,9 +295,9 @@ impl CompileCache {
     /// just written); then drop index entries whose compilation or tool
     /// file is gone.
     fn tidy(&self, keep: Option<&Path>) {
-        let index_dir = self.dir.join(INDEX_DIR);
+        let index_dir = &self.index_dir;
         let mut compilations = Vec::new();
-        for entry in read_dir(&self.dir).chain(read_dir(&index_dir)) {
+        for entry in read_dir(&self.dir).chain(read_dir(index_dir)) {
             let (path, meta) = entry;
             let name = path.file_name().unwrap_or_default().to_string_lossy();
             if name.starts_with(".tmp") {
@@ -223,7 +320,11 @@ impl CompileCache {
                 if total <= self.max_bytes {
                     break;
                 }
-                if Some(path.as_path()) == keep || std::fs::remove_file(path).is_err() {
+                // In a shared folder, another host may be running what it
+                // touched lately.
+                let live =
+                    self.key.is_some() && used.elapsed().is_ok_and(|since| since < LIVE_WINDOW);
+                if live || Some(path.as_path()) == keep || std::fs::remove_file(path).is_err() {
                     continue;
                 }
                 total -= len;
@@ -241,7 +342,7 @@ impl CompileCache {
                 );
             }
         }
-        self.prune_index(&index_dir);
+        self.prune_index(index_dir);
     }
 
     /// Remove index entries whose compilation (for any engine) is gone or
@@ -346,10 +447,101 @@ mod tests {
     }
 
     /// Load `bytes`' compilation as the engine does: take the entry, mark it used.
-    fn load(cache: &CompileCache, bytes: &[u8]) -> Option<PathBuf> {
+    fn load(cache: &CompileCache, bytes: &[u8]) -> Option<Entry> {
         let entry = cache.entry(&sha(bytes))?;
-        cache.used(&entry);
+        cache.used(&entry.path);
         Some(entry)
+    }
+
+    fn shared(dir: &Path, key: &[u8]) -> SharedCompileCache {
+        SharedCompileCache {
+            dir: dir.to_path_buf(),
+            key: key.into(),
+        }
+    }
+
+    #[test]
+    fn a_shared_entry_loads_only_as_the_cluster_key_wrote_it() {
+        let (a, b, folder) = (
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+        );
+        let key = [7u8; 32];
+        let writer =
+            CompileCache::open(a.path(), "e", u64::MAX, Some(&shared(folder.path(), &key)))
+                .unwrap();
+        let bytes = component(1);
+        compile(&writer, &bytes);
+        let reader =
+            CompileCache::open(b.path(), "e", u64::MAX, Some(&shared(folder.path(), &key)))
+                .unwrap();
+        let entry = load(&reader, &bytes).expect("another server loads it");
+        assert_eq!(
+            entry.verified.as_deref(),
+            Some(&[1u8; 1000][..]),
+            "the tag is not handed out"
+        );
+
+        let stranger = CompileCache::open(
+            b.path(),
+            "e",
+            u64::MAX,
+            Some(&shared(folder.path(), &[8; 32])),
+        )
+        .unwrap();
+        assert!(stranger.entry(&sha(&bytes)).is_none(), "another key");
+        let path = writer.entry_path(&sha(&bytes));
+        std::fs::copy(&path, writer.entry_path(&sha(&component(2)))).unwrap();
+        assert!(
+            reader.entry(&sha(&component(2))).is_none(),
+            "a tag is for one content: a valid entry under another content's name is refused"
+        );
+        let mut tampered = std::fs::read(&path).unwrap();
+        tampered[10] ^= 1;
+        std::fs::write(&path, &tampered).unwrap();
+        assert!(reader.entry(&sha(&bytes)).is_none(), "a changed byte");
+        std::fs::write(&path, [1u8; 1000]).unwrap();
+        assert!(
+            reader.entry(&sha(&bytes)).is_none(),
+            "no tag, as a local cache writes it"
+        );
+        std::fs::write(&path, [1u8; 3]).unwrap();
+        assert!(reader.entry(&sha(&bytes)).is_none(), "shorter than a tag");
+        let local = CompileCache::open(folder.path(), "e", u64::MAX, None).unwrap();
+        compile(&local, &bytes);
+        assert!(
+            reader.entry(&sha(&bytes)).is_none(),
+            "written by a local cache in that folder"
+        );
+        // The file index stays each server's own.
+        assert!(!folder.path().join(INDEX_DIR).exists());
+    }
+
+    #[test]
+    fn eviction_in_a_shared_folder_leaves_what_a_server_touched_lately() {
+        let (own, folder) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let options = shared(folder.path(), &[7; 32]);
+        let cache = CompileCache::open(own.path(), "e", 1, Some(&options)).unwrap();
+        let (live, stale) = (component(1), component(2));
+        compile(&cache, &live);
+        compile(&cache, &stale);
+        let old = SystemTime::now() - LIVE_WINDOW - Duration::from_secs(60);
+        for bytes in [&live, &stale] {
+            std::fs::File::options()
+                .write(true)
+                .open(cache.entry_path(&sha(bytes)))
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        cache.keep(&[sha(&live)].into_iter().collect());
+        let reopened = CompileCache::open(own.path(), "e", 1, Some(&options)).unwrap();
+        assert!(
+            reopened.holds(&sha(&live)),
+            "touched by a live version: kept past the cap"
+        );
+        assert!(!reopened.holds(&sha(&stale)), "not touched lately: evicted");
     }
 
     fn entry_len(cache: &CompileCache, bytes: &[u8]) -> u64 {
@@ -362,11 +554,11 @@ mod tests {
     fn the_least_recently_used_compilation_goes_past_the_cap() {
         let dir = tempfile::tempdir().unwrap();
         let (a, b, c) = (component(1), component(2), component(3));
-        let unbounded = CompileCache::open(dir.path(), "e", u64::MAX).unwrap();
+        let unbounded = CompileCache::open(dir.path(), "e", u64::MAX, None).unwrap();
         compile(&unbounded, &a);
         let len = entry_len(&unbounded, &a);
 
-        let cache = CompileCache::open(dir.path(), "e", len * 5 / 2).unwrap();
+        let cache = CompileCache::open(dir.path(), "e", len * 5 / 2, None).unwrap();
         compile(&cache, &b);
         assert!(cache.holds(&sha(&a)) && cache.holds(&sha(&b)), "two fit");
         assert!(load(&cache, &a).is_some());
@@ -380,7 +572,7 @@ mod tests {
     fn entries_others_could_have_written_are_not_loaded() {
         use std::os::unix::fs::PermissionsExt as _;
         let dir = tempfile::tempdir().unwrap();
-        let cache = CompileCache::open(dir.path(), "e", u64::MAX).unwrap();
+        let cache = CompileCache::open(dir.path(), "e", u64::MAX, None).unwrap();
         let bytes = component(1);
         compile(&cache, &bytes);
         let entry = cache.entry_path(&sha(&bytes));
@@ -399,22 +591,22 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let bytes = component(1);
         compile(
-            &CompileCache::open(dir.path(), "e", u64::MAX).unwrap(),
+            &CompileCache::open(dir.path(), "e", u64::MAX, None).unwrap(),
             &bytes,
         );
-        let other = CompileCache::open(dir.path(), "f", u64::MAX).unwrap();
+        let other = CompileCache::open(dir.path(), "f", u64::MAX, None).unwrap();
         assert!(!other.holds(&sha(&bytes)) && other.entry(&sha(&bytes)).is_none());
     }
 
     #[test]
     fn the_entry_just_written_stays_even_past_the_cap() {
         let dir = tempfile::tempdir().unwrap();
-        let cache = CompileCache::open(dir.path(), "e", 1).unwrap();
+        let cache = CompileCache::open(dir.path(), "e", 1, None).unwrap();
         compile(&cache, &component(1));
         compile(&cache, &component(2));
         assert!(!cache.holds(&sha(&component(1))));
         assert!(cache.holds(&sha(&component(2))));
-        let reopened = CompileCache::open(dir.path(), "e", 1).unwrap();
+        let reopened = CompileCache::open(dir.path(), "e", 1, None).unwrap();
         assert!(
             !reopened.holds(&sha(&component(2))),
             "over the cap at the next open"
@@ -425,7 +617,7 @@ mod tests {
     fn a_recorded_file_loads_without_reading_until_it_or_its_compilation_is_gone() {
         let dir = tempfile::tempdir().unwrap();
         let tools = tempfile::tempdir().unwrap();
-        let cache = CompileCache::open(dir.path(), "e", u64::MAX).unwrap();
+        let cache = CompileCache::open(dir.path(), "e", u64::MAX, None).unwrap();
         let (one, two) = (tools.path().join("one.wasm"), tools.path().join("two.wasm"));
         for (file, n) in [(&one, 1), (&two, 2)] {
             std::fs::write(file, component(n)).unwrap();
@@ -444,7 +636,7 @@ mod tests {
 
         std::fs::remove_file(&one).unwrap();
         std::fs::remove_file(cache.entry_path(&sha(&component(2)))).unwrap();
-        CompileCache::open(dir.path(), "e", u64::MAX).unwrap();
+        CompileCache::open(dir.path(), "e", u64::MAX, None).unwrap();
         assert_eq!(
             std::fs::read_dir(dir.path().join(INDEX_DIR))
                 .unwrap()
@@ -458,7 +650,7 @@ mod tests {
     fn the_names_a_file_gave_are_kept_while_its_stamp_and_content_are() {
         let dir = tempfile::tempdir().unwrap();
         let tools = tempfile::tempdir().unwrap();
-        let cache = CompileCache::open(dir.path(), "e", u64::MAX).unwrap();
+        let cache = CompileCache::open(dir.path(), "e", u64::MAX, None).unwrap();
         let file = tools.path().join("shapes.wasm");
         std::fs::write(&file, component(1)).unwrap();
         let stamp = FileStamp::of(&file).unwrap();
@@ -523,7 +715,7 @@ mod tests {
             .open(&old)
             .and_then(|f| f.set_modified(two_hours_ago))
             .unwrap();
-        CompileCache::open(dir.path(), "e", u64::MAX).unwrap();
+        CompileCache::open(dir.path(), "e", u64::MAX, None).unwrap();
         assert!(!old.exists());
         assert!(young.exists(), "another host may be writing it now");
     }

@@ -27,6 +27,7 @@ use wasmtime::{
 pub use crate::code::CodeTier;
 use crate::code::{Compiled, Source};
 use crate::compile_cache::CompileCache;
+use crate::config::state::SharedCompileCache;
 use crate::files::FileStamp;
 use crate::state::{
     self, CallState, MAX_CORE_INSTANCES_PER_COMPONENT, MAX_MEMORIES_PER_COMPONENT,
@@ -62,6 +63,9 @@ pub struct EngineOptions {
     /// The compile cache's size cap: past it, the least recently used
     /// compilations are removed (`[limits] compile_cache_mb`).
     pub cache_max_bytes: u64,
+    /// A folder other servers share compilations in, and the key they are
+    /// authenticated with (`[state] shared_compile_cache`).
+    pub shared_cache: Option<SharedCompileCache>,
 }
 
 /// Which compiler a load may use for a component it has no cached
@@ -121,6 +125,7 @@ impl ToolEngine {
             &options.cache_dir,
             &engine_key(&engine),
             options.cache_max_bytes,
+            options.shared_cache.as_ref(),
         )?;
         let max_instances = options.max_instances.max(1);
         let admission = Arc::new(tokio::sync::Semaphore::new(max_instances as usize));
@@ -354,6 +359,16 @@ impl Drop for OptimizingGuard {
     }
 }
 
+impl ToolEngine {
+    /// Mark the cached compilations of `sha256s` as in use, so hosts
+    /// sharing the compile cache do not evict them (see
+    /// [`crate::compile_cache`]); on the blocking pool.
+    pub(crate) async fn keep_cached(&self, sha256s: std::collections::BTreeSet<String>) {
+        let cache = self.cache.clone();
+        let _ = tokio::task::spawn_blocking(move || cache.cache.keep(&sha256s)).await;
+    }
+}
+
 /// The compile cache's key for `engine`'s compilations: its compatibility
 /// hash, so another wasmtime or other settings never load them.
 fn engine_key(engine: &Engine) -> String {
@@ -398,17 +413,22 @@ impl Cached {
     /// be loaded (cut short, from another wasmtime) is discarded.
     fn load(&self, sha256: &str) -> Option<Component> {
         let entry = self.cache.entry(sha256)?;
-        // SAFETY: the cache hands out only files in its own folder, named by
-        // the content hash and this engine's compatibility hash, written
-        // only by `CompileCache::store` from `Component::serialize`, and
-        // owned by this user with no one else able to write them.
-        match unsafe { Component::deserialize_file(&self.engine, &entry) } {
+        // SAFETY: the cache hands out only what `CompileCache::store` wrote
+        // from `Component::serialize`, named by the content hash and this
+        // engine's compatibility hash: a file in its own folder owned by
+        // this user with no one else able to write it, or, from a shared
+        // folder, bytes read once and authenticated with the cluster key.
+        let loaded = match &entry.verified {
+            Some(bytes) => unsafe { Component::deserialize(&self.engine, bytes) },
+            None => unsafe { Component::deserialize_file(&self.engine, &entry.path) },
+        };
+        match loaded {
             Ok(component) => {
-                self.cache.used(&entry);
+                self.cache.used(&entry.path);
                 Some(component)
             }
             Err(e) => {
-                self.cache.discard(&entry, &e);
+                self.cache.discard(&entry.path, &e);
                 None
             }
         }

@@ -7,7 +7,7 @@ mod versions;
 pub use named::AgentSource;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock, Weak};
 
 use anyhow::Context as _;
 
@@ -20,6 +20,7 @@ use crate::caps::http::Network;
 use crate::caps::kv::{KvBackend, RedbBackend, RedisBackend};
 use crate::caps::resource_updates::ResourceChanges;
 use crate::caps::workspace::open_files::FileSlots;
+use crate::compile_cache::LIVE_TOUCH_INTERVAL;
 use crate::config::Config;
 use crate::config::state::Backend;
 use crate::engine::{EngineOptions, Pins, Tiering, ToolEngine};
@@ -172,6 +173,7 @@ impl HostBuilder {
                 .unwrap_or(calls.saturating_add(LOAD_INSTANCES)),
             cache_dir: self.cache_dir.unwrap_or_else(|| state_dir.join("cache")),
             cache_max_bytes: config.limits.compile_cache_bytes(),
+            shared_cache: config.state.shared_compile_cache().context("in [state]")?,
         })?);
         // Read first: no file that differs from the lock is compiled or run.
         let lock = read_lock(&self.dir, self.ignore_lock)?;
@@ -258,6 +260,9 @@ impl HostBuilder {
             reload_error: RwLock::default(),
             editing: tokio::sync::Mutex::default(),
         };
+        if host.config().state.shared_compile_cache.is_some() {
+            keep_shared_compilations(Arc::downgrade(&host.agents), host.engine.clone());
+        }
         if self.only.is_none() {
             let config = host.config();
             let _editing = host.editing.lock().await;
@@ -270,6 +275,24 @@ impl HostBuilder {
         }
         Ok(host)
     }
+}
+
+/// While `agents` lives, mark the shared compilations its loaded versions
+/// run as in use every [`LIVE_TOUCH_INTERVAL`], so no server sharing the
+/// compile cache evicts them.
+fn keep_shared_compilations(agents: Weak<Agents>, engine: Arc<ToolEngine>) {
+    tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(LIVE_TOUCH_INTERVAL);
+        loop {
+            ticks.tick().await;
+            let Some(agents) = agents.upgrade() else {
+                return;
+            };
+            let components = agents.loaded_components();
+            drop(agents);
+            engine.keep_cached(components).await;
+        }
+    });
 }
 
 /// A loaded tools folder: call its tools with [`Host::call`].

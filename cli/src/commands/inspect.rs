@@ -42,6 +42,7 @@ pub(crate) async fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
             max_instances: 4,
             cache_dir: args.dir.dir.join(STATE_DIR).join("cache"),
             cache_max_bytes: config.limits.compile_cache_bytes(),
+            shared_cache: config.state.shared_compile_cache()?,
         })?;
         match registry::load_tool(&engine, &path, &name, &config).await {
             Ok(tools) => tools.into_iter().map(Arc::new).collect(),

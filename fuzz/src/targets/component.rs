@@ -88,6 +88,7 @@ fn fixture() -> &'static Fixture {
             max_instances: 8,
             cache_dir: cache_dir.clone(),
             cache_max_bytes: toolhost::config::DEFAULT_COMPILE_CACHE_MB << 20,
+            shared_cache: None,
         })
         .expect("fixture: the engine starts");
         Fixture {

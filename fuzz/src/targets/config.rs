@@ -117,6 +117,7 @@ fn fixture() -> &'static Fixture {
             max_instances: 8,
             cache_dir: fixture::cache_dir(),
             cache_max_bytes: toolhost::config::DEFAULT_COMPILE_CACHE_MB << 20,
+            shared_cache: None,
         })
         .expect("fixture: the engine starts");
         let tools_dir = dir.join("tools");

@@ -448,6 +448,18 @@ impl Agents {
         }
     }
 
+    /// The content digests of the components every loaded version runs.
+    pub(crate) fn loaded_components(&self) -> std::collections::BTreeSet<String> {
+        let table = self.table.read().unwrap_or_else(PoisonError::into_inner);
+        table
+            .loaded
+            .values()
+            .flat_map(|version| version.registry.all())
+            .filter(|tool| tool.code_image().is_some())
+            .map(|tool| tool.sha256().to_string())
+            .collect()
+    }
+
     /// The versions loaded now and the code they hold.
     pub(crate) fn loaded_versions(&self) -> LoadedVersions {
         let table = self.table.read().unwrap_or_else(PoisonError::into_inner);

@@ -55,6 +55,37 @@ pub struct StateSettings {
     /// How long one command may take, in milliseconds (default 2000); a
     /// call waiting longer gets a clear error instead of hanging.
     pub response_timeout_ms: Option<u64>,
+    /// A folder every server mounts, to share compilations in instead of
+    /// each compiling every tool (opt-in: they are native code). Needs
+    /// `cluster_key_env`.
+    pub shared_compile_cache: Option<PathBuf>,
+    /// The name of the environment variable holding the cluster key (at
+    /// least 32 bytes) that entries of the shared compile cache are
+    /// authenticated with: a server loads only what a holder of the key
+    /// wrote.
+    pub cluster_key_env: Option<String>,
+}
+
+/// The shortest cluster key accepted, in bytes.
+pub const MIN_CLUSTER_KEY_BYTES: usize = 32;
+
+/// The shared compile cache `[state]` opts into: where it is, and the key
+/// its entries are authenticated with.
+#[derive(Clone)]
+pub struct SharedCompileCache {
+    /// The folder every server mounts.
+    pub dir: PathBuf,
+    /// The cluster key.
+    pub key: std::sync::Arc<[u8]>,
+}
+
+/// The key is a secret: `Debug` shows only the folder.
+impl std::fmt::Debug for SharedCompileCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedCompileCache")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The URL may carry a password: `Debug` shows only where it points.
@@ -70,6 +101,8 @@ impl std::fmt::Debug for StateSettings {
             .field("pool_size", &self.pool_size)
             .field("connect_timeout_ms", &self.connect_timeout_ms)
             .field("response_timeout_ms", &self.response_timeout_ms)
+            .field("shared_compile_cache", &self.shared_compile_cache)
+            .field("cluster_key_env", &self.cluster_key_env)
             .finish()
     }
 }
@@ -91,6 +124,16 @@ pub fn redact_url(url: &str) -> String {
 impl StateSettings {
     /// Check the settings, naming the key at fault.
     pub fn validate(&self) -> anyhow::Result<()> {
+        match (&self.shared_compile_cache, &self.cluster_key_env) {
+            (Some(_), None) => anyhow::bail!(
+                "`shared_compile_cache` needs `cluster_key_env`: entries others wrote are \
+                 loaded only if the cluster key authenticates them"
+            ),
+            (None, Some(_)) => {
+                anyhow::bail!("`cluster_key_env` is only used with `shared_compile_cache`")
+            }
+            _ => {}
+        }
         let redis_only = [
             ("redis_url", self.redis_url.is_some()),
             ("username", self.username.is_some()),
@@ -150,6 +193,27 @@ impl StateSettings {
             }
         }
         Ok(())
+    }
+
+    /// The shared compile cache, with its key read from the environment;
+    /// `None` unless `shared_compile_cache` is set.
+    pub fn shared_compile_cache(&self) -> anyhow::Result<Option<SharedCompileCache>> {
+        let (Some(dir), Some(var)) = (&self.shared_compile_cache, &self.cluster_key_env) else {
+            return Ok(None);
+        };
+        let key = std::env::var(var).map_err(|_| {
+            anyhow::anyhow!("`[state] cluster_key_env` names ${var}, which is not set")
+        })?;
+        anyhow::ensure!(
+            key.len() >= MIN_CLUSTER_KEY_BYTES,
+            "the cluster key in ${var} has {} bytes; use at least {MIN_CLUSTER_KEY_BYTES} \
+             (e.g. `openssl rand -hex 32`)",
+            key.len()
+        );
+        Ok(Some(SharedCompileCache {
+            dir: dir.clone(),
+            key: key.into_bytes().into(),
+        }))
     }
 
     /// The key prefix, `toolhost` unless set.
@@ -222,6 +286,37 @@ mod tests {
             let err = format!("{:#}", parse(&format!("{base}{line}")).unwrap_err());
             assert!(err.contains(key), "{line}: {err}");
         }
+    }
+
+    #[test]
+    fn a_shared_compile_cache_needs_a_cluster_key_of_32_bytes() {
+        let err = format!(
+            "{:#}",
+            parse("shared_compile_cache = \"/mnt/c\"").unwrap_err()
+        );
+        assert!(err.contains("needs `cluster_key_env`"), "{err}");
+        let err = format!("{:#}", parse("cluster_key_env = \"K\"").unwrap_err());
+        assert!(
+            err.contains("only used with `shared_compile_cache`"),
+            "{err}"
+        );
+        let settings = parse(
+            "shared_compile_cache = \"/mnt/c\"\ncluster_key_env = \"TOOLHOST_TEST_KEY_UNSET_9\"",
+        )
+        .unwrap();
+        let err = settings.shared_compile_cache().unwrap_err().to_string();
+        assert!(
+            err.contains("$TOOLHOST_TEST_KEY_UNSET_9, which is not set"),
+            "{err}"
+        );
+        let shown = format!(
+            "{:?}",
+            SharedCompileCache {
+                dir: "/mnt/c".into(),
+                key: b"secret-secret-secret-secret-secret".as_slice().into(),
+            }
+        );
+        assert!(!shown.contains("secret"), "{shown}");
     }
 
     #[test]
