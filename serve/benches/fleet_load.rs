@@ -15,14 +15,10 @@
 mod load;
 
 use std::net::SocketAddr;
-use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-use load::{Call, load};
+use load::{Call, load, start_server};
 use tempfile::TempDir;
-use toolhost::Host;
-use toolhost_serve::http::{self, App, ServeOptions};
 use toolhost_test_artifacts::redis::RedisServer;
 
 const ECHO: Call = Call {
@@ -39,7 +35,7 @@ const COUNTER: Call = Call {
 
 /// One server on `state` (a `[state]` section, or empty for the embedded
 /// store), serving `echo` and `counter`; its address.
-async fn start_server(dirs: &mut Vec<TempDir>, state: &str) -> anyhow::Result<SocketAddr> {
+async fn start_in(dirs: &mut Vec<TempDir>, state: &str) -> anyhow::Result<SocketAddr> {
     let dir = tempfile::tempdir()?;
     std::fs::create_dir_all(dir.path().join("tools"))?;
     for slug in ["echo", "counter"] {
@@ -50,16 +46,7 @@ async fn start_server(dirs: &mut Vec<TempDir>, state: &str) -> anyhow::Result<So
         dir.path().join("toolhost.toml"),
         format!("{state}\n[tools.counter]\nkv = [\"default\"]\n"),
     )?;
-    let host = Host::builder(dir.path())
-        .cache_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-cache"))
-        .build()
-        .await?;
-    let mut options = ServeOptions::from_config(&host)?;
-    options.listen = "127.0.0.1:0".parse()?;
-    let listener = http::bind(&options).await?;
-    let addr = listener.local_addr()?;
-    let app = App::new(Arc::new(host), options)?;
-    tokio::spawn(http::run(listener, app, std::future::pending()));
+    let addr = start_server(dir.path()).await?;
     dirs.push(dir);
     Ok(addr)
 }
@@ -79,7 +66,7 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     let mut dirs = Vec::new();
     let mut setups: Vec<(String, Vec<SocketAddr>, Option<RedisServer>)> = Vec::new();
-    let embedded = server_rt.block_on(start_server(&mut dirs, ""))?;
+    let embedded = server_rt.block_on(start_in(&mut dirs, ""))?;
     setups.push(("1 server, embedded".into(), vec![embedded], None));
     for fsync in ["always", "everysec"] {
         let redis = RedisServer::start_with(&["--appendfsync", fsync])
@@ -89,8 +76,8 @@ fn main() -> anyhow::Result<()> {
             redis.url()
         );
         let servers = server_rt.block_on(async {
-            let a = start_server(&mut dirs, &state).await?;
-            let b = start_server(&mut dirs, &state).await?;
+            let a = start_in(&mut dirs, &state).await?;
+            let b = start_in(&mut dirs, &state).await?;
             anyhow::Ok(vec![a, b])
         })?;
         setups.push((

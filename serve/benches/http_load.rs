@@ -10,12 +10,9 @@
 #[path = "common/load.rs"]
 mod load;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use load::{Call, load};
-use toolhost::Host;
-use toolhost_serve::http::{self, App, ServeOptions};
+use load::{Call, load, start_server};
 
 fn echo_path() -> &'static str {
     toolhost_test_artifacts::find("echo").expect("echo artifact")
@@ -34,19 +31,7 @@ fn main() -> anyhow::Result<()> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let addr = server_rt.block_on(async {
-        let host = Host::builder(dir.path())
-            .cache_dir(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-cache"))
-            .build()
-            .await?;
-        let mut options = ServeOptions::from_config(&host)?;
-        options.listen = "127.0.0.1:0".parse()?;
-        let listener = http::bind(&options).await?;
-        let addr = listener.local_addr()?;
-        let app = App::new(Arc::new(host), options)?;
-        tokio::spawn(http::run(listener, app, std::future::pending()));
-        anyhow::Ok(addr)
-    })?;
+    let addr = server_rt.block_on(start_server(dir.path()))?;
 
     let client_rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

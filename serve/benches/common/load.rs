@@ -1,13 +1,33 @@
 //! A load generator for the HTTP API benchmarks: keep-alive connections
 //! (raw hyper HTTP/1.1), each sending one call after another to the
-//! servers given in turn, timing each.
+//! servers given in turn, timing each; and the servers they load.
 
 use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
+use toolhost::Host;
+use toolhost_serve::http::{self, App, ServeOptions};
+
+/// `toolhost serve` on the host directory `dir`, on a free loopback port
+/// of the current runtime, with the benches' shared compile cache.
+pub async fn start_server(dir: &Path) -> anyhow::Result<SocketAddr> {
+    let host = Host::builder(dir)
+        .cache_dir(Path::new(env!("CARGO_TARGET_TMPDIR")).join("bench-cache"))
+        .build()
+        .await?;
+    let mut options = ServeOptions::from_config(&host)?;
+    options.listen = "127.0.0.1:0".parse()?;
+    let listener = http::bind(&options).await?;
+    let addr = listener.local_addr()?;
+    let app = App::new(Arc::new(host), options)?;
+    tokio::spawn(http::run(listener, app, std::future::pending()));
+    Ok(addr)
+}
 
 /// What to send: `POST path` with `body`, and a byte string the answer
 /// must hold.
