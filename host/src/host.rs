@@ -33,6 +33,9 @@ use crate::tiering;
 use crate::tool_metrics::ToolMetrics;
 use crate::upstream::Upstreams;
 
+/// How old a shared store's health check [`Host::shared_health`] reports may be.
+const SHARED_HEALTH_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// The folder under a host directory where tools live.
 pub const TOOLS_DIR: &str = "tools";
 /// The folder under a host directory where state (cache, KV) lives.
@@ -661,11 +664,12 @@ impl Host {
             })
     }
 
-    /// Whether the shared store answers now: `None` on the embedded
+    /// Whether the shared store answers (checked at most once a second, one
+    /// check at a time): `None` on the embedded
     /// backend, which has nothing to reach.
     pub async fn shared_health(&self) -> Option<redis_store::Health> {
         match &self.shared {
-            Some(store) => Some(store.health().await),
+            Some(store) => Some(store.recent_health(SHARED_HEALTH_MAX_AGE).await),
             None => None,
         }
     }

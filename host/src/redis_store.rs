@@ -42,6 +42,8 @@ pub struct RedisStore {
     shown_url: String,
     /// False from a failure to reach Redis until a `PING` answers again.
     reachable: AtomicBool,
+    /// The last health check and when it ended, for probes anyone may send.
+    last_health: tokio::sync::Mutex<Option<(Instant, Health)>>,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -109,6 +111,7 @@ impl RedisStore {
             prefix: settings.key_prefix().to_string(),
             shown_url,
             reachable: AtomicBool::new(true),
+            last_health: tokio::sync::Mutex::default(),
         }))
     }
 
@@ -177,6 +180,23 @@ impl RedisStore {
         }
     }
 
+    /// [`RedisStore::health`] at most once per `max_age` (sooner when a
+    /// call has since found Redis gone or back), one check at a time: what an unauthenticated probe (`/healthz`) gets, so it cannot
+    /// make the host send Redis a `PING` per request.
+    pub async fn recent_health(&self, max_age: std::time::Duration) -> Health {
+        let mut last = self.last_health.lock().await;
+        // A call's failure or recovery since makes it stale at once.
+        if let Some((at, health)) = last.as_ref()
+            && at.elapsed() < max_age
+            && health.reachable == self.reachable.load(Ordering::Relaxed)
+        {
+            return health.clone();
+        }
+        let health = self.health().await;
+        *last = Some((Instant::now(), health.clone()));
+        health
+    }
+
     /// Ok when Redis can be used now: at once while nothing has failed,
     /// else after a `PING` answers (at most the connect timeout). Calls
     /// that need Redis ask first, so while it is down they are refused
@@ -240,6 +260,35 @@ mod tests {
             store.key("kv", &["a", "b:c"])
         );
         assert_eq!(store.key("kvkeys", &["b"]), "p:kvkeys:b");
+    }
+
+    #[tokio::test]
+    async fn probes_share_one_recent_check_until_a_call_finds_redis_gone() {
+        let Some(mut server) = toolhost_test_artifacts::redis::RedisServer::start() else {
+            return;
+        };
+        let store = RedisStore::open(&StateSettings {
+            backend: Backend::Redis,
+            redis_url: Some(server.url()),
+            ..StateSettings::default()
+        })
+        .unwrap();
+        let hour = std::time::Duration::from_secs(3600);
+        assert!(store.recent_health(hour).await.reachable);
+        server.kill();
+        assert!(
+            store.recent_health(hour).await.reachable,
+            "a probe within max_age gets the last check, without asking Redis"
+        );
+        let err = store.ensure_reachable().await;
+        assert!(err.is_ok(), "nothing has failed yet: no check");
+        let _ = redis::cmd("GET")
+            .arg("k")
+            .query_async::<Option<String>>(&mut store.connection())
+            .await
+            .map_err(|e| store.failure(&e));
+        let health = store.recent_health(hour).await;
+        assert!(!health.reachable, "a call found it gone: checked again");
     }
 
     #[tokio::test]
