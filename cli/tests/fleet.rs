@@ -25,28 +25,46 @@ const INCREMENTS: u64 = 10_000;
 const CLIENTS: u64 = 32;
 
 /// Servers over one Redis, each in its own host directory (as on their
-/// own machines) with the same tools and `[state]`.
+/// own machines) with the same tools and `[state]`, sharing one
+/// workspaces folder (as a network mount would).
 struct Fleet {
     servers: Vec<Served>,
+    /// The folder every server keeps its sessions' workspaces in.
+    workspaces: TempDir,
     _dirs: Vec<TempDir>,
 }
 
-/// `toolhost.toml` for every server of a fleet on `redis`.
-fn fleet_config(redis: &RedisServer) -> String {
+/// The tools every server of a fleet serves.
+const FLEET_TOOLS: &[&str] = &["counter", "echo", "kv_probe"];
+
+/// `toolhost.toml` for every server of a fleet on `redis`, with `extra`
+/// lines in `[state]`.
+fn fleet_config(redis: &RedisServer, workspaces: &std::path::Path, extra: &str) -> String {
     format!(
-        "[state]\nbackend = \"redis\"\nredis_url = \"{}\"\n\n[tools.counter]\nkv = [\"default\"]\n",
-        redis.url()
+        "[state]\nbackend = \"redis\"\nredis_url = \"{}\"\nworkspaces_dir = \"{}\"\n{extra}\n\
+         [tools.counter]\nkv = [\"default\"]\n\n\
+         [tools.kv_probe]\nkv = [\"default\"]\nworkspace = \"write\"\ntimeout_ms = 4000\n",
+        redis.url(),
+        workspaces.display()
     )
 }
 
 impl Fleet {
     fn start(redis: &RedisServer, servers: usize) -> Self {
+        Self::start_with(redis, servers, "")
+    }
+
+    /// A fleet whose `[state]` has the `extra` lines too.
+    fn start_with(redis: &RedisServer, servers: usize, extra: &str) -> Self {
+        let workspaces = tempfile::tempdir().unwrap();
+        let config = fleet_config(redis, workspaces.path(), extra);
         let dirs: Vec<TempDir> = (0..servers)
-            .map(|_| common::host_dir(&["counter", "echo"], &fleet_config(redis)))
+            .map(|_| common::host_dir(FLEET_TOOLS, &config))
             .collect();
         let servers = dirs.iter().map(|d| serve(d.path(), &[])).collect();
         Self {
             servers,
+            workspaces,
             _dirs: dirs,
         }
     }
@@ -54,6 +72,54 @@ impl Fleet {
     fn url(&self, i: usize) -> String {
         self.servers[i % self.servers.len()].url.clone()
     }
+
+    /// `POST /sessions` on server `i`: the new session's id.
+    async fn session(&self, i: usize, body: Value) -> String {
+        let response = common::http_client()
+            .post(format!("{}/toolhost/v1/sessions", self.url(i)))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201);
+        let body: Value = response.json().await.unwrap();
+        body["id"].as_str().unwrap().to_string()
+    }
+
+    /// Call `tool` on server `i`: the status and body.
+    async fn call(&self, i: usize, tool: &str, body: Value) -> (u16, Value) {
+        call(&common::http_client(), &self.url(i), tool, body).await
+    }
+
+    /// Wait until the `kv_probe` call hanging in session `id` has written
+    /// its marker in the shared workspace.
+    async fn hanging(&self, id: &str) {
+        let marker = self.workspaces.path().join(id).join("workspace/committed");
+        for _ in 0..1000 {
+            if marker.exists() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("the write call in {id} never started");
+    }
+}
+
+/// Call `tool` through `url`: the status and body.
+async fn call(client: &reqwest::Client, url: &str, tool: &str, body: Value) -> (u16, Value) {
+    let response = client
+        .post(format!("{url}/toolhost/v1/tools/{tool}"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+/// A `kv_probe` input: a write that sets `key` then hangs until its
+/// timeout, holding the session's write slot.
+fn hang(key: &str) -> Value {
+    json!({"action": "set_then_hang", "key": key, "value": "v"})
 }
 
 /// What became of one call.
@@ -488,4 +554,164 @@ async fn servers_share_the_compilations_their_cluster_key_authenticates() {
         "{stderr}"
     );
     drop(a);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_has_one_writer_across_the_fleet_and_reads_run_beside_it() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let fleet = Arc::new(Fleet::start(&redis, 2));
+    let id = fleet
+        .session(0, json!({"channel": "gh", "key": "PR-9"}))
+        .await;
+    let (status, on_b) = get(&fleet.url(1), &format!("/sessions/{id}")).await;
+    assert_eq!(status, 200, "B knows the session A made: {on_b}");
+    assert_eq!(on_b["continuationToken"], "gh:PR-9");
+
+    let writer = {
+        let fleet = fleet.clone();
+        let body = json!({"input": hang("k"), "sessionId": id});
+        tokio::spawn(async move { fleet.call(0, "kv_probe", body).await })
+    };
+    fleet.hanging(&id).await;
+    let (_, on_b) = get(&fleet.url(1), &format!("/sessions/{id}")).await;
+    assert_eq!(on_b["busy"], true, "B sees A's write: {on_b}");
+    let set = json!({"action": "set", "key": "k2", "value": "w"});
+    let (status, out) = fleet
+        .call(
+            1,
+            "kv_probe",
+            json!({"input": set, "continuationToken": "gh:PR-9"}),
+        )
+        .await;
+    assert_eq!(
+        (status, &out["error"]["code"]),
+        (409, &json!("session_busy")),
+        "{out}"
+    );
+    let read = json!({"action": "get", "key": "k"});
+    let (status, out) = fleet
+        .call(1, "kv_probe", json!({"input": read, "sessionId": id}))
+        .await;
+    assert_eq!(status, 200, "a read runs on B beside A's write: {out}");
+    assert_eq!(out["result"]["value"], "v", "{out}");
+    let (status, out) = fleet
+        .call(1, "echo", json!({"input": {"text": "x"}, "sessionId": id}))
+        .await;
+    assert_eq!(status, 200, "{out}");
+    let ended = common::http_client()
+        .delete(format!("{}/toolhost/v1/sessions/{id}", fleet.url(1)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        ended.status(),
+        409,
+        "a session is not ended under a write call"
+    );
+
+    let (status, out) = writer.await.unwrap();
+    assert_eq!(
+        (status, &out["isError"]),
+        (200, &json!(true)),
+        "it hung until its timeout: {out}"
+    );
+    let (status, out) = fleet
+        .call(1, "kv_probe", json!({"input": set, "sessionId": id}))
+        .await;
+    assert_eq!(status, 200, "the slot is free once A's call ended: {out}");
+    let ended = common::http_client()
+        .delete(format!("{}/toolhost/v1/sessions/{id}", fleet.url(1)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ended.status(), 204);
+    let (status, _) = get(&fleet.url(0), &format!("/sessions/{id}")).await;
+    assert_eq!(status, 404, "ended on B is ended on A");
+    assert!(
+        !fleet.workspaces.path().join(&id).exists(),
+        "its workspace is gone"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_servers_write_slot_is_free_within_the_lease() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let lease = Duration::from_millis(2000);
+    let mut fleet = Fleet::start_with(
+        &redis,
+        2,
+        &format!("session_lease_ms = {}", lease.as_millis()),
+    );
+    let id = fleet.session(0, json!({})).await;
+    let writer = {
+        let (client, url) = (common::http_client(), fleet.url(0));
+        let body = json!({"input": hang("k"), "sessionId": id});
+        tokio::spawn(async move {
+            let _ = client
+                .post(format!("{url}/toolhost/v1/tools/kv_probe"))
+                .json(&body)
+                .send()
+                .await;
+        })
+    };
+    fleet.hanging(&id).await;
+    fleet.servers[0].child.kill().unwrap();
+    fleet.servers[0].child.wait().unwrap();
+    let killed = std::time::Instant::now();
+    let set = json!({"input": {"action": "set", "key": "k2", "value": "w"}, "sessionId": id});
+    let (status, out) = fleet.call(1, "kv_probe", set.clone()).await;
+    assert_eq!(status, 409, "the dead server's lease still holds: {out}");
+    let freed = loop {
+        let (status, out) = fleet.call(1, "kv_probe", set.clone()).await;
+        if status == 200 {
+            break killed.elapsed();
+        }
+        assert_eq!(status, 409, "{out}");
+        assert!(killed.elapsed() < lease * 2, "the slot never came free");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    println!("fleet: the slot of a killed server came free {freed:?} after the kill");
+    assert!(freed <= lease + Duration::from_millis(500), "{freed:?}");
+    writer.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_cut_off_from_redis_stops_its_write_before_its_lease_can_pass_on() {
+    let Some(mut redis) = RedisServer::start() else {
+        return;
+    };
+    let fleet = Arc::new(Fleet::start_with(&redis, 1, "session_lease_ms = 1000"));
+    let id = fleet.session(0, json!({})).await;
+    let writer = {
+        let fleet = fleet.clone();
+        let body = json!({"input": hang("k"), "sessionId": id});
+        tokio::spawn(async move { fleet.call(0, "kv_probe", body).await })
+    };
+    fleet.hanging(&id).await;
+    let cut = std::time::Instant::now();
+    redis.kill();
+    let (status, out) = writer.await.unwrap();
+    let stopped = cut.elapsed();
+    assert_eq!((status, &out["isError"]), (200, &json!(true)), "{out}");
+    let text = out["result"].to_string();
+    assert!(text.contains("session lease lost"), "{text}");
+    assert!(
+        stopped < Duration::from_millis(1000),
+        "stopped within the lease, not at the 4 s timeout: {stopped:?}"
+    );
+    redis.restart().unwrap();
+}
+
+/// `GET` a path under `/toolhost/v1` of `url`: the status and body.
+async fn get(url: &str, path: &str) -> (u16, Value) {
+    let response = common::http_client()
+        .get(format!("{url}/toolhost/v1{path}"))
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
 }

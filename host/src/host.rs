@@ -21,14 +21,14 @@ use crate::caps::kv::{KvBackend, RedbBackend, RedisBackend};
 use crate::caps::resource_updates::ResourceChanges;
 use crate::caps::workspace::open_files::FileSlots;
 use crate::compile_cache::LIVE_TOUCH_INTERVAL;
-use crate::config::Config;
 use crate::config::state::Backend;
+use crate::config::{Config, DirAccess};
 use crate::engine::{EngineOptions, Pins, Tiering, ToolEngine};
 use crate::error::CallError;
 use crate::lock::Lockfile;
 use crate::redis_store::{self, RedisStore};
 use crate::registry::{Registry, Scope, Tool};
-use crate::session::SessionStore;
+use crate::session::{HistoryBudget, SessionStore};
 use crate::tiering;
 use crate::tool_metrics::ToolMetrics;
 use crate::upstream::Upstreams;
@@ -166,7 +166,10 @@ impl HostBuilder {
         let tools_dir = self.tools_dir.unwrap_or_else(|| self.dir.join(TOOLS_DIR));
         let state_dir = self.state_dir.unwrap_or_else(|| self.dir.join(STATE_DIR));
         crate::files::create_private_dir(&state_dir)?;
-        let state_root = state_dir.join(STATE_ROOT_DIR);
+        let state_root = match &config.state.state_files_dir {
+            Some(dir) => self.dir.join(dir),
+            None => state_dir.join(STATE_ROOT_DIR),
+        };
         crate::files::create_private_dir(&state_root)?;
         let calls = config.limits.concurrent_calls();
         let engine = Arc::new(ToolEngine::new(&EngineOptions {
@@ -201,6 +204,18 @@ impl HostBuilder {
             lock.enforce(&mut registry);
         }
         let needs_kv = registry.all().any(|t| !t.policy().grants.kv.is_empty());
+        if config.state.backend == Backend::Redis && config.state.state_files_dir.is_none() {
+            let granted = registry
+                .all()
+                .find(|t| t.policy().grants.state != DirAccess::None);
+            if let Some(tool) = granted {
+                anyhow::bail!(
+                    "tool `{}` is granted `state`, so `[state] backend = \"redis\"` needs \
+                     `state_files_dir`: a folder every server mounts, seen by tools at /state",
+                    tool.name()
+                );
+            }
+        }
         let config = Arc::new(config);
         let agents = Arc::new(Agents::new(&state_dir));
         let commit = if self.only.is_some() || self.ignore_lock {
@@ -627,9 +642,32 @@ impl Host {
             .clone()
     }
 
-    /// Where sessions made by the HTTP API are kept (records and workspaces).
+    /// Where sessions made by the HTTP API are kept (records and
+    /// workspaces): `[state] workspaces_dir` when set, which every server
+    /// of a fleet mounts.
     pub fn sessions_dir(&self) -> PathBuf {
-        self.state_dir.join("sessions")
+        match &self.config().state.workspaces_dir {
+            Some(dir) => self.dir.join(dir),
+            None => self.state_dir.join("sessions"),
+        }
+    }
+
+    /// Open the sessions a server hands out, `retention` and `history` as
+    /// its options say: on this machine, or shared with the fleet through
+    /// Redis when `[state] backend = "redis"`.
+    pub fn open_sessions(
+        &self,
+        retention: std::time::Duration,
+        history: HistoryBudget,
+    ) -> anyhow::Result<SessionStore> {
+        let dir = self.sessions_dir();
+        match &self.shared {
+            None => SessionStore::open_with_history(dir, retention, history),
+            Some(redis) => {
+                let terms = self.config().state.session_lease();
+                SessionStore::open_shared(dir, retention, history, redis.clone(), terms)
+            }
+        }
     }
 
     /// The admission gate calls pass to run tool code.

@@ -71,10 +71,13 @@ fn main() -> anyhow::Result<()> {
     for fsync in ["always", "everysec"] {
         let redis = RedisServer::start_with(&["--appendfsync", fsync])
             .ok_or_else(|| anyhow::anyhow!("redis-server is not installed"))?;
+        let workspaces = tempfile::tempdir()?;
         let state = format!(
-            "[state]\nbackend = \"redis\"\nredis_url = \"{}\"\n",
-            redis.url()
+            "[state]\nbackend = \"redis\"\nredis_url = \"{}\"\nworkspaces_dir = \"{}\"\n",
+            redis.url(),
+            workspaces.path().display()
         );
+        dirs.push(workspaces);
         let servers = server_rt.block_on(async {
             let a = start_in(&mut dirs, &state).await?;
             let b = start_in(&mut dirs, &state).await?;

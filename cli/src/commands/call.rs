@@ -9,7 +9,7 @@ use clap::Args;
 use serde_json::{Value, json};
 use toolhost::Host;
 use toolhost::call::{CallOptions, NoApprover, PreApproved};
-use toolhost::session::{Session, SessionMode, SessionSpec, SessionStore, parse_instant};
+use toolhost::session::{Session, SessionMode, SessionSpec, parse_instant};
 use toolhost_serve::http;
 
 use super::DirArgs;
@@ -152,9 +152,10 @@ pub(crate) async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
     let pin = host.pin_for(args.agent.as_deref(), args.version)?;
     let session = if let Some(id) = &args.session {
         let options = http::ServeOptions::from_config(&host)?;
-        let store = SessionStore::open(host.sessions_dir(), options.session_retention)?;
+        let store = options.session_store(&host)?;
         store
             .bind(Some(id), None, Some(&cli_principal()))
+            .await
             .map_err(|e| anyhow::anyhow!("--session: {e}"))?
             .session
     } else {

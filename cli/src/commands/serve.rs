@@ -103,11 +103,11 @@ pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 pub(crate) async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
     let host = Arc::new(load_to_serve(&args.dir.dir).await?);
     warn_failures(&host);
-    let sessions =
-        Arc::new(http::ServeOptions::from_config(&host)?.session_store(host.sessions_dir())?);
+    let sessions = Arc::new(http::ServeOptions::from_config(&host)?.session_store(&host)?);
     if let Some(id) = &args.session {
         sessions
             .bind(Some(id), None, Some(&cli_principal()))
+            .await
             .map_err(|e| anyhow::anyhow!("--session: {e}"))?;
     }
     host.pin_for(args.agent.as_deref(), args.version)?;

@@ -199,7 +199,7 @@ async fn a_stored_sessions_artifacts_survive_a_restart_and_go_with_it() {
     let (dir, host) = common::host(&["artifact_probe"], GRANTED).await;
     let sessions_dir = host.sessions_dir();
     let store = SessionStore::open(&sessions_dir, Duration::from_secs(3600)).unwrap();
-    let session = store.create(NewSession::default()).unwrap();
+    let session = store.create(NewSession::default()).await.unwrap();
     let id = session.id().to_string();
     let options = CallOptions::new(session.clone());
     let report = probe(&host, json!({"name": "kept.txt", "text": "kept"}), &options).await;
@@ -219,7 +219,7 @@ async fn a_stored_sessions_artifacts_survive_a_restart_and_go_with_it() {
     drop(session);
 
     tokio::time::sleep(Duration::from_millis(10)).await;
-    assert_eq!(store.sweep(), [id]);
+    assert_eq!(store.sweep().await.unwrap(), [id]);
     assert!(!artifacts_dir.exists(), "removed with the session");
     drop(host);
 }

@@ -91,7 +91,8 @@ fn stdio_with_the_python_client() {
         Duration::from_secs(3600),
     )
     .expect("session store");
-    let session = store.create(NewSession::default()).expect("session");
+    let session =
+        futures::executor::block_on(store.create(NewSession::default())).expect("session");
     let binary = env!("CARGO_BIN_EXE_toolhost");
     let dir_arg = dir.path().to_str().expect("utf-8 path");
     run_client(&python, &["stdio", binary, dir_arg, session.id()]);
@@ -107,7 +108,7 @@ async fn streamable_http_with_the_python_client() {
     let listener = http::bind(&options).await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let app = App::new(Arc::new(host), options).unwrap();
-    let session = app.sessions.create(NewSession::default()).unwrap();
+    let session = app.sessions.create(NewSession::default()).await.unwrap();
     let server = tokio::spawn(http::run(listener, app, std::future::pending()));
 
     let client = common::http_client();

@@ -75,7 +75,7 @@ async fn a_send_starts_or_resumes_a_session_and_appends_a_user_message() {
     assert_eq!(first["session"]["mode"], "live");
     assert_eq!(counted, 1);
     let id = first["session"]["id"].as_str().unwrap().to_string();
-    let started = store.by_token("support:T1").unwrap();
+    let started = store.by_token("support:T1").await.unwrap().unwrap();
     assert_eq!(started.id(), id);
     assert_eq!(
         started.auth(),
@@ -147,7 +147,10 @@ async fn a_send_starts_or_resumes_a_session_and_appends_a_user_message() {
     drop(store);
     let reopened =
         SessionStore::open(_dir.path().join("sessions"), Duration::from_secs(3600)).unwrap();
-    assert_eq!(reopened.by_token("support:T1").unwrap().id(), id);
+    assert_eq!(
+        reopened.by_token("support:T1").await.unwrap().unwrap().id(),
+        id
+    );
 }
 
 #[tokio::test]
@@ -159,7 +162,10 @@ async fn read_calls_look_up_but_never_send_and_sends_are_bounded() {
     let (answer, _) = probe(&host, read, &ada).await;
     let error = sent(&answer)["error"].as_str().unwrap();
     assert!(error.contains("the call is a read"), "{error}");
-    assert!(store.by_token("support:K").is_none(), "nothing started");
+    assert!(
+        store.by_token("support:K").await.unwrap().is_none(),
+        "nothing started"
+    );
     let lookup = json!({"effect": "read", "channel": "support", "session_id": "ses_none"});
     let (answer, _) = probe(&host, lookup, &ada).await;
     assert_eq!(
@@ -175,7 +181,13 @@ async fn read_calls_look_up_but_never_send_and_sends_are_bounded() {
     let error = outcomes[16]["error"].as_str().unwrap();
     assert!(error.contains("sent 16 messages already"), "{error}");
     assert_eq!(counted, 17);
-    let id = store.by_token("support:K").unwrap().id().to_string();
+    let id = store
+        .by_token("support:K")
+        .await
+        .unwrap()
+        .unwrap()
+        .id()
+        .to_string();
     assert_eq!(messages(&store, &id).len(), 16);
 
     // A message past 64 KiB, and an `auth` that is not an object.
@@ -204,7 +216,7 @@ async fn without_a_grant_or_a_server_a_send_is_refused() {
         error.contains("sessions are not granted to this tool"),
         "{error}"
     );
-    assert!(store.list().is_empty());
+    assert!(store.list().await.unwrap().is_empty());
 
     let (_dir, host) = common::host(&["session_probe"], GRANTED).await;
     let (answer, _) = probe(&host, input, &common::live()).await;

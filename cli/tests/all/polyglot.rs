@@ -899,6 +899,7 @@ async fn journal_keeps_the_state_root_in_every_language() {
                 auth: Some(json!({"user": "ada"})),
                 ..NewSession::default()
             })
+            .await
             .unwrap();
         let ada = CallOptions::new(kept.clone());
         for (entry, started, event_id) in [("first news", true, 1), ("more news", false, 2)] {
@@ -916,7 +917,7 @@ async fn journal_keeps_the_state_root_in_every_language() {
                 "{label}"
             );
         }
-        let daily = store.by_token("journal:daily").unwrap();
+        let daily = store.by_token("journal:daily").await.unwrap().unwrap();
         assert_eq!(daily.auth(), Some(&json!({"user": "ada"})), "{label}");
         let said: Vec<Value> = daily
             .events()

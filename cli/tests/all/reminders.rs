@@ -73,6 +73,7 @@ async fn a_message_reminder_fires_once_even_across_a_restart() {
             auth: Some(json!({"user": "ada"})),
             ..NewSession::default()
         })
+        .await
         .unwrap();
     let id = session.id().to_string();
 
@@ -131,7 +132,7 @@ async fn a_message_reminder_fires_once_even_across_a_restart() {
 async fn a_reminder_call_runs_through_the_pipeline_with_its_policy() {
     let dir = common::host_dir(&["reminder_probe", "echo"], GRANTED);
     let (host, store, firing) = serving(dir.path()).await;
-    let session = store.create(NewSession::default()).unwrap();
+    let session = store.create(NewSession::default()).await.unwrap();
 
     let input = json!({"op": "call", "tool": "reminder_probe", "input": {"note": "later"}});
     let options = CallOptions::new(session.clone());
@@ -187,7 +188,7 @@ async fn schedules_are_refused_where_the_grant_the_call_or_the_bounds_say_no() {
     let dir = common::host_dir(&["reminder_probe", "echo"], GRANTED);
     let (host, store, firing) = serving(dir.path()).await;
     firing.abort();
-    let session = store.create(NewSession::default()).unwrap();
+    let session = store.create(NewSession::default()).await.unwrap();
     let schedule = |extra: Value| {
         let mut input = json!({"op": "message", "message": "m", "after_ms": 3_600_000});
         input
@@ -261,14 +262,17 @@ async fn a_sessions_reminders_end_with_it() {
         SessionStore::open(dir.path().join(".toolhost/sessions"), Duration::ZERO).unwrap(),
     );
     host.attach_sessions(store.clone());
-    let session = store.create(NewSession::default()).unwrap();
+    let session = store.create(NewSession::default()).await.unwrap();
     let input = json!({"op": "message", "message": "m", "after_ms": 3_600_000});
     probe(&host, input, &session).await;
     std::thread::sleep(Duration::from_millis(5));
-    assert!(store.sweep().is_empty(), "a pending reminder keeps it");
+    assert!(
+        store.sweep().await.unwrap().is_empty(),
+        "a pending reminder keeps it"
+    );
     let id = store.reminders().pending(session.id())[0].id.clone();
     assert!(store.reminders().cancel(session.id(), &id).unwrap());
-    assert_eq!(store.sweep(), vec![session.id().to_string()]);
+    assert_eq!(store.sweep().await.unwrap(), vec![session.id().to_string()]);
     assert!(
         !dir.path()
             .join(".toolhost/sessions")

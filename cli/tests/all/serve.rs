@@ -1256,7 +1256,7 @@ async fn shutdown_ends_open_event_streams() {
     let listener = http::bind(&options).await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let app = App::new(Arc::new(host), options).unwrap();
-    let session = app.sessions.create(Default::default()).unwrap();
+    let session = app.sessions.create(Default::default()).await.unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(http::run(listener, app, async {
         let _ = stopped.await;

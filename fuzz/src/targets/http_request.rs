@@ -171,15 +171,22 @@ impl Fixture {
     fn current_session(&self) -> String {
         let mut id = self.session.lock().unwrap_or_else(PoisonError::into_inner);
         if self.app.sessions.get(&id).is_none() {
+            let sessions = &self.app.sessions;
             let session = self
-                .app
-                .sessions
-                .create(NewSession {
-                    channel: Some("fuzz".into()),
-                    key: Some("seed".into()),
-                    ..NewSession::default()
+                .runtime
+                .block_on(async {
+                    let seeded = sessions
+                        .create(NewSession {
+                            channel: Some("fuzz".into()),
+                            key: Some("seed".into()),
+                            ..NewSession::default()
+                        })
+                        .await;
+                    match seeded {
+                        Ok(session) => Ok(session),
+                        Err(_) => sessions.create(NewSession::default()).await,
+                    }
                 })
-                .or_else(|_| self.app.sessions.create(NewSession::default()))
                 .expect("fixture: a session");
             *id = session.id().to_string();
         }
@@ -224,7 +231,7 @@ pub fn http_request(data: &[u8]) {
         fixture.runtime.block_on(still_healthy(&fixture.router));
     }
     if n.is_multiple_of(256) {
-        fixture.app.sweep();
+        fixture.runtime.block_on(fixture.app.sweep());
     }
 }
 

@@ -112,8 +112,8 @@ fn fixture() -> &'static Fixture {
             SessionStore::open(host.sessions_dir(), Duration::from_secs(3600))
                 .expect("fixture: the session store"),
         );
-        let session = sessions
-            .create(NewSession::default())
+        let session = runtime
+            .block_on(sessions.create(NewSession::default()))
             .expect("fixture: a session")
             .id()
             .to_string();

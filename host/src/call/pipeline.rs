@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use tokio::sync::MutexGuard;
 
 use super::api::{
     ApprovalDecision, ApprovalRequest, CallInput, CallOptions, CustomToolUse, WaitRecord,
@@ -30,7 +29,9 @@ use crate::host::Host;
 use crate::instance::Failure;
 use crate::output::ToolOutput;
 use crate::registry::{Tool, effect_from_guest};
-use crate::session::{EventData, EventKind, SessionMode, principal_name, principal_only};
+use crate::session::{
+    EventData, EventKind, SessionMode, SlotRefused, WriteSlot, principal_name, principal_only,
+};
 use crate::tool::{Effect, EffectDecl};
 use crate::usage::Meter;
 
@@ -270,31 +271,69 @@ impl Call<'_> {
         }
 
         if custom {
-            let _slot = self.write_slot(effect)?;
-            return self.ask_client(Done::effect(effect), input, options).await;
+            let slot = self.write_slot(effect).await?;
+            let done = Done::effect(effect);
+            let asked = self.ask_client(done.clone(), input, options);
+            return match self.unless_slot_lost(slot.as_ref(), asked).await {
+                Some(result) => result,
+                None => Ok(self.slot_lost(done)),
+            };
         }
         if let Some(server) = self.tool.upstream() {
             // No admission: the server's process runs it, not an instance.
-            let _slot = self.write_slot(effect)?;
+            let slot = self.write_slot(effect).await?;
             let done = Done {
                 approved_by,
                 ..Done::effect(effect)
             };
-            return Ok(self.call_upstream(server, done, &options.session).await);
+            let called = self.call_upstream(server, done.clone(), &options.session);
+            return Ok(self
+                .unless_slot_lost(slot.as_ref(), called)
+                .await
+                .unwrap_or_else(|| self.slot_lost(done)));
         }
         // Admitted first: a call waiting in the queue never keeps its
         // session busy.
         let _admitted = self.admit().await?;
-        let _slot = self.write_slot(effect)?;
+        let slot = self.write_slot(effect).await?;
         let workspace = self.workspace(effect)?;
         let done = Done {
             approved_by,
             scratch_workspace: workspace.as_ref().is_some_and(|w| w.scratch.is_some()),
             ..Done::effect(effect)
         };
+        let executed = self.execute(done.clone(), workspace.as_ref().map(|w| w.path.as_path()));
         Ok(self
-            .execute(done, workspace.as_ref().map(|w| w.path.as_path()))
-            .await)
+            .unless_slot_lost(slot.as_ref(), executed)
+            .await
+            .unwrap_or_else(|| self.slot_lost(done)))
+    }
+
+    /// `work`'s outcome, or `None` once `slot` is lost first: `work` is
+    /// dropped then, which stops the tool (see `WriteSlot::lost`).
+    async fn unless_slot_lost<T>(
+        &self,
+        slot: Option<&WriteSlot<'_>>,
+        work: impl Future<Output = T>,
+    ) -> Option<T> {
+        let Some(slot) = slot else {
+            return Some(work.await);
+        };
+        tokio::select! {
+            outcome = work => Some(outcome),
+            () = slot.lost() => None,
+        }
+    }
+
+    /// The result of a call stopped because its session's lease was lost.
+    fn slot_lost(&self, done: Done) -> CallResult {
+        let message = format!(
+            "session lease lost: the write slot of session `{}` could not be renewed in Redis \
+             in time, so the call was stopped before another server could take the slot; \
+             what it did before stopping may have taken effect",
+            self.session.id()
+        );
+        self.failed(done, &message, None)
     }
 
     /// Hand a custom tool's call to whoever answers it.
@@ -327,14 +366,26 @@ impl Call<'_> {
     }
 
     /// The session's write slot for an idempotent or write call.
-    pub(super) fn write_slot(
+    pub(super) async fn write_slot(
         &self,
         effect: Effect,
-    ) -> Result<Option<MutexGuard<'_, ()>>, CallError> {
-        Ok(match effect {
-            Effect::Read => None,
-            Effect::Idempotent | Effect::Write => Some(self.session.try_write_slot()?),
-        })
+    ) -> Result<Option<WriteSlot<'_>>, CallError> {
+        if effect == Effect::Read {
+            return Ok(None);
+        }
+        match self.session.write_slot().await {
+            Ok(slot) => Ok(Some(slot)),
+            Err(SlotRefused::Busy) => Err(CallError::SessionBusy {
+                session: self.session.id().to_string(),
+            }),
+            Err(SlotRefused::Unavailable(reason)) => Err(CallError::StateUnavailable {
+                tool: self.tool.name().to_string(),
+                reason: format!(
+                    "the write slot of session `{}` is kept in Redis: {reason}",
+                    self.session.id()
+                ),
+            }),
+        }
     }
 
     /// A slot to run tool code in, held by the caller for one phase of the

@@ -26,6 +26,9 @@ const MAX_NAP: Duration = Duration::from_secs(60);
 const BUSY_WAIT: Duration = Duration::from_secs(60);
 /// How long it waits before trying again after losing the slot to a race.
 const BUSY_RETRY: Duration = Duration::from_millis(100);
+/// How much later a reminder is filed again when its session's store
+/// did not answer.
+const POSTPONED_BY: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
 
 /// How a surface makes the calls reminders fire: the options a call in a
 /// session gets there (who approves it, who answers its custom tools and
@@ -73,9 +76,17 @@ impl Host {
                     Vec::new()
                 });
             for reminder in due {
-                let Some(session) = store.get(&reminder.session_id) else {
-                    tracing::info!("reminder `{}` dropped: its session ended", reminder.id);
-                    continue;
+                let session = match store.find(&reminder.session_id).await {
+                    Ok(Some(session)) => session,
+                    Ok(None) => {
+                        tracing::info!("reminder `{}` dropped: its session ended", reminder.id);
+                        continue;
+                    }
+                    Err(e) => {
+                        tracing::warn!("reminder `{}` postponed: {e}", reminder.id);
+                        postpone(&store, reminder).await;
+                        continue;
+                    }
                 };
                 session.touch();
                 match reminder.action.clone() {
@@ -212,6 +223,18 @@ fn fired(session: &Session, reminder: &Reminder, outcome: Value) {
 }
 
 /// How long to sleep before the next reminder is due (at most [`MAX_NAP`]).
+/// File `reminder` again a little later: its session's store did not
+/// answer, and a taken reminder is otherwise gone.
+async fn postpone(store: &Arc<SessionStore>, mut reminder: Reminder) {
+    reminder.fire_at = Utc::now() + POSTPONED_BY;
+    let store = Arc::clone(store);
+    let id = reminder.id.clone();
+    let filed = tokio::task::spawn_blocking(move || store.reminders().schedule(reminder)).await;
+    if !matches!(filed, Ok(Ok(_))) {
+        tracing::error!("reminder `{id}` dropped: it could not be filed again");
+    }
+}
+
 fn next_nap(store: &SessionStore) -> Duration {
     store.reminders().next_due().map_or(MAX_NAP, |at| {
         (at - Utc::now())

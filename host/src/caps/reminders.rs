@@ -175,6 +175,12 @@ impl wit::Host for RemindersCtx {
             },
             created_at: now,
         };
+        // The fleet's sweeps keep the session until the reminder has fired.
+        scheduler
+            .store
+            .keep_until(&reminder.session_id, reminder.fire_at)
+            .await
+            .map_err(|e| e.to_string())?;
         // The reminder is written and fsynced.
         let store = Arc::clone(&scheduler.store);
         let kept = tokio::task::spawn_blocking(move || store.reminders().schedule(reminder))

@@ -114,7 +114,7 @@ fn info(session: &Session) -> wit::SessionInfo {
 }
 
 /// The session a send goes to, and whether the send starts it.
-fn target(
+async fn target(
     grant: &SessionsGrant,
     channel: &str,
     options: &wit::SendOptions,
@@ -127,7 +127,9 @@ fn target(
         (Some(id), None) => {
             let session = grant
                 .store
-                .get(id)
+                .find(id)
+                .await
+                .map_err(|e| e.to_string())?
                 .filter(|s| s.channel() == Some(channel))
                 .ok_or_else(|| format!("no session `{id}` on channel {channel:?}"))?;
             (session, false)
@@ -140,6 +142,7 @@ fn target(
                 auth: auth.cloned(),
                 ..NewSession::default()
             })
+            .await
             .map_err(|e| e.to_string())?,
     };
     if !session.admits(auth) {
@@ -160,7 +163,9 @@ impl wit::Host for SessionsCtx {
         let grant = self.on(&channel)?;
         Ok(grant
             .store
-            .get(&id)
+            .find(&id)
+            .await
+            .map_err(|e| e.to_string())?
             .filter(|s| s.channel() == Some(channel.as_str()) && s.admits(grant.from.auth()))
             .map(|s| info(&s)))
     }
@@ -194,10 +199,12 @@ impl wit::Host for SessionsCtx {
             .charge(message.len(), "a message's bytes")
             .map_err(|e| e.to_string())?;
         let auth = sender_auth(&grant, options.auth.clone())?;
-        // Starting a session writes and fsyncs its record.
+        // Starting a session writes and fsyncs its record: off the runtime.
         let finding = grant.clone();
+        let runtime = tokio::runtime::Handle::current();
         let (session, started, auth) = tokio::task::spawn_blocking(move || {
-            target(&finding, &channel, &options, auth.as_ref())
+            runtime
+                .block_on(target(&finding, &channel, &options, auth.as_ref()))
                 .map(|(session, started)| (session, started, auth))
         })
         .await

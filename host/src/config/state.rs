@@ -64,7 +64,22 @@ pub struct StateSettings {
     /// authenticated with: a server loads only what a holder of the key
     /// wrote.
     pub cluster_key_env: Option<String>,
+    /// Where sessions keep their workspaces, artifacts and reminders: a
+    /// folder every server mounts (NFS, a shared volume). Needed with
+    /// `backend = "redis"`; relative to the host directory.
+    pub workspaces_dir: Option<PathBuf>,
+    /// The folder tools granted `state` see at `/state`, when it is not
+    /// the host's own: every server's mount of one shared folder. Needed
+    /// with `backend = "redis"` when a tool is granted `state`.
+    pub state_files_dir: Option<PathBuf>,
+    /// How long a session's write slot stays taken in Redis without a
+    /// renewal, in milliseconds (default 10000): the longest a crashed
+    /// server keeps a session busy. Renewed every third of it.
+    pub session_lease_ms: Option<u64>,
 }
+
+/// The write slot's lease when `[state] session_lease_ms` is not set.
+pub const DEFAULT_SESSION_LEASE_MS: u64 = 10_000;
 
 /// The shortest cluster key accepted, in bytes.
 pub const MIN_CLUSTER_KEY_BYTES: usize = 32;
@@ -103,6 +118,9 @@ impl std::fmt::Debug for StateSettings {
             .field("response_timeout_ms", &self.response_timeout_ms)
             .field("shared_compile_cache", &self.shared_compile_cache)
             .field("cluster_key_env", &self.cluster_key_env)
+            .field("workspaces_dir", &self.workspaces_dir)
+            .field("state_files_dir", &self.state_files_dir)
+            .field("session_lease_ms", &self.session_lease_ms)
             .finish()
     }
 }
@@ -143,6 +161,9 @@ impl StateSettings {
             ("pool_size", self.pool_size.is_some()),
             ("connect_timeout_ms", self.connect_timeout_ms.is_some()),
             ("response_timeout_ms", self.response_timeout_ms.is_some()),
+            ("workspaces_dir", self.workspaces_dir.is_some()),
+            ("state_files_dir", self.state_files_dir.is_some()),
+            ("session_lease_ms", self.session_lease_ms.is_some()),
         ];
         if self.backend == Backend::Embedded {
             if let Some((key, _)) = redis_only.iter().find(|(_, set)| *set) {
@@ -159,6 +180,17 @@ impl StateSettings {
             "`redis_url` = {:?} must start with redis:// or rediss:// (TLS)",
             redact_url(url)
         );
+        anyhow::ensure!(
+            self.workspaces_dir.is_some(),
+            "`backend = \"redis\"` needs `workspaces_dir`: a folder every server mounts, \
+             where sessions keep their workspaces (any server may run a session's next call)"
+        );
+        if let Some(ms) = self.session_lease_ms {
+            anyhow::ensure!(
+                (1_000..=600_000).contains(&ms),
+                "`session_lease_ms` = {ms}: use 1000 to 600000"
+            );
+        }
         if self.tls_ca_file.is_some() {
             anyhow::ensure!(
                 url.starts_with("rediss://"),
@@ -216,6 +248,13 @@ impl StateSettings {
         }))
     }
 
+    /// The terms of a shared session's write slot.
+    pub fn session_lease(&self) -> crate::redis_store::lease::LeaseTerms {
+        crate::redis_store::lease::LeaseTerms::new(Duration::from_millis(
+            self.session_lease_ms.unwrap_or(DEFAULT_SESSION_LEASE_MS),
+        ))
+    }
+
     /// The key prefix, `toolhost` unless set.
     pub fn key_prefix(&self) -> &str {
         self.key_prefix.as_deref().unwrap_or(DEFAULT_KEY_PREFIX)
@@ -268,18 +307,27 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("redis:// or rediss://"), "{err}");
-        let ok = parse("backend = \"redis\"\nredis_url = \"redis://127.0.0.1:6379/0\"").unwrap();
+        let err = parse("backend = \"redis\"\nredis_url = \"redis://127.0.0.1:6379/0\"")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("needs `workspaces_dir`"), "{err}");
+        let ok = parse(
+            "backend = \"redis\"\nredis_url = \"redis://127.0.0.1:6379/0\"\nworkspaces_dir = \"/mnt/w\"",
+        )
+        .unwrap();
         assert_eq!(ok.key_prefix(), "toolhost");
+        assert_eq!(ok.session_lease().ttl.as_millis(), 10_000);
         assert_eq!(ok.pool_size(), DEFAULT_POOL_SIZE);
     }
 
     #[test]
     fn bad_values_name_their_key() {
-        let base = "backend = \"redis\"\nredis_url = \"redis://h\"\n";
+        let base = "backend = \"redis\"\nredis_url = \"redis://h\"\nworkspaces_dir = \"w\"\n";
         for (line, key) in [
             ("pool_size = 0", "pool_size"),
             ("key_prefix = \"a:b\"", "key_prefix"),
             ("response_timeout_ms = 0", "response_timeout_ms"),
+            ("session_lease_ms = 10", "session_lease_ms"),
             ("tls_ca_file = \"ca.pem\"", "tls_ca_file"),
             ("backend2 = 1", "backend2"),
         ] {

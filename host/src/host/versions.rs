@@ -100,7 +100,7 @@ impl Host {
 
     /// Bind `session` (of `store`) to version `to` of its agent (the
     /// latest when `None`), from its next call on, and say what changed.
-    pub fn upgrade(
+    pub async fn upgrade(
         &self,
         store: &SessionStore,
         session: &Session,
@@ -132,7 +132,7 @@ impl Host {
                 target.record(),
             ),
         };
-        store.repin(session, target.pin().clone())?;
+        store.repin(session, target.pin().clone()).await?;
         self.release_versions();
         Ok(diff)
     }

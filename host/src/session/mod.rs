@@ -5,6 +5,7 @@
 
 mod events;
 pub mod reminders;
+mod shared;
 mod store;
 
 use std::path::{Path, PathBuf};
@@ -16,6 +17,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::MutexGuard;
 
+use crate::redis_store::lease::Lease;
+use shared::SharedSlot;
+
 pub use crate::agent_pin::AgentPin;
 pub use events::{
     Event, EventData, EventKind, EventLog, HistoryBudget, MAX_EVENTS, MAX_HISTORY_BYTES,
@@ -23,6 +27,7 @@ pub use events::{
 };
 pub use store::{
     BindError, Bound, MAX_SESSIONS, NewSession, PinSource, RemoveError, SessionStore, StoreError,
+    Unavailable,
 };
 
 use crate::error::CallError;
@@ -84,7 +89,37 @@ pub struct Session {
     /// session's artifact bytes.
     artifacts_lock: std::sync::Mutex<()>,
     write_slot: tokio::sync::Mutex<()>,
+    /// The slot's lease in Redis, for a session several servers share.
+    shared_slot: Option<SharedSlot>,
     events: EventLog,
+}
+
+/// The write slot, held for one idempotent or write call.
+#[derive(Debug)]
+pub struct WriteSlot<'a> {
+    _local: MutexGuard<'a, ()>,
+    lease: Option<Lease>,
+}
+
+impl WriteSlot<'_> {
+    /// Completes once the slot is lost (a shared session's lease could not
+    /// be renewed in time): the call must stop at once, since another
+    /// server may take the slot soon. Never completes for a local slot.
+    pub async fn lost(&self) {
+        match &self.lease {
+            Some(lease) => lease.lost().await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// Why the write slot could not be taken.
+#[derive(Debug)]
+pub enum SlotRefused {
+    /// A write call holds it.
+    Busy,
+    /// The shared store did not answer: why.
+    Unavailable(String),
 }
 
 /// A directory of a session's: its workspace, or its artifacts.
@@ -213,8 +248,15 @@ impl Session {
             pin: RwLock::new(spec.pin),
             artifacts_lock: std::sync::Mutex::new(()),
             write_slot: tokio::sync::Mutex::new(()),
+            shared_slot: None,
             events: EventLog::with_budget(history),
         }
+    }
+
+    /// The same session with its write slot leased in Redis.
+    pub(crate) fn with_shared_slot(mut self, slot: SharedSlot) -> Self {
+        self.shared_slot = Some(slot);
+        self
     }
 
     /// The session id.
@@ -288,7 +330,14 @@ impl Session {
             .store(Utc::now().timestamp_millis(), Ordering::Relaxed);
     }
 
-    /// Whether a write call holds the write slot right now.
+    /// Note that the session was active at `ms` (since the epoch) on some
+    /// server, if that is later than this server knows.
+    pub(crate) fn seen_at(&self, ms: i64) {
+        self.last_active.fetch_max(ms, Ordering::Relaxed);
+    }
+
+    /// Whether a write call on this server holds the write slot right now
+    /// (see `SessionStore::is_busy` for the whole fleet's answer).
     pub fn is_busy(&self) -> bool {
         self.write_slot.try_lock().is_err()
     }
@@ -332,7 +381,27 @@ impl Session {
         drop(self.write_slot.lock().await);
     }
 
-    /// Take the write slot, or fail at once with `session_busy`.
+    /// Take the write slot for one call, or fail at once: on this server,
+    /// and for a session several servers share, its lease in Redis too.
+    pub async fn write_slot(&self) -> Result<WriteSlot<'_>, SlotRefused> {
+        let local = self.write_slot.try_lock().map_err(|_| SlotRefused::Busy)?;
+        let lease = match &self.shared_slot {
+            None => None,
+            Some(slot) => Some(
+                slot.take()
+                    .await
+                    .map_err(SlotRefused::Unavailable)?
+                    .ok_or(SlotRefused::Busy)?,
+            ),
+        };
+        Ok(WriteSlot {
+            _local: local,
+            lease,
+        })
+    }
+
+    /// Take this server's hold of the write slot, or fail at once with
+    /// `session_busy` (tests; calls take [`Session::write_slot`]).
     pub fn try_write_slot(&self) -> Result<MutexGuard<'_, ()>, CallError> {
         self.write_slot
             .try_lock()

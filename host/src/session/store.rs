@@ -13,9 +13,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::reminders::ReminderBook;
+use super::shared::{Created, Removal, SharedSessions, Stored};
 use super::{
     AgentPin, Dirs, HistoryBudget, Session, SessionMode, SessionSpec, WORKSPACE_DIR, parse_instant,
 };
+use crate::redis_store::RedisStore;
+use crate::redis_store::lease::LeaseTerms;
 
 /// The file a session's record is kept in, inside its directory.
 const RECORD_FILE: &str = "session.json";
@@ -72,6 +75,9 @@ pub enum BindError {
         /// The session id.
         session: String,
     },
+    /// The shared store did not answer.
+    #[error(transparent)]
+    Unavailable(#[from] Unavailable),
 }
 
 impl BindError {
@@ -81,6 +87,7 @@ impl BindError {
             Self::InvalidToken { .. } => "invalid_continuation_token",
             Self::SessionNotFound { .. } => "session_not_found",
             Self::NotOwner { .. } => "session_forbidden",
+            Self::Unavailable(_) => "state_unavailable",
         }
     }
 }
@@ -111,6 +118,9 @@ pub enum StoreError {
     /// The session's directory or record could not be written.
     #[error("cannot store the session: {0:#}")]
     Io(#[from] anyhow::Error),
+    /// The shared store did not answer.
+    #[error(transparent)]
+    Unavailable(#[from] Unavailable),
 }
 
 /// Why a session could not be ended.
@@ -128,16 +138,25 @@ pub enum RemoveError {
         /// The session id.
         id: String,
     },
+    /// The shared store did not answer.
+    #[error(transparent)]
+    Unavailable(#[from] Unavailable),
 }
+
+/// The Redis server keeping a fleet's sessions did not answer: what it
+/// said, naming it. Retry once `/healthz` reports it reachable.
+#[derive(Debug, thiserror::Error)]
+#[error("the sessions are kept in {0}")]
+pub struct Unavailable(pub String);
 
 /// The most sessions one store keeps (idle ones expire on their own).
 pub const MAX_SESSIONS: usize = 10_000;
 
-/// A session's record on disk.
+/// A session's record: its `session.json`, or its value in Redis.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Record {
-    id: String,
+pub(super) struct Record {
+    pub(super) id: String,
     channel: Option<String>,
     key: Option<String>,
     mode: SessionMode,
@@ -147,6 +166,21 @@ struct Record {
     /// Absent in records written before sessions kept a version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     agent: Option<AgentPin>,
+}
+
+impl Record {
+    fn of(session: &Session) -> Self {
+        Self {
+            id: session.id().to_string(),
+            channel: session.channel.clone(),
+            key: session.key.clone(),
+            mode: session.mode,
+            as_of: session.as_of.map(|t| t.to_rfc3339()),
+            auth: session.auth.clone(),
+            created_at: session.created_at,
+            agent: session.pin(),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -166,18 +200,22 @@ impl Index {
     }
 }
 
-/// The sessions of one server.
+/// The sessions of one server, or of a fleet sharing them through Redis.
 pub struct SessionStore {
     root: PathBuf,
     retention: Duration,
     max_sessions: usize,
     /// What its sessions' histories may hold, each and together.
     history: HistoryBudget,
+    /// This server's sessions; with `shared`, the ones it has seen lately
+    /// (Redis keeps the records, and is asked at every bind).
     index: RwLock<Index>,
     /// The reminders pending in its sessions.
     reminders: ReminderBook,
     /// What sessions created without a pin are bound to.
     pin_source: RwLock<Option<PinSource>>,
+    /// Where a fleet keeps its sessions; `None` on one machine.
+    shared: Option<SharedSessions>,
 }
 
 impl std::fmt::Debug for SessionStore {
@@ -185,6 +223,7 @@ impl std::fmt::Debug for SessionStore {
         f.debug_struct("SessionStore")
             .field("root", &self.root)
             .field("retention", &self.retention)
+            .field("shared", &self.shared.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -202,20 +241,8 @@ impl SessionStore {
         retention: Duration,
         history: HistoryBudget,
     ) -> anyhow::Result<Self> {
-        let root = root.into();
-        std::fs::create_dir_all(&root)
-            .with_context(|| format!("cannot create the sessions folder {}", root.display()))?;
-        let store = Self {
-            reminders: ReminderBook::new(root.clone()),
-            root,
-            retention,
-            max_sessions: MAX_SESSIONS,
-            history,
-            index: RwLock::default(),
-            pin_source: RwLock::default(),
-        };
-        for entry in std::fs::read_dir(&store.root)? {
-            let dir = entry?.path();
+        let store = Self::empty(root.into(), retention, history)?;
+        for dir in store.session_dirs()? {
             if !dir.join(RECORD_FILE).is_file() {
                 continue;
             }
@@ -230,6 +257,48 @@ impl SessionStore {
         Ok(store)
     }
 
+    /// The sessions of a fleet: records, tokens and write slots in `redis`
+    /// (slots leased on `terms`), workspaces under `root`, a folder every
+    /// server mounts. The reminders filed under `root` are loaded; each
+    /// fires once, on the server that removes its file first.
+    pub fn open_shared(
+        root: impl Into<PathBuf>,
+        retention: Duration,
+        history: HistoryBudget,
+        redis: Arc<RedisStore>,
+        terms: LeaseTerms,
+    ) -> anyhow::Result<Self> {
+        let mut store = Self::empty(root.into(), retention, history)?;
+        for dir in store.session_dirs()? {
+            if let Some(id) = dir.file_name().and_then(|name| name.to_str()) {
+                store.reminders.load(&dir, id);
+            }
+        }
+        store.shared = Some(SharedSessions::new(redis, terms));
+        Ok(store)
+    }
+
+    fn empty(root: PathBuf, retention: Duration, history: HistoryBudget) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(&root)
+            .with_context(|| format!("cannot create the sessions folder {}", root.display()))?;
+        Ok(Self {
+            reminders: ReminderBook::new(root.clone()),
+            root,
+            retention,
+            max_sessions: MAX_SESSIONS,
+            history,
+            index: RwLock::default(),
+            pin_source: RwLock::default(),
+            shared: None,
+        })
+    }
+
+    fn session_dirs(&self) -> anyhow::Result<Vec<PathBuf>> {
+        let entries = std::fs::read_dir(&self.root)
+            .with_context(|| format!("cannot read the sessions folder {}", self.root.display()))?;
+        Ok(entries.flatten().map(|entry| entry.path()).collect())
+    }
+
     fn load(&self, dir: &Path) -> anyhow::Result<Session> {
         let text = std::fs::read_to_string(dir.join(RECORD_FILE))?;
         let record: Record = serde_json::from_str(&text)?;
@@ -242,12 +311,18 @@ impl SessionStore {
             record.id,
             folder.unwrap_or_default()
         );
+        self.session_from(record)
+    }
+
+    /// The session a record describes, its directory under the root.
+    fn session_from(&self, record: Record) -> anyhow::Result<Session> {
         let as_of = record
             .as_of
             .as_deref()
             .map(parse_instant)
             .transpose()
             .map_err(|e| anyhow::anyhow!("asOf {e}"))?;
+        let dir = self.root.join(&record.id);
         let spec = SessionSpec {
             id: Some(record.id),
             channel: record.channel,
@@ -261,23 +336,36 @@ impl SessionStore {
         };
         Ok(Session::with_dirs(
             spec,
-            Dirs::under(dir),
+            Dirs::under(&dir),
             record.created_at,
             self.history.clone(),
         ))
     }
 
-    fn insert(&self, session: Arc<Session>) {
+    /// Add `session` to the index; a session already indexed under its id
+    /// is kept (and returned) instead.
+    fn insert(&self, session: Arc<Session>) -> Arc<Session> {
         let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(kept) = index.by_id.get(session.id()) {
+            return kept.clone();
+        }
         if let Some(token) = session.continuation_token() {
             index.by_token.insert(token, session.id().to_string());
         }
-        index.by_id.insert(session.id().to_string(), session);
+        index
+            .by_id
+            .insert(session.id().to_string(), session.clone());
+        session
     }
 
     /// The reminders pending in the store's sessions.
     pub fn reminders(&self) -> &ReminderBook {
         &self.reminders
+    }
+
+    /// Whether the sessions are shared with other servers through Redis.
+    pub fn is_shared(&self) -> bool {
+        self.shared.is_some()
     }
 
     /// Whether `session` is one of the store's (not a scratch session made
@@ -297,10 +385,17 @@ impl SessionStore {
     }
 
     /// Bind `session` to `pin` from its next call on, and record it.
-    pub fn repin(&self, session: &Session, pin: AgentPin) -> anyhow::Result<()> {
+    pub async fn repin(&self, session: &Session, pin: AgentPin) -> anyhow::Result<()> {
         let before = session.pin();
         session.set_pin(pin);
-        let written = write_record(&self.root.join(session.id()), session);
+        let written = match &self.shared {
+            None => write_record(&self.root.join(session.id()), session),
+            Some(shared) => match shared.save(&Record::of(session)).await {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(anyhow::anyhow!("session `{}` has ended", session.id())),
+                Err(e) => Err(anyhow::anyhow!(Unavailable(e))),
+            },
+        };
         if written.is_err()
             && let Some(before) = before
         {
@@ -309,28 +404,49 @@ impl SessionStore {
         written
     }
 
-    /// The agent versions the store's sessions are bound to.
+    /// The agent versions the sessions this server knows are bound to.
     pub fn pins(&self) -> std::collections::HashSet<AgentPin> {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
         index.by_id.values().filter_map(|s| s.pin()).collect()
     }
 
+    /// Whether a write call holds the session's write slot, on any server.
+    pub async fn is_busy(&self, session: &Session) -> Result<bool, Unavailable> {
+        if session.is_busy() {
+            return Ok(true);
+        }
+        match &self.shared {
+            None => Ok(false),
+            Some(shared) => shared.busy(session.id()).await.map_err(Unavailable),
+        }
+    }
+
     /// End the session `id` now: cancel its reminders and remove it,
     /// workspace and all. Refused while a write call runs in it.
-    pub fn remove(&self, id: &str) -> Result<Arc<Session>, RemoveError> {
-        let session = {
+    pub async fn remove(&self, id: &str) -> Result<Arc<Session>, RemoveError> {
+        let not_found = || RemoveError::NotFound { id: id.to_string() };
+        let busy = || RemoveError::Busy { id: id.to_string() };
+        let session = match &self.shared {
+            None => self.get(id).ok_or_else(not_found)?,
+            Some(_) => self.find(id).await?.ok_or_else(not_found)?,
+        };
+        if session.is_busy() {
+            return Err(busy());
+        }
+        if let Some(shared) = &self.shared {
+            match shared.remove(id).await.map_err(Unavailable)? {
+                Removal::Done => {}
+                Removal::Busy => return Err(busy()),
+                Removal::Missing => return Err(not_found()),
+            }
+        }
+        {
             let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
-            let session = index
-                .by_id
-                .get(id)
-                .cloned()
-                .ok_or_else(|| RemoveError::NotFound { id: id.to_string() })?;
             if session.is_busy() {
-                return Err(RemoveError::Busy { id: id.to_string() });
+                return Err(busy());
             }
             index.take(&[id.to_string()]);
-            session
-        };
+        }
         self.discard(std::slice::from_ref(&session));
         Ok(session)
     }
@@ -338,18 +454,21 @@ impl SessionStore {
     /// Remove what `sessions` (taken out of the index) kept on disk, and
     /// their pending reminders; their ids.
     fn discard(&self, sessions: &[Arc<Session>]) -> Vec<String> {
-        let ids: Vec<String> = sessions
-            .iter()
-            .map(|session| {
-                let dir = self.root.join(session.id());
-                if let Err(e) = std::fs::remove_dir_all(&dir) {
-                    tracing::warn!("cannot remove session {}: {e}", dir.display());
-                }
-                session.id().to_string()
-            })
-            .collect();
-        self.reminders.forget_sessions(&ids);
+        let ids: Vec<String> = sessions.iter().map(|s| s.id().to_string()).collect();
+        self.discard_ids(&ids);
         ids
+    }
+
+    fn discard_ids(&self, ids: &[String]) {
+        for id in ids {
+            let dir = self.root.join(id);
+            if let Err(e) = std::fs::remove_dir_all(&dir)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                tracing::warn!("cannot remove session {}: {e}", dir.display());
+            }
+        }
+        self.reminders.forget_sessions(ids);
     }
 
     /// How long an idle session (and any event) is kept.
@@ -358,7 +477,7 @@ impl SessionStore {
     }
 
     /// Create a session with its own workspace directory.
-    pub fn create(&self, new: NewSession) -> Result<Arc<Session>, StoreError> {
+    pub async fn create(&self, new: NewSession) -> Result<Arc<Session>, StoreError> {
         let key = match (&new.channel, new.key) {
             (Some(channel), key) => {
                 check_token_part("channel", channel)?;
@@ -392,6 +511,13 @@ impl SessionStore {
             pin: new.pin.or_else(|| self.default_pin()),
         };
         let session = Session::with_dirs(spec, Dirs::under(&dir), Utc::now(), self.history.clone());
+        match &self.shared {
+            None => self.create_here(session, &dir),
+            Some(shared) => self.create_shared(shared, session, &dir).await,
+        }
+    }
+
+    fn create_here(&self, session: Session, dir: &Path) -> Result<Arc<Session>, StoreError> {
         // Hold the write lock from the token check to the insert, so two
         // requests cannot both take one token.
         let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
@@ -408,34 +534,74 @@ impl SessionStore {
                 session: existing.clone(),
             });
         }
-        write_record(&dir, &session)?;
+        write_record(dir, &session)?;
         let session = Arc::new(session);
         if let Some(token) = session.continuation_token() {
-            index.by_token.insert(token, id.clone());
+            index.by_token.insert(token, session.id().to_string());
         }
-        index.by_id.insert(id, session.clone());
+        index
+            .by_id
+            .insert(session.id().to_string(), session.clone());
         Ok(session)
+    }
+
+    async fn create_shared(
+        &self,
+        shared: &SharedSessions,
+        session: Session,
+        dir: &Path,
+    ) -> Result<Arc<Session>, StoreError> {
+        std::fs::create_dir_all(dir.join(WORKSPACE_DIR))
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let token = session.continuation_token();
+        let record = Record::of(&session);
+        let now = session.created_at.timestamp_millis();
+        let created = shared
+            .create(&record, token.as_deref(), now, self.max_sessions)
+            .await;
+        let refused = match created {
+            Ok(Created::Stored) => None,
+            Ok(Created::Full) => Some(StoreError::Full {
+                max: self.max_sessions,
+            }),
+            Ok(Created::TokenTaken(holder)) => Some(StoreError::TokenTaken {
+                token: token.unwrap_or_default(),
+                session: holder,
+            }),
+            Err(e) => Some(StoreError::Unavailable(Unavailable(e))),
+        };
+        if let Some(refused) = refused {
+            let _ = std::fs::remove_dir_all(dir);
+            return Err(refused);
+        }
+        let slot = shared.slot(session.id());
+        Ok(self.insert(Arc::new(session.with_shared_slot(slot))))
     }
 
     /// The session holding the continuation token `<channel>:<key>`, or a
     /// new one made from `new` when none does: the session and whether it
     /// was started now. A racing start of the same token resumes the
     /// session that won.
-    pub fn resume_or_create(&self, new: NewSession) -> Result<(Arc<Session>, bool), StoreError> {
+    pub async fn resume_or_create(
+        &self,
+        new: NewSession,
+    ) -> Result<(Arc<Session>, bool), StoreError> {
         let token = new
             .channel
             .as_deref()
             .zip(new.key.as_deref())
             .map(|(channel, key)| format!("{channel}:{key}"));
-        if let Some(session) = token.as_deref().and_then(|t| self.by_token(t)) {
+        if let Some(token) = token.as_deref()
+            && let Some(session) = self.find_by_token(token, false).await?
+        {
             return Ok((session, false));
         }
-        match self.create(new) {
+        match self.create(new).await {
             Ok(session) => Ok((session, true)),
-            Err(StoreError::TokenTaken { token, session }) => self
-                .get(&session)
-                .map(|found| (found, false))
-                .ok_or(StoreError::TokenTaken { token, session }),
+            Err(StoreError::TokenTaken { token, session }) => match self.find(&session).await? {
+                Some(found) => Ok((found, false)),
+                None => Err(StoreError::TokenTaken { token, session }),
+            },
             Err(e) => Err(e),
         }
     }
@@ -449,14 +615,103 @@ impl SessionStore {
         source.and_then(|source| source())
     }
 
-    /// The session holding the continuation token `token`.
-    pub fn by_token(&self, token: &str) -> Option<Arc<Session>> {
-        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
-        index
-            .by_token
-            .get(token)
-            .and_then(|id| index.by_id.get(id))
-            .cloned()
+    /// The session holding the continuation token `token`, on any server
+    /// of the fleet.
+    pub async fn by_token(&self, token: &str) -> Result<Option<Arc<Session>>, Unavailable> {
+        self.find_by_token(token, false).await
+    }
+
+    /// The session holding the continuation token `token`; `touch` marks
+    /// it active.
+    async fn find_by_token(
+        &self,
+        token: &str,
+        touch: bool,
+    ) -> Result<Option<Arc<Session>>, Unavailable> {
+        let Some(shared) = &self.shared else {
+            let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+            return Ok(index
+                .by_token
+                .get(token)
+                .and_then(|id| index.by_id.get(id))
+                .cloned());
+        };
+        let stored = shared
+            .load_by_token(token, touch.then(now_ms))
+            .await
+            .map_err(Unavailable)?;
+        Ok(self.cached(shared, stored))
+    }
+
+    /// The session with this id, on any server of the fleet.
+    pub async fn find(&self, id: &str) -> Result<Option<Arc<Session>>, Unavailable> {
+        self.find_touching(id, false).await
+    }
+
+    async fn find_touching(
+        &self,
+        id: &str,
+        touch: bool,
+    ) -> Result<Option<Arc<Session>>, Unavailable> {
+        let Some(shared) = &self.shared else {
+            return Ok(self.get(id));
+        };
+        let stored = shared
+            .load(id, touch.then(now_ms))
+            .await
+            .map_err(Unavailable)?;
+        if stored.is_none() {
+            self.forget_here(id);
+        }
+        Ok(self.cached(shared, stored))
+    }
+
+    /// The indexed session a record from Redis describes, brought up to
+    /// date (another server may have moved its version), or indexed now.
+    fn cached(&self, shared: &SharedSessions, stored: Option<Stored>) -> Option<Arc<Session>> {
+        let Stored {
+            record,
+            last_active_ms,
+        } = stored?;
+        if !is_session_id(&record.id) {
+            tracing::warn!(
+                id = record.id,
+                "a session record in Redis has an invalid id"
+            );
+            return None;
+        }
+        let session = match self.get(&record.id) {
+            Some(session) => {
+                if let Some(pin) = record
+                    .agent
+                    .filter(|pin| session.pin().as_ref() != Some(pin))
+                {
+                    session.set_pin(pin);
+                }
+                session
+            }
+            None => {
+                let id = record.id.clone();
+                match self.session_from(record) {
+                    Ok(session) => {
+                        self.insert(Arc::new(session.with_shared_slot(shared.slot(&id))))
+                    }
+                    Err(e) => {
+                        tracing::warn!("session `{id}` in Redis cannot be read: {e:#}");
+                        return None;
+                    }
+                }
+            }
+        };
+        session.seen_at(last_active_ms);
+        Some(session)
+    }
+
+    /// Drop the session `id` from this server's index: another server
+    /// removed it.
+    fn forget_here(&self, id: &str) {
+        let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
+        index.take(&[id.to_string()]);
     }
 
     fn scratch_session(&self, spec: SessionSpec) -> Bound {
@@ -477,37 +732,56 @@ impl SessionStore {
         self
     }
 
-    /// The session with this id.
+    /// The session with this id, if this server has it indexed (see
+    /// [`SessionStore::find`] for the fleet's).
     pub fn get(&self, id: &str) -> Option<Arc<Session>> {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
         index.by_id.get(id).cloned()
     }
 
     /// Every session, oldest first.
-    pub fn list(&self) -> Vec<Arc<Session>> {
-        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
-        let mut sessions: Vec<_> = index.by_id.values().cloned().collect();
+    pub async fn list(&self) -> Result<Vec<Arc<Session>>, Unavailable> {
+        let mut sessions: Vec<Arc<Session>> = match &self.shared {
+            None => {
+                let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+                index.by_id.values().cloned().collect()
+            }
+            Some(shared) => shared
+                .list()
+                .await
+                .map_err(Unavailable)?
+                .into_iter()
+                .filter_map(|stored| self.cached(shared, Some(stored)))
+                .collect(),
+        };
         sessions.sort_by_key(|s| s.created_at());
-        sessions
+        Ok(sessions)
+    }
+
+    /// How many sessions this server has indexed.
+    pub fn len_here(&self) -> usize {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        index.by_id.len()
     }
 
     /// Bind a call to its session by the request's `sessionId` or
     /// `continuationToken`, checking that `caller` may use it. With neither,
     /// or a token no session holds, the call gets a scratch session of its
     /// own (with the token's channel and key as its identity).
-    pub fn bind(
+    pub async fn bind(
         &self,
         session_id: Option<&str>,
         token: Option<&str>,
         caller: Option<&Value>,
     ) -> Result<Bound, BindError> {
         self.bind_or(session_id, token, caller, SessionSpec::default())
+            .await
     }
 
     /// [`SessionStore::bind`], with a scratch session made from `scratch`
     /// (its mode, asOf and channel; the request supplies the auth, and a
     /// token its channel and key).
-    pub fn bind_or(
+    pub async fn bind_or(
         &self,
         session_id: Option<&str>,
         token: Option<&str>,
@@ -521,11 +795,12 @@ impl SessionStore {
                 });
             }
             (Some(id), None) => self
-                .get(id)
+                .find_touching(id, true)
+                .await?
                 .ok_or_else(|| BindError::SessionNotFound { id: id.to_string() })?,
             (None, Some(token)) => {
                 let (channel, key) = split_token(token)?;
-                match self.by_token(token) {
+                match self.find_by_token(token, true).await? {
                     Some(session) => session,
                     None => {
                         return Ok(self.scratch_session(SessionSpec {
@@ -557,17 +832,30 @@ impl SessionStore {
         })
     }
 
+    /// Keep the session `id` at least until `until` plus the retention
+    /// period (a reminder is due then): the fleet's sweeps see it busy.
+    pub async fn keep_until(&self, id: &str, until: DateTime<Utc>) -> Result<(), Unavailable> {
+        match &self.shared {
+            None => Ok(()),
+            Some(shared) => shared
+                .keep_until(id, until.timestamp_millis())
+                .await
+                .map_err(Unavailable),
+        }
+    }
+
     /// Forget sessions idle for longer than the retention period (never one
     /// a write call is running in or a reminder is pending in), removing
     /// their directories, and drop older events from the rest. Returns the
-    /// ids removed.
-    pub fn sweep(&self) -> Vec<String> {
+    /// ids removed. Shared, each server sweeps the whole fleet's sessions
+    /// (each is removed by one), and drops idle ones from its index.
+    pub async fn sweep(&self) -> Result<Vec<String>, Unavailable> {
         let retention = chrono::Duration::from_std(self.retention).unwrap_or(chrono::Duration::MAX);
         let cutoff = Utc::now()
             .checked_sub_signed(retention)
             .unwrap_or(DateTime::<Utc>::MIN_UTC);
         let reminded = self.reminders.sessions_pending();
-        let expired: Vec<Arc<Session>> = {
+        let idle: Vec<Arc<Session>> = {
             let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
             let ids: Vec<String> = index
                 .by_id
@@ -577,11 +865,40 @@ impl SessionStore {
                 .collect();
             index.take(&ids)
         };
-        for session in self.list() {
+        for session in self.index_snapshot() {
             session.events().prune_before(cutoff);
         }
-        self.discard(&expired)
+        let Some(shared) = &self.shared else {
+            return Ok(self.discard(&idle));
+        };
+        // Idle here is not idle everywhere: Redis decides what goes.
+        let removed = shared
+            .sweep(cutoff.timestamp_millis())
+            .await
+            .map_err(Unavailable)?;
+        self.index
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take(&removed);
+        self.discard_ids(&removed);
+        Ok(removed)
     }
+
+    fn index_snapshot(&self) -> Vec<Arc<Session>> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        index.by_id.values().cloned().collect()
+    }
+}
+
+fn now_ms() -> i64 {
+    Utc::now().timestamp_millis()
+}
+
+/// Whether `id` is a session id the store makes (`ses_` and hex), so a
+/// record read from Redis cannot point the sweeper outside the root.
+fn is_session_id(id: &str) -> bool {
+    id.strip_prefix("ses_")
+        .is_some_and(|hex| !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
 fn split_token(token: &str) -> Result<(&str, &str), BindError> {
@@ -606,16 +923,7 @@ fn check_token_part(what: &str, text: &str) -> Result<(), StoreError> {
 fn write_record(dir: &Path, session: &Session) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir.join(WORKSPACE_DIR))
         .with_context(|| format!("cannot create {}", dir.display()))?;
-    let record = Record {
-        id: session.id().to_string(),
-        channel: session.channel.clone(),
-        key: session.key.clone(),
-        mode: session.mode,
-        as_of: session.as_of.map(|t| t.to_rfc3339()),
-        auth: session.auth.clone(),
-        created_at: session.created_at,
-        agent: session.pin(),
-    };
+    let record = Record::of(session);
     crate::files::write_atomically(&dir.join(RECORD_FILE), &serde_json::to_vec_pretty(&record)?)
         .context("cannot write the session record")
 }
@@ -629,8 +937,8 @@ mod tests {
         SessionStore::open(root, Duration::from_secs(3600)).unwrap()
     }
 
-    #[test]
-    fn sessions_survive_a_restart_with_their_tokens() {
+    #[tokio::test]
+    async fn sessions_survive_a_restart_with_their_tokens() {
         let root = tempfile::tempdir().unwrap();
         let id = {
             let store = store(root.path());
@@ -646,6 +954,7 @@ mod tests {
                         version: 3,
                     }),
                 })
+                .await
                 .unwrap();
             std::fs::write(session.workspace().unwrap().join("f"), "kept").unwrap();
             session.id().to_string()
@@ -653,6 +962,7 @@ mod tests {
         let store = store(root.path());
         let bound = store
             .bind(None, Some("slack:T1"), Some(&json!({"user": "ada"})))
+            .await
             .unwrap();
         assert!(!bound.scratch);
         assert_eq!(bound.session.id(), id);
@@ -663,14 +973,15 @@ mod tests {
         assert_eq!(std::fs::read_to_string(file).unwrap(), "kept");
     }
 
-    #[test]
-    fn a_record_naming_another_folder_is_skipped_and_never_swept() {
+    #[tokio::test]
+    async fn a_record_naming_another_folder_is_skipped_and_never_swept() {
         let root = tempfile::tempdir().unwrap();
         let sessions = root.path().join("sessions");
         let outside = root.path().join("precious");
         std::fs::create_dir_all(&outside).unwrap();
         let id = store(&sessions)
             .create(NewSession::default())
+            .await
             .unwrap()
             .id()
             .to_string();
@@ -678,28 +989,31 @@ mod tests {
         let text = std::fs::read_to_string(&record).unwrap();
         std::fs::write(&record, text.replace(&id, "../precious")).unwrap();
         let reopened = SessionStore::open(&sessions, Duration::ZERO).unwrap();
-        assert!(reopened.list().is_empty(), "the record is skipped");
-        reopened.sweep();
+        assert!(
+            reopened.list().await.unwrap().is_empty(),
+            "the record is skipped"
+        );
+        reopened.sweep().await.unwrap();
         assert!(
             outside.is_dir(),
             "nothing outside the sessions folder is removed"
         );
     }
 
-    #[test]
-    fn a_full_store_refuses_one_more_session() {
+    #[tokio::test]
+    async fn a_full_store_refuses_one_more_session() {
         let root = tempfile::tempdir().unwrap();
         let store = store(root.path()).with_max_sessions(2);
         for _ in 0..2 {
-            store.create(NewSession::default()).unwrap();
+            store.create(NewSession::default()).await.unwrap();
         }
-        let err = store.create(NewSession::default()).unwrap_err();
+        let err = store.create(NewSession::default()).await.unwrap_err();
         assert!(matches!(err, StoreError::Full { max: 2 }), "{err}");
         assert!(err.to_string().contains("keeps 2 sessions already"));
     }
 
-    #[test]
-    fn binding_rules() {
+    #[tokio::test]
+    async fn binding_rules() {
         let root = tempfile::tempdir().unwrap();
         let store = store(root.path());
         let owned = store
@@ -708,30 +1022,33 @@ mod tests {
                 auth: Some(json!({"user": "ada"})),
                 ..NewSession::default()
             })
+            .await
             .unwrap();
         let ada = json!({"user": "ada"});
         let token = owned.continuation_token().unwrap();
 
-        let both = store.bind(Some(owned.id()), Some(&token), Some(&ada));
+        let both = store.bind(Some(owned.id()), Some(&token), Some(&ada)).await;
         assert_eq!(both.unwrap_err().code(), "invalid_continuation_token");
-        let bad = store.bind(None, Some("no-colon"), Some(&ada));
+        let bad = store.bind(None, Some("no-colon"), Some(&ada)).await;
         assert_eq!(bad.unwrap_err().code(), "invalid_continuation_token");
-        let missing = store.bind(Some("ses_nope"), None, None);
+        let missing = store.bind(Some("ses_nope"), None, None).await;
         assert_eq!(missing.unwrap_err().code(), "session_not_found");
-        let stranger = store.bind(Some(owned.id()), None, Some(&json!({"user": "bob"})));
+        let stranger = store
+            .bind(Some(owned.id()), None, Some(&json!({"user": "bob"})))
+            .await;
         assert_eq!(stranger.unwrap_err().code(), "session_forbidden");
 
-        let by_token = store.bind(None, Some(&token), Some(&ada)).unwrap();
+        let by_token = store.bind(None, Some(&token), Some(&ada)).await.unwrap();
         assert_eq!(by_token.session.id(), owned.id());
-        let unmapped = store.bind(None, Some("gh:other"), None).unwrap();
+        let unmapped = store.bind(None, Some("gh:other"), None).await.unwrap();
         assert!(unmapped.scratch);
         assert_eq!(unmapped.session.channel(), Some("gh"));
         assert_eq!(unmapped.session.key(), Some("other"));
-        assert!(store.bind(None, None, None).unwrap().scratch);
+        assert!(store.bind(None, None, None).await.unwrap().scratch);
     }
 
-    #[test]
-    fn a_token_names_one_session() {
+    #[tokio::test]
+    async fn a_token_names_one_session() {
         let root = tempfile::tempdir().unwrap();
         let store = store(root.path());
         let new = || NewSession {
@@ -739,30 +1056,275 @@ mod tests {
             key: Some("42".into()),
             ..NewSession::default()
         };
-        store.create(new()).unwrap();
+        store.create(new()).await.unwrap();
         assert!(matches!(
-            store.create(new()),
+            store.create(new()).await,
             Err(StoreError::TokenTaken { .. })
         ));
-        let bad = store.create(NewSession {
-            channel: Some("a:b".into()),
-            ..NewSession::default()
-        });
+        let bad = store
+            .create(NewSession {
+                channel: Some("a:b".into()),
+                ..NewSession::default()
+            })
+            .await;
         assert!(matches!(bad, Err(StoreError::Invalid(_))));
     }
 
-    #[test]
-    fn idle_sessions_are_swept_with_their_workspace() {
+    #[tokio::test]
+    async fn idle_sessions_are_swept_with_their_workspace() {
         let root = tempfile::tempdir().unwrap();
         let store = SessionStore::open(root.path(), Duration::ZERO).unwrap();
-        let session = store.create(NewSession::default()).unwrap();
+        let session = store.create(NewSession::default()).await.unwrap();
         let dir = session.workspace().unwrap().to_path_buf();
         let held = session.try_write_slot().unwrap();
         std::thread::sleep(Duration::from_millis(5));
-        assert!(store.sweep().is_empty(), "a busy session is kept");
+        assert!(
+            store.sweep().await.unwrap().is_empty(),
+            "a busy session is kept"
+        );
         drop(held);
-        assert_eq!(store.sweep(), vec![session.id().to_string()]);
+        assert_eq!(store.sweep().await.unwrap(), vec![session.id().to_string()]);
         assert!(!dir.exists());
         assert!(store.get(session.id()).is_none());
+    }
+
+    /// Two servers' stores over one Redis and one sessions folder.
+    mod shared {
+        use super::*;
+        use crate::config::state::{Backend, StateSettings};
+        use crate::session::SlotRefused;
+        use toolhost_test_artifacts::redis::RedisServer;
+
+        struct Fleet {
+            a: SessionStore,
+            b: SessionStore,
+            root: tempfile::TempDir,
+            _server: RedisServer,
+        }
+
+        fn fleet(retention: Duration) -> Option<Fleet> {
+            let server = RedisServer::start()?;
+            let settings = StateSettings {
+                backend: Backend::Redis,
+                redis_url: Some(server.url()),
+                ..StateSettings::default()
+            };
+            let root = tempfile::tempdir().unwrap();
+            let open = || {
+                let redis = RedisStore::open(&settings).unwrap();
+                let terms = LeaseTerms::new(Duration::from_secs(2));
+                SessionStore::open_shared(
+                    root.path(),
+                    retention,
+                    HistoryBudget::default(),
+                    redis,
+                    terms,
+                )
+                .unwrap()
+            };
+            Some(Fleet {
+                a: open(),
+                b: open(),
+                root,
+                _server: server,
+            })
+        }
+
+        #[tokio::test]
+        async fn a_session_made_on_one_server_binds_on_another() {
+            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
+                return;
+            };
+            let ada = json!({"user": "ada"});
+            let made = fleet
+                .a
+                .create(NewSession {
+                    channel: Some("gh".into()),
+                    key: Some("PR-1".into()),
+                    mode: SessionMode::DryRun,
+                    auth: Some(ada.clone()),
+                    pin: Some(AgentPin {
+                        name: "default".into(),
+                        version: 2,
+                    }),
+                    ..NewSession::default()
+                })
+                .await
+                .unwrap();
+            assert!(
+                !fleet.root.path().join(made.id()).join(RECORD_FILE).exists(),
+                "the record is in Redis, not in the shared folder"
+            );
+            let bound = fleet
+                .b
+                .bind(None, Some("gh:PR-1"), Some(&ada))
+                .await
+                .unwrap();
+            assert!(!bound.scratch);
+            assert_eq!(bound.session.id(), made.id());
+            assert_eq!(bound.session.mode(), SessionMode::DryRun);
+            assert_eq!(
+                bound.session.workspace().unwrap(),
+                made.workspace().unwrap()
+            );
+            let bob = json!({"user": "bob"});
+            let stranger = fleet.b.bind(Some(made.id()), None, Some(&bob)).await;
+            assert_eq!(stranger.unwrap_err().code(), "session_forbidden");
+
+            let taken = fleet
+                .b
+                .create(NewSession {
+                    channel: Some("gh".into()),
+                    key: Some("PR-1".into()),
+                    ..NewSession::default()
+                })
+                .await;
+            assert!(
+                matches!(&taken, Err(StoreError::TokenTaken { session, .. }) if session == made.id()),
+                "one token, one session across the fleet"
+            );
+
+            fleet
+                .a
+                .repin(
+                    &made,
+                    AgentPin {
+                        name: "default".into(),
+                        version: 3,
+                    },
+                )
+                .await
+                .unwrap();
+            let seen = fleet.b.find(made.id()).await.unwrap().unwrap();
+            assert_eq!(
+                seen.pin().map(|p| p.version),
+                Some(3),
+                "an upgrade on A is seen on B"
+            );
+            assert_eq!(fleet.b.list().await.unwrap().len(), 1);
+        }
+
+        #[tokio::test]
+        async fn one_write_slot_across_the_fleet() {
+            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
+                return;
+            };
+            let made = fleet.a.create(NewSession::default()).await.unwrap();
+            let on_b = fleet.b.find(made.id()).await.unwrap().unwrap();
+            assert!(!Arc::ptr_eq(&made, &on_b), "each server has its own copy");
+
+            let held = made.write_slot().await.unwrap();
+            assert!(matches!(on_b.write_slot().await, Err(SlotRefused::Busy)));
+            assert!(fleet.b.is_busy(&on_b).await.unwrap(), "B sees A's call");
+            let ended = fleet.b.remove(made.id()).await;
+            assert!(matches!(ended, Err(RemoveError::Busy { .. })), "{ended:?}");
+            drop(held);
+            let mut taken = None;
+            for _ in 0..100 {
+                if let Ok(slot) = on_b.write_slot().await {
+                    taken = Some(slot);
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            assert!(
+                taken.is_some(),
+                "a released slot is free for another server"
+            );
+        }
+
+        #[tokio::test]
+        async fn ending_a_session_on_one_server_ends_it_everywhere() {
+            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
+                return;
+            };
+            let made = fleet
+                .a
+                .create(NewSession {
+                    channel: Some("slack".into()),
+                    ..NewSession::default()
+                })
+                .await
+                .unwrap();
+            let token = made.continuation_token().unwrap();
+            let dir = made.workspace().unwrap().to_path_buf();
+            fleet.b.remove(made.id()).await.unwrap();
+            assert!(!dir.exists(), "its workspace goes with it");
+            assert!(fleet.a.find(made.id()).await.unwrap().is_none());
+            assert!(fleet.a.get(made.id()).is_none(), "A forgets its copy");
+            assert!(fleet.a.by_token(&token).await.unwrap().is_none());
+            let again = fleet.b.remove(made.id()).await;
+            assert!(
+                matches!(again, Err(RemoveError::NotFound { .. })),
+                "{again:?}"
+            );
+        }
+
+        #[tokio::test]
+        async fn the_fleet_sweeps_each_idle_session_once_and_keeps_busy_and_reminded_ones() {
+            let Some(fleet) = fleet(Duration::ZERO) else {
+                return;
+            };
+            let idle = fleet.a.create(NewSession::default()).await.unwrap();
+            let busy = fleet.a.create(NewSession::default()).await.unwrap();
+            let reminded = fleet.a.create(NewSession::default()).await.unwrap();
+            let _held = busy.write_slot().await.unwrap();
+            let due = Utc::now() + chrono::Duration::hours(1);
+            fleet.a.keep_until(reminded.id(), due).await.unwrap();
+            let dir = idle.workspace().unwrap().to_path_buf();
+            tokio::time::sleep(Duration::from_millis(5)).await;
+
+            let (on_a, on_b) = tokio::join!(fleet.a.sweep(), fleet.b.sweep());
+            let mut swept = on_a.unwrap();
+            swept.extend(on_b.unwrap());
+            assert_eq!(
+                swept,
+                vec![idle.id().to_string()],
+                "removed by exactly one server"
+            );
+            assert!(!dir.exists());
+            let left: Vec<String> = fleet
+                .b
+                .list()
+                .await
+                .unwrap()
+                .iter()
+                .map(|s| s.id().to_string())
+                .collect();
+            assert_eq!(left.len(), 2, "{left:?}");
+            assert!(
+                left.contains(&busy.id().to_string()) && left.contains(&reminded.id().to_string())
+            );
+        }
+
+        #[tokio::test]
+        async fn the_fleet_keeps_at_most_its_sessions() {
+            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
+                return;
+            };
+            let Fleet { a, b, .. } = fleet;
+            let (a, b) = (a.with_max_sessions(2), b.with_max_sessions(2));
+            a.create(NewSession::default()).await.unwrap();
+            b.create(NewSession::default()).await.unwrap();
+            let err = a.create(NewSession::default()).await.unwrap_err();
+            assert!(matches!(err, StoreError::Full { max: 2 }), "{err}");
+        }
+
+        #[tokio::test]
+        async fn a_store_whose_redis_is_gone_says_so() {
+            let Some(mut fleet) = fleet(Duration::from_secs(3600)) else {
+                return;
+            };
+            let made = fleet.a.create(NewSession::default()).await.unwrap();
+            fleet._server.kill();
+            let err = fleet.b.bind(Some(made.id()), None, None).await.unwrap_err();
+            assert_eq!(err.code(), "state_unavailable");
+            assert!(err.to_string().contains("Redis at redis://"), "{err}");
+            let refused = made.write_slot().await;
+            assert!(
+                matches!(refused, Err(SlotRefused::Unavailable(_))),
+                "{refused:?}"
+            );
+        }
     }
 }

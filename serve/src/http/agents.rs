@@ -144,7 +144,13 @@ pub(super) async fn versions(
     let records = tokio::task::spawn_blocking(move || host.agent_versions(&name))
         .await
         .map_err(|e| ApiError::internal(e.to_string()))??;
-    let pins: Vec<AgentPin> = app.sessions.list().iter().filter_map(|s| s.pin()).collect();
+    let pins: Vec<AgentPin> = app
+        .sessions
+        .list()
+        .await?
+        .iter()
+        .filter_map(|s| s.pin())
+        .collect();
     let versions: Vec<Value> = records
         .iter()
         .map(|r| summary_json(&app, r, &pins))

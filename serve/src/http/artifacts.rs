@@ -40,7 +40,7 @@ pub(super) async fn list(
     PathParams((slug, id)): PathParams<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
-    let session = find(&app, &id)?;
+    let session = find(&app, &id).await?;
     let listed = tokio::task::spawn_blocking(move || {
         SessionArtifacts::new(&session).list().map(|all| {
             all.iter()
@@ -61,7 +61,7 @@ pub(super) async fn download(
     PathParams((slug, id, name)): PathParams<(String, String, String)>,
 ) -> Result<Response, ApiError> {
     app.check_slug(&slug)?;
-    let session = find(&app, &id)?;
+    let session = find(&app, &id).await?;
     let (artifact, file) =
         tokio::task::spawn_blocking(move || SessionArtifacts::new(&session).open(&name))
             .await

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use toolhost::agents::AgentError;
 use toolhost::error::CallError;
-use toolhost::session::{BindError, RemoveError, StoreError};
+use toolhost::session::{BindError, RemoveError, StoreError, Unavailable};
 
 /// An error response: `{"ok": false, "error": {"code", "message", ...}}`.
 #[derive(Debug)]
@@ -117,6 +117,7 @@ impl From<BindError> for ApiError {
             BindError::InvalidToken { .. } => StatusCode::BAD_REQUEST,
             BindError::SessionNotFound { .. } => StatusCode::NOT_FOUND,
             BindError::NotOwner { .. } => StatusCode::FORBIDDEN,
+            BindError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
         };
         Self::new(status, error.code(), error.to_string())
     }
@@ -149,6 +150,7 @@ impl From<RemoveError> for ApiError {
             RemoveError::Busy { .. } => {
                 Self::new(StatusCode::CONFLICT, "session_busy", error.to_string())
             }
+            RemoveError::Unavailable(unavailable) => Self::from(unavailable),
         }
     }
 }
@@ -175,7 +177,24 @@ impl From<StoreError> for ApiError {
                 "workspace_unavailable",
                 error.to_string(),
             ),
+            StoreError::Unavailable(unavailable) => Self::from(unavailable),
         }
+    }
+}
+
+impl From<&Unavailable> for ApiError {
+    fn from(error: &Unavailable) -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "state_unavailable",
+            error.to_string(),
+        )
+    }
+}
+
+impl From<Unavailable> for ApiError {
+    fn from(error: Unavailable) -> Self {
+        Self::from(&error)
     }
 }
 

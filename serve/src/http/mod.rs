@@ -168,13 +168,13 @@ impl ServeOptions {
         })
     }
 
-    /// The session store these options describe, kept under `root`.
-    pub fn session_store(&self, root: std::path::PathBuf) -> anyhow::Result<SessionStore> {
+    /// The session store these options describe, where `host` keeps its
+    /// sessions (shared with its fleet on the Redis backend).
+    pub fn session_store(&self, host: &Host) -> anyhow::Result<SessionStore> {
         let history = HistoryBudget::new(self.session_history_bytes, self.history_bytes);
-        Ok(
-            SessionStore::open_with_history(root, self.session_retention, history)?
-                .with_max_sessions(self.max_sessions),
-        )
+        Ok(host
+            .open_sessions(self.session_retention, history)?
+            .with_max_sessions(self.max_sessions))
     }
 }
 
@@ -201,7 +201,7 @@ impl App {
     /// The shared state for `host`, with sessions kept under its state
     /// directory (which its tools reach through `toolhost:tool/sessions`).
     pub fn new(host: Arc<Host>, options: ServeOptions) -> anyhow::Result<Arc<Self>> {
-        let sessions = Arc::new(options.session_store(host.sessions_dir())?);
+        let sessions = Arc::new(options.session_store(&host)?);
         host.attach_sessions(sessions.clone());
         let slug = host
             .config()
@@ -235,8 +235,14 @@ impl App {
     }
 
     /// Forget expired sessions and finished waiting calls.
-    pub fn sweep(&self) {
-        let removed = self.sessions.sweep();
+    pub async fn sweep(&self) {
+        let removed = match self.sessions.sweep().await {
+            Ok(removed) => removed,
+            Err(e) => {
+                tracing::warn!("idle sessions not swept: {e}");
+                Vec::new()
+            }
+        };
         if !removed.is_empty() {
             tracing::info!("removed {} idle sessions", removed.len());
             self.board.forget_sessions(&removed);
@@ -385,7 +391,7 @@ pub async fn run(
             let mut tick = tokio::time::interval(every);
             loop {
                 tick.tick().await;
-                app.sweep();
+                app.sweep().await;
             }
         })
     };
@@ -595,7 +601,7 @@ async fn healthz(State(app): State<Arc<App>>) -> axum::Json<serde_json::Value> {
 
 async fn metrics(State(app): State<Arc<App>>) -> Response {
     let text = app.metrics.render(
-        app.sessions.list().len(),
+        app.sessions.len_here(),
         app.host.gate(),
         &app.host.loaded_versions(),
     );

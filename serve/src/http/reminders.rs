@@ -24,7 +24,7 @@ pub(super) async fn list(
     PathParams((slug, id)): PathParams<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
-    let session = find(&app, &id)?;
+    let session = find(&app, &id).await?;
     let pending = app.sessions.reminders().pending(session.id());
     let listed: Vec<Value> = pending.iter().map(|r| r.to_json()).collect();
     Ok(Json(json!({ "reminders": listed })))
@@ -38,7 +38,7 @@ pub(super) async fn cancel(
     PathParams((slug, id, reminder)): PathParams<(String, String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
-    let session = find(&app, &id)?;
+    let session = find(&app, &id).await?;
     let cancelling = app.clone();
     let session_id = session.id().to_string();
     let wanted = reminder.clone();

@@ -49,7 +49,7 @@ pub(super) struct UpgradeBody {
     version: Option<u64>,
 }
 
-fn session_json(session: &Session) -> Value {
+fn session_json(session: &Session, busy: bool) -> Value {
     json!({
         "id": session.id(),
         "channel": session.channel(),
@@ -60,7 +60,7 @@ fn session_json(session: &Session) -> Value {
         "owner": session.auth().and_then(principal_id),
         "createdAt": session.created_at().to_rfc3339(),
         "lastActiveAt": session.last_active().to_rfc3339(),
-        "busy": session.is_busy(),
+        "busy": busy,
         "agent": session.pin(),
     })
 }
@@ -69,8 +69,14 @@ fn invalid(message: impl Into<String>) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, "invalid_request", message)
 }
 
-pub(super) fn find(app: &App, id: &str) -> Result<Arc<Session>, ApiError> {
-    app.sessions.get(id).ok_or_else(|| {
+/// The session `id` and whether a write call holds it, on any server.
+async fn describe(app: &App, session: &Session) -> Result<Value, ApiError> {
+    let busy = app.sessions.is_busy(session).await?;
+    Ok(session_json(session, busy))
+}
+
+pub(super) async fn find(app: &App, id: &str) -> Result<Arc<Session>, ApiError> {
+    app.sessions.find(id).await?.ok_or_else(|| {
         ApiError::new(
             StatusCode::NOT_FOUND,
             "session_not_found",
@@ -104,18 +110,21 @@ pub(super) async fn create(
         return Err(invalid("`auth` must be a JSON object"));
     }
     let pin = app.host.pin_for(body.agent.as_deref(), body.version)?;
-    let session = app.sessions.create(NewSession {
-        channel: body.channel,
-        key: body.key,
-        mode,
-        as_of,
-        auth: body.auth,
-        pin: Some(pin),
-    })?;
+    let session = app
+        .sessions
+        .create(NewSession {
+            channel: body.channel,
+            key: body.key,
+            mode,
+            as_of,
+            auth: body.auth,
+            pin: Some(pin),
+        })
+        .await?;
     if let Err(e) = write_agent_tools(&app, &session).await {
         tracing::warn!("session {}: {}", session.id(), e.body());
     }
-    Ok((StatusCode::CREATED, Json(session_json(&session))))
+    Ok((StatusCode::CREATED, Json(session_json(&session, false))))
 }
 
 /// Write the agent-execution tools of `session`'s version into its
@@ -146,7 +155,7 @@ pub(super) async fn agent_tools(
     PathParams((slug, id)): PathParams<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
-    let session = find(&app, &id)?;
+    let session = find(&app, &id).await?;
     let written = write_agent_tools(&app, &session).await?;
     Ok(Json(json!({
         "dir": toolhost::agent_tools::AGENT_TOOLS_DIR,
@@ -163,7 +172,7 @@ pub(super) async fn upgrade(
     body: axum::body::Bytes,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
-    let session = find(&app, &id)?;
+    let session = find(&app, &id).await?;
     let body: UpgradeBody = if body.iter().all(u8::is_ascii_whitespace) {
         UpgradeBody::default()
     } else {
@@ -171,7 +180,7 @@ pub(super) async fn upgrade(
             .map_err(|e| invalid(format!("the upgrade body is not valid: {e}")))?
     };
     let to = body.version;
-    let diff = app.host.upgrade(&app.sessions, &session, to)?;
+    let diff = app.host.upgrade(&app.sessions, &session, to).await?;
     if let Err(e) = write_agent_tools(&app, &session).await {
         tracing::warn!("session {}: {}", session.id(), e.body());
     }
@@ -180,7 +189,7 @@ pub(super) async fn upgrade(
         EventData::Json(serde_json::to_value(&diff).unwrap_or(Value::Null)),
     );
     Ok(Json(json!({
-        "session": session_json(&session),
+        "session": describe(&app, &session).await?,
         "changes": diff,
     })))
 }
@@ -193,10 +202,7 @@ pub(super) async fn end(
     PathParams((slug, id)): PathParams<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     app.check_slug(&slug)?;
-    let sessions = app.sessions.clone();
-    let removed = tokio::task::spawn_blocking(move || sessions.remove(&id))
-        .await
-        .map_err(|e| ApiError::internal(e.to_string()))??;
+    let removed = app.sessions.remove(&id).await?;
     app.board.forget_sessions(&[removed.id().to_string()]);
     app.host.release_versions();
     Ok(StatusCode::NO_CONTENT)
@@ -207,12 +213,10 @@ pub(super) async fn list(
     PathParams(slug): PathParams<String>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
-    let sessions: Vec<Value> = app
-        .sessions
-        .list()
-        .iter()
-        .map(|s| session_json(s))
-        .collect();
+    let mut sessions = Vec::new();
+    for session in app.sessions.list().await? {
+        sessions.push(describe(&app, &session).await?);
+    }
     Ok(Json(json!({ "sessions": sessions })))
 }
 
@@ -221,7 +225,8 @@ pub(super) async fn get(
     PathParams((slug, id)): PathParams<(String, String)>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
-    Ok(Json(session_json(&*find(&app, &id)?)))
+    let session = find(&app, &id).await?;
+    Ok(Json(describe(&app, &session).await?))
 }
 
 /// `?after=<event id>`: replay from there (as `Last-Event-ID` does).
@@ -237,7 +242,7 @@ pub(super) async fn stream(
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     app.check_slug(&slug)?;
-    let session = find(&app, &id)?;
+    let session = find(&app, &id).await?;
     let after = match headers.get("last-event-id") {
         Some(value) => Some(
             value
@@ -321,7 +326,7 @@ pub(super) async fn post_events(
     JsonBody(body): JsonBody<ClientEvents>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
-    let session = find(&app, &id)?;
+    let session = find(&app, &id).await?;
     if !session.admits(body.auth.as_ref()) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,

@@ -66,15 +66,18 @@ pub(super) async fn call(
         (None, None) => None,
         (agent, version) => Some(app.host.pin_for(agent.as_deref(), version)?),
     };
-    let bound = app.sessions.bind_or(
-        body.session_id.as_deref(),
-        body.continuation_token.as_deref(),
-        body.auth.as_ref(),
-        SessionSpec {
-            pin: pin.clone(),
-            ..SessionSpec::default()
-        },
-    )?;
+    let bound = app
+        .sessions
+        .bind_or(
+            body.session_id.as_deref(),
+            body.continuation_token.as_deref(),
+            body.auth.as_ref(),
+            SessionSpec {
+                pin: pin.clone(),
+                ..SessionSpec::default()
+            },
+        )
+        .await?;
     let held = bound.session.pin().filter(|_| !bound.scratch);
     if let (Some(held), Some(pin)) = (held, &pin) {
         let other_agent = body.agent.as_ref().is_some_and(|a| *a != held.name);

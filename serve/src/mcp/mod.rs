@@ -207,7 +207,7 @@ impl ToolServer {
     }
 
     /// The session a call runs in, from its `_meta` over the server's options.
-    fn session_for(
+    async fn session_for(
         &self,
         meta: &serde_json::Map<String, Value>,
     ) -> Result<Arc<Session>, ErrorData> {
@@ -259,6 +259,7 @@ impl ToolServer {
                 self.options.caller.as_ref(),
                 scratch,
             )
+            .await
             .map_err(|e| {
                 ErrorData::invalid_params(e.to_string(), Some(json!({ "code": e.code() })))
             })?;
@@ -540,7 +541,7 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        let session = self.session_for(&context.meta)?;
+        let session = self.session_for(&context.meta).await?;
         let registry = self
             .host
             .version_of(&session)

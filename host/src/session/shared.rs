@@ -1,0 +1,386 @@
+//! Sessions several servers share, kept in Redis (`[state] backend =
+//! "redis"`): each session's record, its continuation token, when it was
+//! last active, and its write slot.
+//!
+//! The keys, under the store's prefix:
+//!
+//! - `session:<id>`: the record, as the JSON `session.json` holds on one
+//!   machine;
+//! - `sestoken:<channel>:<key>`: the id of the session holding the token;
+//! - `sessions`: a sorted set of every id, scored by when the session was
+//!   last active (ms since the epoch), which the fleet's sweeps walk;
+//! - `slot:<id>`: the write slot, a [`Lease`] its holder renews.
+//!
+//! Creating, removing and sweeping a session change these in one Lua
+//! script each, so no server ever sees a token without its record. The
+//! scripts build record, slot and token keys from ids inside Redis: the
+//! store needs one Redis server (or a primary with replicas), not Redis
+//! Cluster.
+
+use std::sync::{Arc, LazyLock};
+
+use redis::Script;
+
+use super::store::Record;
+use crate::redis_store::RedisStore;
+use crate::redis_store::lease::{Lease, LeaseTerms};
+
+/// Lua: drop the session `id` (record, token if it still names it, index
+/// entry) unless its write slot is held. `ARGV` of the caller: ..., the
+/// record, slot and token key prefixes at `p`, `p + 1`, `p + 2`.
+const DROP_SESSION: &str = "
+local function drop_session(index, id, p)
+  if redis.call('EXISTS', ARGV[p + 1] .. id) == 1 then return 'busy' end
+  local record = redis.call('GET', ARGV[p] .. id)
+  if record then
+    local ok, r = pcall(cjson.decode, record)
+    if ok and type(r) == 'table' and type(r.channel) == 'string' and type(r.key) == 'string' then
+      local token = ARGV[p + 2] .. r.channel .. ':' .. r.key
+      if redis.call('GET', token) == id then redis.call('DEL', token) end
+    end
+    redis.call('DEL', ARGV[p] .. id)
+  end
+  redis.call('ZREM', index, id)
+  if record then return 'removed' end
+  return 'missing'
+end
+";
+
+/// `KEYS`: record, index, then the token's key if it has one. `ARGV`: id,
+/// record, now (ms), the most sessions kept.
+static CREATE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return {'full'} end
+         if KEYS[3] then
+           local holder = redis.call('GET', KEYS[3])
+           if holder then return {'taken', holder} end
+           redis.call('SET', KEYS[3], ARGV[1])
+         end
+         redis.call('SET', KEYS[1], ARGV[2])
+         redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+         return {'ok'}",
+    )
+});
+
+/// `KEYS`: the token's key (or the record's, see `ARGV[3]`), index.
+/// `ARGV`: record key prefix, now (ms) or `''` to leave it idle, `id` when
+/// `KEYS[1]` is the record's key (else `''`). The record and its last
+/// activity, or nil.
+static LOAD: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "local id = ARGV[3]
+         if id == '' then
+           id = redis.call('GET', KEYS[1])
+           if not id then return nil end
+         end
+         local record = redis.call('GET', ARGV[1] .. id)
+         if not record then return nil end
+         if ARGV[2] ~= '' then redis.call('ZADD', KEYS[2], 'GT', ARGV[2], id) end
+         return {record, redis.call('ZSCORE', KEYS[2], id) or '0'}",
+    )
+});
+
+/// `KEYS`: index. `ARGV`: id, then the key prefixes of [`DROP_SESSION`].
+static REMOVE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "{DROP_SESSION}
+         return drop_session(KEYS[1], ARGV[1], 2)"
+    ))
+});
+
+/// `KEYS`: index. `ARGV`: cutoff (ms), most to look at, then the key
+/// prefixes of [`DROP_SESSION`]. The ids removed, and how many were looked at.
+static SWEEP: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "{DROP_SESSION}
+         local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+         local removed = {{}}
+         for _, id in ipairs(ids) do
+           if drop_session(KEYS[1], id, 3) ~= 'busy' then table.insert(removed, id) end
+         end
+         return {{#ids, removed}}"
+    ))
+});
+
+/// `KEYS`: index. `ARGV`: record key prefix. Each record and its last
+/// activity, in turn.
+static LIST: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "local out = {}
+         local all = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+         for i = 1, #all, 2 do
+           local record = redis.call('GET', ARGV[1] .. all[i])
+           if record then
+             table.insert(out, record)
+             table.insert(out, all[i + 1])
+           end
+         end
+         return out",
+    )
+});
+
+/// A record read from Redis, and when its session was last active.
+pub(super) struct Stored {
+    /// The record.
+    pub record: Record,
+    /// Last activity, in ms since the epoch.
+    pub last_active_ms: i64,
+}
+
+/// What creating a session in Redis did.
+pub(super) enum Created {
+    /// It is stored.
+    Stored,
+    /// Another session holds the token: its id.
+    TokenTaken(String),
+    /// The fleet keeps as many sessions as it may.
+    Full,
+}
+
+/// What removing a session from Redis did.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Removal {
+    /// It is gone.
+    Done,
+    /// A write call holds its slot.
+    Busy,
+    /// No session had the id.
+    Missing,
+}
+
+/// The sessions of a fleet, in Redis.
+#[derive(Debug)]
+pub(super) struct SharedSessions {
+    store: Arc<RedisStore>,
+    /// The write slot's lease terms.
+    terms: LeaseTerms,
+}
+
+impl SharedSessions {
+    /// Sessions kept in `store`, their write slots leased on `terms`.
+    pub(super) fn new(store: Arc<RedisStore>, terms: LeaseTerms) -> Self {
+        Self { store, terms }
+    }
+
+    fn record_key(&self, id: &str) -> String {
+        self.store.key("session", &[id])
+    }
+
+    fn index_key(&self) -> String {
+        self.store.key("sessions", &[])
+    }
+
+    fn token_key(&self, token: &str) -> String {
+        self.store.key("sestoken", &[token])
+    }
+
+    fn slot_key(&self, id: &str) -> String {
+        self.store.key("slot", &[id])
+    }
+
+    /// The prefixes [`DROP_SESSION`] builds keys from.
+    fn drop_prefixes(&self) -> [String; 3] {
+        [self.record_key(""), self.slot_key(""), self.token_key("")]
+    }
+
+    fn error(&self, e: &redis::RedisError) -> String {
+        self.store.failure(e)
+    }
+
+    /// The write slot of the session `id`, for [`super::Session`] to lease.
+    pub(super) fn slot(&self, id: &str) -> SharedSlot {
+        SharedSlot {
+            store: self.store.clone(),
+            key: self.slot_key(id),
+            terms: self.terms,
+        }
+    }
+
+    /// Store a new session's record (and its token), within `max` sessions.
+    pub(super) async fn create(
+        &self,
+        record: &Record,
+        token: Option<&str>,
+        now_ms: i64,
+        max: usize,
+    ) -> Result<Created, String> {
+        let json = serde_json::to_string(record).map_err(|e| e.to_string())?;
+        let mut invocation = CREATE.key(self.record_key(&record.id));
+        invocation.key(self.index_key());
+        if let Some(token) = token {
+            invocation.key(self.token_key(token));
+        }
+        invocation.arg(&record.id).arg(json).arg(now_ms).arg(max);
+        let answer: Vec<String> = invocation
+            .invoke_async(&mut self.store.connection())
+            .await
+            .map_err(|e| self.error(&e))?;
+        Ok(match answer.as_slice() {
+            [ok] if ok == "ok" => Created::Stored,
+            [full] if full == "full" => Created::Full,
+            [taken, holder] if taken == "taken" => Created::TokenTaken(holder.clone()),
+            other => return Err(format!("Redis answered {other:?} to a session's creation")),
+        })
+    }
+
+    /// The record of session `id`; `touch_ms` marks it active then.
+    pub(super) async fn load(
+        &self,
+        id: &str,
+        touch_ms: Option<i64>,
+    ) -> Result<Option<Stored>, String> {
+        self.load_from(self.record_key(id), id, touch_ms).await
+    }
+
+    /// The record of the session holding `token`; `touch_ms` marks it
+    /// active then.
+    pub(super) async fn load_by_token(
+        &self,
+        token: &str,
+        touch_ms: Option<i64>,
+    ) -> Result<Option<Stored>, String> {
+        self.load_from(self.token_key(token), "", touch_ms).await
+    }
+
+    async fn load_from(
+        &self,
+        key: String,
+        id: &str,
+        touch_ms: Option<i64>,
+    ) -> Result<Option<Stored>, String> {
+        let touch = touch_ms.map(|ms| ms.to_string()).unwrap_or_default();
+        let answer: Option<(String, String)> = LOAD
+            .key(key)
+            .key(self.index_key())
+            .arg(self.record_key(""))
+            .arg(touch)
+            .arg(id)
+            .invoke_async(&mut self.store.connection())
+            .await
+            .map_err(|e| self.error(&e))?;
+        answer
+            .map(|(json, score)| stored(&json, &score))
+            .transpose()
+    }
+
+    /// Write the record of a session that exists (an upgrade moved its
+    /// version): false if it is gone.
+    pub(super) async fn save(&self, record: &Record) -> Result<bool, String> {
+        let json = serde_json::to_string(record).map_err(|e| e.to_string())?;
+        let written: Option<String> = redis::cmd("SET")
+            .arg(self.record_key(&record.id))
+            .arg(json)
+            .arg("XX")
+            .query_async(&mut self.store.connection())
+            .await
+            .map_err(|e| self.error(&e))?;
+        Ok(written.is_some())
+    }
+
+    /// Keep the session `id` at least until `until_ms` plus the retention
+    /// (a reminder is due then).
+    pub(super) async fn keep_until(&self, id: &str, until_ms: i64) -> Result<(), String> {
+        redis::cmd("ZADD")
+            .arg(self.index_key())
+            .arg("XX")
+            .arg("GT")
+            .arg(until_ms)
+            .arg(id)
+            .query_async::<i64>(&mut self.store.connection())
+            .await
+            .map_err(|e| self.error(&e))?;
+        Ok(())
+    }
+
+    /// Remove the session `id`, unless a write call holds its slot.
+    pub(super) async fn remove(&self, id: &str) -> Result<Removal, String> {
+        let answer: String = REMOVE
+            .key(self.index_key())
+            .arg(id)
+            .arg(&self.drop_prefixes()[..])
+            .invoke_async(&mut self.store.connection())
+            .await
+            .map_err(|e| self.error(&e))?;
+        Ok(match answer.as_str() {
+            "removed" => Removal::Done,
+            "busy" => Removal::Busy,
+            _ => Removal::Missing,
+        })
+    }
+
+    /// Remove the sessions idle since before `cutoff_ms` whose slot is
+    /// free, a batch at a time: the ids this server removed (another
+    /// server sweeping at once removes the others).
+    pub(super) async fn sweep(&self, cutoff_ms: i64) -> Result<Vec<String>, String> {
+        const BATCH: usize = 256;
+        let mut removed = Vec::new();
+        loop {
+            let (looked_at, batch): (usize, Vec<String>) = SWEEP
+                .key(self.index_key())
+                .arg(cutoff_ms)
+                .arg(BATCH)
+                .arg(&self.drop_prefixes()[..])
+                .invoke_async(&mut self.store.connection())
+                .await
+                .map_err(|e| self.error(&e))?;
+            let busy_only = batch.is_empty();
+            removed.extend(batch);
+            // A full batch of busy sessions would be looked at again and
+            // again: they wait for the next sweep.
+            if looked_at < BATCH || busy_only {
+                return Ok(removed);
+            }
+        }
+    }
+
+    /// Every session's record and last activity.
+    pub(super) async fn list(&self) -> Result<Vec<Stored>, String> {
+        let flat: Vec<String> = LIST
+            .key(self.index_key())
+            .arg(self.record_key(""))
+            .invoke_async(&mut self.store.connection())
+            .await
+            .map_err(|e| self.error(&e))?;
+        let (pairs, _) = flat.as_chunks::<2>();
+        pairs
+            .iter()
+            .map(|[record, score]| stored(record, score))
+            .collect()
+    }
+
+    /// Whether a write call (on any server) holds the slot of session `id`.
+    pub(super) async fn busy(&self, id: &str) -> Result<bool, String> {
+        redis::cmd("EXISTS")
+            .arg(self.slot_key(id))
+            .query_async::<bool>(&mut self.store.connection())
+            .await
+            .map_err(|e| self.error(&e))
+    }
+}
+
+fn stored(json: &str, score: &str) -> Result<Stored, String> {
+    let record: Record = serde_json::from_str(json)
+        .map_err(|e| format!("a session record in Redis is not valid: {e}"))?;
+    // Scores come back as decimal text; ms since the epoch fit a double.
+    let last_active_ms = score.parse::<f64>().map_or(0, |ms| ms as i64);
+    Ok(Stored {
+        record,
+        last_active_ms,
+    })
+}
+
+/// A session's write slot in Redis: taken as a [`Lease`] for each write
+/// call, so one call at a time writes in the session across the fleet.
+#[derive(Debug, Clone)]
+pub struct SharedSlot {
+    store: Arc<RedisStore>,
+    key: String,
+    terms: LeaseTerms,
+}
+
+impl SharedSlot {
+    /// Take the slot: `None` if a call on some server holds it.
+    pub(crate) async fn take(&self) -> Result<Option<Lease>, String> {
+        Lease::acquire(&self.store, self.key.clone(), self.terms).await
+    }
+}
