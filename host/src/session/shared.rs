@@ -162,7 +162,13 @@ impl SharedSessions {
         Self { store, terms }
     }
 
-    fn record_key(&self, id: &str) -> String {
+    /// A connection to Redis (tests write records by hand with it).
+    #[cfg(test)]
+    pub(super) fn connection(&self) -> redis::aio::ConnectionManager {
+        self.store.connection()
+    }
+
+    pub(super) fn record_key(&self, id: &str) -> String {
         self.store.key("session", &[id])
     }
 

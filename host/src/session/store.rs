@@ -1311,6 +1311,25 @@ mod tests {
         }
 
         #[tokio::test]
+        async fn a_record_in_redis_naming_a_folder_outside_is_ignored() {
+            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
+                return;
+            };
+            let made = fleet.a.create(NewSession::default()).await.unwrap();
+            let shared = fleet.b.shared.as_ref().unwrap();
+            let mut record = Record::of(&made);
+            record.id = "../precious".into();
+            redis::cmd("SET")
+                .arg(shared.record_key(made.id()))
+                .arg(serde_json::to_string(&record).unwrap())
+                .query_async::<()>(&mut shared.connection())
+                .await
+                .unwrap();
+            assert!(fleet.b.find(made.id()).await.unwrap().is_none());
+            assert!(fleet.b.list().await.unwrap().is_empty());
+        }
+
+        #[tokio::test]
         async fn a_store_whose_redis_is_gone_says_so() {
             let Some(mut fleet) = fleet(Duration::from_secs(3600)) else {
                 return;
