@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use common::process::{Served, serve};
+use common::sse::EventStream;
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use toolhost_test_artifacts::redis::RedisServer;
@@ -704,6 +705,60 @@ async fn a_server_cut_off_from_redis_stops_its_write_before_its_lease_can_pass_o
         "stopped within the lease, not at the 4 s timeout: {stopped:?}"
     );
     redis.restart().unwrap();
+}
+
+/// The event stream of session `id` on `url`, after `after` if given.
+async fn events(url: &str, id: &str, after: Option<u64>) -> EventStream {
+    let mut request = common::http_client().get(format!("{url}/toolhost/v1/sessions/{id}/events"));
+    if let Some(after) = after {
+        request = request.header("last-event-id", after.to_string());
+    }
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    EventStream::new(response)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_on_one_server_replays_and_follows_the_calls_made_on_another() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let fleet = Fleet::start(&redis, 2);
+    let id = fleet.session(0, json!({})).await;
+    let echo = |text: &str| json!({"input": {"text": text}, "sessionId": id});
+    assert_eq!(fleet.call(0, "echo", echo("one")).await.0, 200);
+
+    let mut on_b = events(&fleet.url(1), &id, None).await;
+    let requested = on_b.next().await;
+    assert_eq!(
+        (&requested["id"], &requested["type"]),
+        (&json!(1), &json!("actions.requested"))
+    );
+    assert_eq!(requested["data"]["input"]["text"], "one", "{requested}");
+    let result = on_b.next().await;
+    assert_eq!(
+        (&result["id"], &result["type"]),
+        (&json!(2), &json!("action.result"))
+    );
+    assert_eq!(result["data"]["result"], "one", "{result}");
+
+    assert_eq!(fleet.call(0, "echo", echo("two")).await.0, 200);
+    let live = on_b.until("action.result").await;
+    assert_eq!(live["id"], 4, "{live}");
+    assert_eq!(live["data"]["result"], "two", "{live}");
+    assert_eq!(fleet.call(1, "echo", echo("three")).await.0, 200);
+    assert_eq!(
+        on_b.until("action.result").await["id"],
+        6,
+        "calls on B are in the same sequence"
+    );
+
+    let mut resumed = events(&fleet.url(0), &id, Some(4)).await;
+    let next = resumed.next().await;
+    assert_eq!(
+        (&next["id"], &next["data"]["input"]["text"]),
+        (&json!(5), &json!("three"))
+    );
 }
 
 /// `GET` a path under `/toolhost/v1` of `url`: the status and body.

@@ -35,6 +35,9 @@ pub struct Health {
 
 /// A pool of connections to one Redis server and the prefix of every key.
 pub struct RedisStore {
+    /// Opens the pub/sub connections, which cannot be multiplexed.
+    client: redis::Client,
+    connect_timeout: std::time::Duration,
     connections: Vec<ConnectionManager>,
     next: AtomicUsize,
     prefix: String,
@@ -106,6 +109,8 @@ impl RedisStore {
             .collect::<Result<Vec<_>, _>>()
             .with_context(|| format!("cannot use Redis at {shown_url}"))?;
         Ok(Arc::new(Self {
+            client,
+            connect_timeout: settings.connect_timeout(),
             connections,
             next: AtomicUsize::new(0),
             prefix: settings.key_prefix().to_string(),
@@ -119,6 +124,24 @@ impl RedisStore {
     pub fn connection(&self) -> ConnectionManager {
         let i = self.next.fetch_add(1, Ordering::Relaxed) % self.connections.len();
         self.connections[i].clone()
+    }
+
+    /// A connection of its own subscribed to `channel`, and the stream of
+    /// its messages, which ends when the connection does.
+    pub async fn subscribe(&self, channel: &str) -> Result<redis::aio::PubSubStream, String> {
+        let connect = async {
+            let mut pubsub = self.client.get_async_pubsub().await?;
+            pubsub.subscribe(channel).await?;
+            Ok::<_, redis::RedisError>(pubsub.into_on_message())
+        };
+        match tokio::time::timeout(self.connect_timeout, connect).await {
+            Ok(Ok(stream)) => Ok(stream),
+            Ok(Err(e)) => Err(self.failure(&e)),
+            Err(_) => Err(format!(
+                "Redis at {} did not answer in time",
+                self.shown_url
+            )),
+        }
     }
 
     /// The key of `kind` named by `parts`: `<prefix>:<kind>:<len>:<part>…`.

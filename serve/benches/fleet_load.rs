@@ -1,5 +1,7 @@
 //! Load benchmark of the shared-state path: `echo` (no state) and `counter`
-//! (one key-value increment) through one server on the embedded store, and
+//! (one key-value increment), outside a session and in one (each client
+//! its own: the session bound, its write slot taken for `counter`, its
+//! events recorded), through one server on the embedded store, and
 //! through two servers sharing one Redis, clients alternating between them.
 //!
 //! The servers run in this process on one 2-thread runtime, the clients on
@@ -17,19 +19,20 @@ mod load;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use load::{Call, load, start_server};
+use bytes::Bytes;
+use load::{Call, create_session, load_each, start_server};
 use tempfile::TempDir;
 use toolhost_test_artifacts::redis::RedisServer;
 
 const ECHO: Call = Call {
     path: "/toolhost/v1/tools/echo",
-    body: br#"{"input":{"text":"hello"}}"#,
+    body: Bytes::from_static(br#"{"input":{"text":"hello"}}"#),
     expect: br#""hello""#,
 };
 
 const COUNTER: Call = Call {
     path: "/toolhost/v1/tools/counter",
-    body: br#"{"input":{"name":"hits"}}"#,
+    body: Bytes::from_static(br#"{"input":{"name":"hits"}}"#),
     expect: br#""isError":false"#,
 };
 
@@ -90,24 +93,38 @@ fn main() -> anyhow::Result<()> {
         ));
     }
 
-    println!("| setup | tool | clients | calls/s | p50 | p99 |");
-    println!("| --- | --- | --- | --- | --- | --- |");
+    println!("| setup | tool | in | clients | calls/s | p50 | p99 |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
     for (name, servers, _redis) in &setups {
         for (tool, call) in [("echo", ECHO), ("counter", COUNTER)] {
-            for clients in [1, 32] {
-                client_rt.block_on(load(servers, call, clients, Duration::from_millis(500)))?;
-                let run = client_rt.block_on(load(
-                    servers,
-                    call,
-                    clients,
-                    Duration::from_secs(seconds),
-                ))?;
-                println!(
-                    "| {name} | {tool} | {clients} | {:.0} | {:.3} ms | {:.3} ms |",
-                    run.rate(),
-                    run.ms(0.50),
-                    run.ms(0.99),
-                );
+            for in_session in [false, true] {
+                for clients in [1, 32] {
+                    // Each client its own session (a write holds its slot),
+                    // made on the server it calls.
+                    let calls = (0..clients)
+                        .map(|i| match in_session {
+                            false => Ok(call.clone()),
+                            true => {
+                                let id = client_rt
+                                    .block_on(create_session(servers[i % servers.len()]))?;
+                                call.in_session(&id)
+                            }
+                        })
+                        .collect::<anyhow::Result<Vec<Call>>>()?;
+                    client_rt.block_on(load_each(servers, &calls, Duration::from_millis(500)))?;
+                    let run = client_rt.block_on(load_each(
+                        servers,
+                        &calls,
+                        Duration::from_secs(seconds),
+                    ))?;
+                    let within = if in_session { "session" } else { "-" };
+                    println!(
+                        "| {name} | {tool} | {within} | {clients} | {:.0} | {:.3} ms | {:.3} ms |",
+                        run.rate(),
+                        run.ms(0.50),
+                        run.ms(0.99),
+                    );
+                }
             }
         }
     }

@@ -12,7 +12,7 @@ mod load;
 
 use std::time::Duration;
 
-use load::{Call, load, start_server};
+use load::{Call, load_each, start_server};
 
 fn echo_path() -> &'static str {
     toolhost_test_artifacts::find("echo").expect("echo artifact")
@@ -39,15 +39,16 @@ fn main() -> anyhow::Result<()> {
         .build()?;
     let echo = Call {
         path: "/toolhost/v1/tools/echo",
-        body: br#"{"input":{"text":"hello"}}"#,
+        body: bytes::Bytes::from_static(br#"{"input":{"text":"hello"}}"#),
         expect: br#""hello""#,
     };
     println!("| clients | calls/s | p50 | p99 |");
     println!("| --- | --- | --- | --- |");
     for clients in [1, 32] {
         // A short warm-up, then the measured run.
-        client_rt.block_on(load(&[addr], echo, clients, Duration::from_millis(500)))?;
-        let run = client_rt.block_on(load(&[addr], echo, clients, Duration::from_secs(seconds)))?;
+        let calls = vec![echo.clone(); clients];
+        client_rt.block_on(load_each(&[addr], &calls, Duration::from_millis(500)))?;
+        let run = client_rt.block_on(load_each(&[addr], &calls, Duration::from_secs(seconds)))?;
         println!(
             "| {clients} | {:.0} | {:.3} ms | {:.3} ms |",
             run.rate(),

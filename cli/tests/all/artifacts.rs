@@ -61,7 +61,7 @@ async fn a_write_call_saves_bytes_and_files_and_a_read_call_only_lists() {
     let created: Vec<Value> = options
         .session
         .events()
-        .since(None)
+        .kept(None)
         .into_iter()
         .filter(|e| e.kind == EventKind::ArtifactCreated)
         .map(|e| e.to_json()["data"].clone())

@@ -65,7 +65,7 @@ async fn a_contract_0_1_0_component_loads_and_runs() {
     assert!(logs.contains(&"old contract, new host"), "{logs:?}");
     let progress: Vec<_> = session
         .events()
-        .since(None)
+        .kept(None)
         .into_iter()
         .filter(|event| event.kind == EventKind::CallProgress)
         .map(|event| event.to_json()["data"]["message"].clone())

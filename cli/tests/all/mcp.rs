@@ -167,7 +167,7 @@ async fn streamable_http_with_the_python_client() {
     // events, as an approval over the HTTP API is.
     let events: Vec<Value> = session
         .events()
-        .since(None)
+        .kept(None)
         .iter()
         .map(|e| e.to_json())
         .collect();

@@ -53,7 +53,7 @@ fn messages(store: &SessionStore, session: &str) -> Vec<Value> {
         .get(session)
         .unwrap()
         .events()
-        .since(None)
+        .kept(None)
         .into_iter()
         .filter(|e| e.kind == EventKind::UserMessage)
         .map(|e| e.to_json())

@@ -477,7 +477,7 @@ async fn trace_events_pair_request_and_result() {
         .call("echo", json!({"text": "t"}), &options)
         .await
         .unwrap();
-    let events = session.events().since(None);
+    let events = session.events().kept(None);
     assert_eq!(events.len(), 2);
     assert_eq!(events[0].kind, EventKind::ActionsRequested);
     assert_eq!(events[1].kind, EventKind::ActionResult);

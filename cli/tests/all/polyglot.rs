@@ -921,7 +921,7 @@ async fn journal_keeps_the_state_root_in_every_language() {
         assert_eq!(daily.auth(), Some(&json!({"user": "ada"})), "{label}");
         let said: Vec<Value> = daily
             .events()
-            .since(None)
+            .kept(None)
             .iter()
             .map(|e| e.to_json()["data"]["message"].clone())
             .collect();
@@ -957,7 +957,7 @@ async fn journal_keeps_the_state_root_in_every_language() {
             assert!(waited < 400, "{label}: the reminder did not fire in 20 s");
             let fired: Vec<Value> = kept
                 .events()
-                .since(None)
+                .kept(None)
                 .iter()
                 .filter(|e| e.kind == EventKind::ReminderFired)
                 .map(|e| e.to_json()["data"]["outcome"].clone())

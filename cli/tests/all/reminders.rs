@@ -52,7 +52,7 @@ async fn wait_for(session: &Session, kind: EventKind, count: usize) -> Vec<Event
     for _ in 0..200 {
         let found: Vec<Event> = session
             .events()
-            .since(None)
+            .kept(None)
             .into_iter()
             .filter(|e| e.kind == kind)
             .collect();
@@ -122,7 +122,7 @@ async fn a_message_reminder_fires_once_even_across_a_restart() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let session = store.get(&id).unwrap();
     assert!(
-        session.events().since(None).is_empty(),
+        session.events().kept(None).is_empty(),
         "nothing fired again"
     );
     firing.abort();
@@ -149,7 +149,7 @@ async fn a_reminder_call_runs_through_the_pipeline_with_its_policy() {
     let with_origin = |kind: EventKind| -> Vec<Value> {
         session
             .events()
-            .since(None)
+            .kept(None)
             .iter()
             .filter(|e| e.kind == kind)
             .map(|e| e.to_json()["data"].clone())

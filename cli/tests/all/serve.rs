@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::host;
+use common::sse::EventStream;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use toolhost_serve::http::{self, App, ServeOptions};
@@ -126,10 +127,7 @@ impl Server {
             response.headers()["content-type"].to_str().unwrap(),
             "text/event-stream"
         );
-        EventStream {
-            response,
-            buffer: String::new(),
-        }
+        EventStream::new(response)
     }
 }
 
@@ -139,58 +137,6 @@ async fn read(response: reqwest::Response) -> (StatusCode, Value) {
     let body = serde_json::from_str(&text)
         .unwrap_or_else(|e| panic!("{status}: body is not JSON ({e}): {text:?}"));
     (status, body)
-}
-
-/// Server-sent events, parsed as they arrive.
-struct EventStream {
-    response: reqwest::Response,
-    buffer: String,
-}
-
-impl EventStream {
-    /// The next event (its JSON data), within 10 s.
-    async fn next(&mut self) -> Value {
-        tokio::time::timeout(Duration::from_secs(10), async {
-            loop {
-                if let Some(end) = self.buffer.find("\n\n") {
-                    let frame: String = self.buffer.drain(..end + 2).collect();
-                    let data: String = frame
-                        .lines()
-                        .filter_map(|l| l.strip_prefix("data:"))
-                        .map(str::trim_start)
-                        .collect();
-                    if data.is_empty() {
-                        continue; // a keep-alive comment
-                    }
-                    let id = frame
-                        .lines()
-                        .find_map(|l| l.strip_prefix("id:"))
-                        .map(str::trim);
-                    let event: Value = serde_json::from_str(&data).unwrap();
-                    assert_eq!(
-                        id,
-                        Some(event["id"].to_string().as_str()),
-                        "SSE id = event id"
-                    );
-                    return event;
-                }
-                let chunk = self.response.chunk().await.unwrap().expect("stream open");
-                self.buffer.push_str(&String::from_utf8_lossy(&chunk));
-            }
-        })
-        .await
-        .expect("an event within 10 s")
-    }
-
-    /// Skip events until one of `kind` arrives.
-    async fn until(&mut self, kind: &str) -> Value {
-        loop {
-            let event = self.next().await;
-            if event["type"] == kind {
-                return event;
-            }
-        }
-    }
 }
 
 pub(crate) fn code(body: &Value) -> &str {

@@ -6,6 +6,7 @@
 pub mod asker;
 pub mod process;
 pub mod server;
+pub mod sse;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

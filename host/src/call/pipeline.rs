@@ -140,7 +140,14 @@ impl Host {
                 error: json!({ "code": error.code(), "message": error.to_string() }),
             })),
         };
-        session.events().emit(EventKind::ActionResult, data);
+        // Awaited, so a client that reads the session's events once the call
+        // has answered finds its result there, on any server.
+        if let Err(e) = session.events().append(EventKind::ActionResult, data).await {
+            tracing::warn!(
+                session = session.id(),
+                "a call's result event was not recorded: {e}"
+            );
+        }
         outcome
     }
 }

@@ -91,7 +91,7 @@ impl Host {
                 session.touch();
                 match reminder.action.clone() {
                     ReminderAction::Message { message } => {
-                        deliver(&session, &reminder, message);
+                        deliver(&session, &reminder, message).await;
                     }
                     ReminderAction::Call { tool, input } => {
                         let host = Arc::clone(&self);
@@ -195,7 +195,7 @@ impl Host {
 }
 
 /// Append a reminder's message to its session.
-fn deliver(session: &Session, reminder: &Reminder, message: String) {
+async fn deliver(session: &Session, reminder: &Reminder, message: String) {
     let event = json!({
         "message": message,
         "channel": session.channel(),
@@ -208,11 +208,15 @@ fn deliver(session: &Session, reminder: &Reminder, message: String) {
             "tool": reminder.scheduled_by.tool,
         },
     });
-    let id = session
+    let appended = session
         .events()
-        .emit(EventKind::UserMessage, EventData::Json(event))
-        .id;
-    fired(session, reminder, json!({ "eventId": id }));
+        .append(EventKind::UserMessage, EventData::Json(event))
+        .await;
+    let outcome = match appended {
+        Ok(id) => json!({ "eventId": id }),
+        Err(e) => json!({ "error": { "code": "state_unavailable", "message": e.to_string() } }),
+    };
+    fired(session, reminder, outcome);
 }
 
 fn fired(session: &Session, reminder: &Reminder, outcome: Value) {

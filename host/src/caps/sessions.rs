@@ -222,8 +222,9 @@ impl wit::Host for SessionsCtx {
         });
         let event_id = session
             .events()
-            .emit(EventKind::UserMessage, EventData::Json(event))
-            .id;
+            .append(EventKind::UserMessage, EventData::Json(event))
+            .await
+            .map_err(|e| e.to_string())?;
         session.touch();
         Ok(wit::Sent {
             session: info(&session),

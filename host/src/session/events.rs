@@ -5,9 +5,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use chrono::{DateTime, Utc};
+use futures::StreamExt as _;
+use futures::stream::BoxStream;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::broadcast;
+
+use super::Unavailable;
+use super::shared_events::SharedEvents;
 
 use crate::call::envelope::{CallProgress, CallRefused, CallRequested, CallResult, CallTrace};
 use crate::usage::Usage;
@@ -44,6 +49,16 @@ impl HistoryBudget {
         }
     }
 
+    /// Bytes one history may hold.
+    pub fn session_bytes(&self) -> usize {
+        self.session_bytes
+    }
+
+    /// Bytes every history sharing this budget may hold together.
+    pub fn every_bytes(&self) -> usize {
+        self.every_bytes
+    }
+
     /// The bytes every history sharing this budget holds now.
     pub fn held(&self) -> usize {
         self.held.load(Ordering::Relaxed)
@@ -65,7 +80,7 @@ impl Default for HistoryBudget {
 }
 /// What an event costs besides its payload's bytes, and what one whose
 /// payload was dropped costs.
-const EVENT_OVERHEAD_BYTES: usize = 256;
+pub(super) const EVENT_OVERHEAD_BYTES: usize = 256;
 
 /// The kind of a trace event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -120,6 +135,30 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// Every kind.
+    const ALL: [Self; 15] = [
+        Self::ActionsRequested,
+        Self::ActionResult,
+        Self::ApprovalRequested,
+        Self::ApprovalResolved,
+        Self::CallProgress,
+        Self::CustomToolUse,
+        Self::CustomToolResult,
+        Self::Elicitation,
+        Self::ElicitationResult,
+        Self::Sampling,
+        Self::SamplingResult,
+        Self::ArtifactCreated,
+        Self::UserMessage,
+        Self::ReminderFired,
+        Self::SessionUpgraded,
+    ];
+
+    /// The kind named `name` (as [`EventKind::name`] gives it).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+
     /// The name clients see (the SSE `event:` field and the JSON `type`).
     pub fn name(self) -> &'static str {
         match self {
@@ -160,6 +199,18 @@ pub struct Event {
 }
 
 impl Event {
+    /// An event read back from a shared store, its payload as JSON.
+    pub(super) fn stored(id: u64, kind: EventKind, at: DateTime<Utc>, data: Value) -> Self {
+        let data = EventData::Json(data);
+        Self {
+            id,
+            kind,
+            at,
+            bytes: data.bytes(),
+            data,
+        }
+    }
+
     /// The event as JSON.
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
@@ -292,12 +343,15 @@ struct ResultView<'a> {
 /// catches up from the history.
 const FEED_CAPACITY: usize = 1024;
 
-/// A session's bounded event history plus a live feed for subscribers.
+/// A session's bounded event history plus a live feed for subscribers:
+/// kept in this process, or in Redis for a session a fleet shares.
 #[derive(Debug, Default)]
 pub struct EventLog {
     history: Mutex<History>,
     /// Made on first subscription: most sessions (one per scratch call) never have one.
     feed: OnceLock<broadcast::Sender<Event>>,
+    /// The session's stream in Redis, which then holds its history.
+    shared: Option<Arc<SharedEvents>>,
 }
 
 /// The kept events and what they hold.
@@ -388,11 +442,42 @@ impl EventLog {
         Self {
             history: Mutex::new(History::new(budget)),
             feed: OnceLock::new(),
+            shared: None,
         }
     }
 
-    /// Record an event and send it to subscribers.
-    pub fn emit(&self, kind: EventKind, data: EventData) -> Event {
+    /// A log kept in a Redis stream the fleet shares.
+    pub(super) fn shared(events: SharedEvents) -> Self {
+        Self {
+            shared: Some(Arc::new(events)),
+            ..Self::default()
+        }
+    }
+
+    /// Record an event and send it to subscribers. On a shared log it is
+    /// appended to Redis soon after, in order; see [`EventLog::append`]
+    /// for its number.
+    pub fn emit(&self, kind: EventKind, data: EventData) {
+        match &self.shared {
+            Some(shared) => shared.emit(kind, Utc::now(), payload(&data)),
+            None => {
+                self.record(kind, data);
+            }
+        }
+    }
+
+    /// Record an event, after every event emitted before it: its number.
+    pub async fn append(&self, kind: EventKind, data: EventData) -> Result<u64, Unavailable> {
+        match &self.shared {
+            Some(shared) => shared
+                .append(kind, Utc::now(), payload(&data))
+                .await
+                .map_err(Unavailable),
+            None => Ok(self.record(kind, data).id),
+        }
+    }
+
+    fn record(&self, kind: EventKind, data: EventData) -> Event {
         let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
         history.last += 1;
         let event = Event {
@@ -412,7 +497,25 @@ impl EventLog {
     }
 
     /// Events after `after` (all kept events when `None`).
-    pub fn since(&self, after: Option<u64>) -> Vec<Event> {
+    pub async fn since(&self, after: Option<u64>) -> Result<Vec<Event>, Unavailable> {
+        match &self.shared {
+            Some(shared) => shared.since(after).await.map_err(Unavailable),
+            None => Ok(self.kept(after)),
+        }
+    }
+
+    /// The event with this id, if it is still kept.
+    pub async fn get(&self, id: u64) -> Result<Option<Event>, Unavailable> {
+        match &self.shared {
+            Some(shared) => shared.get(id).await.map_err(Unavailable),
+            None => Ok(self.kept_event(id)),
+        }
+    }
+
+    /// Events after `after` kept in this process, at once: all of them
+    /// for a log on one machine, none for a shared log (its history is in
+    /// Redis: see [`EventLog::since`]).
+    pub fn kept(&self, after: Option<u64>) -> Vec<Event> {
         let history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
         history
             .events
@@ -422,8 +525,7 @@ impl EventLog {
             .collect()
     }
 
-    /// The event with this id, if it is still kept.
-    pub fn get(&self, id: u64) -> Option<Event> {
+    fn kept_event(&self, id: u64) -> Option<Event> {
         let history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
         let first = history.events.front()?.id;
         history
@@ -432,7 +534,9 @@ impl EventLog {
             .cloned()
     }
 
-    /// Drop kept events older than `cutoff`; returns how many went.
+    /// Drop kept events older than `cutoff`; returns how many went. A
+    /// shared log is bounded by count and bytes only, and goes with its
+    /// session.
     pub fn prune_before(&self, cutoff: DateTime<Utc>) -> usize {
         let mut history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
         let before = history.events.len();
@@ -442,16 +546,59 @@ impl EventLog {
         before - history.events.len()
     }
 
-    /// A live feed of new events. Subscribe before reading [`Self::since`]
+    /// A live feed of new events. Subscribe before reading [`Self::kept`]
     /// so nothing falls between the two; skip ids already seen.
-    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+    fn subscribe(&self) -> broadcast::Receiver<Event> {
         // Under the history lock, so no event is sent between a subscriber's
-        // `subscribe` and its `since` without being in one of them.
+        // `subscribe` and its `kept` without being in one of them.
         let _history = self.history.lock().unwrap_or_else(PoisonError::into_inner);
         self.feed
             .get_or_init(|| broadcast::channel(FEED_CAPACITY).0)
             .subscribe()
     }
+
+    /// Kept events after `after`, then new ones as they come (on a shared
+    /// log, from every server); a follower that falls behind catches up
+    /// from the kept history. `log` gives the log from what it owns.
+    pub(super) fn follow<T: Send + Sync + 'static>(
+        owner: Arc<T>,
+        log: fn(&T) -> &EventLog,
+        after: Option<u64>,
+    ) -> BoxStream<'static, Event> {
+        if let Some(shared) = &log(&owner).shared {
+            return shared.clone().follow(after).boxed();
+        }
+        let feed = log(&owner).subscribe();
+        let backlog: VecDeque<Event> = log(&owner).kept(after).into();
+        let last = after.unwrap_or(0);
+        futures::stream::unfold(
+            (owner, feed, backlog, last),
+            move |(owner, mut feed, mut backlog, mut last)| async move {
+                loop {
+                    if let Some(event) = backlog.pop_front() {
+                        if event.id <= last {
+                            continue;
+                        }
+                        last = event.id;
+                        return Some((event, (owner, feed, backlog, last)));
+                    }
+                    match feed.recv().await {
+                        Ok(event) => backlog.push_back(event),
+                        Err(broadcast::error::RecvError::Lagged(_)) => {
+                            backlog = log(&owner).kept(Some(last)).into();
+                        }
+                        Err(broadcast::error::RecvError::Closed) => return None,
+                    }
+                }
+            },
+        )
+        .boxed()
+    }
+}
+
+/// An event's payload as the JSON a shared log stores.
+fn payload(data: &EventData) -> String {
+    serde_json::to_string(data).unwrap_or_else(|_| "null".to_string())
 }
 
 #[cfg(test)]
@@ -463,13 +610,16 @@ mod tests {
         let log = EventLog::default();
         log.emit(EventKind::ActionsRequested, EventData::Json(Value::Null));
         log.emit(EventKind::ActionResult, EventData::Json(Value::Null));
-        assert_eq!(log.since(None).len(), 2);
-        let after_first = log.since(Some(1));
+        assert_eq!(log.kept(None).len(), 2);
+        let after_first = log.kept(Some(1));
         assert_eq!(after_first.len(), 1);
         assert_eq!(after_first[0].id, 2);
-        assert_eq!(log.get(2).map(|e| e.kind), Some(EventKind::ActionResult));
-        assert!(log.get(3).is_none());
-        assert!(log.get(0).is_none());
+        assert_eq!(
+            log.kept_event(2).map(|e| e.kind),
+            Some(EventKind::ActionResult)
+        );
+        assert!(log.kept_event(3).is_none());
+        assert!(log.kept_event(0).is_none());
     }
 
     #[test]
@@ -480,8 +630,8 @@ mod tests {
             log.prune_before(Utc::now() + chrono::Duration::seconds(1)),
             1
         );
-        assert!(log.since(None).is_empty());
-        let next = log.emit(EventKind::ActionResult, EventData::Json(Value::Null));
+        assert!(log.kept(None).is_empty());
+        let next = log.record(EventKind::ActionResult, EventData::Json(Value::Null));
         assert_eq!(next.id, 2, "ids keep counting after a prune");
     }
 
@@ -526,7 +676,7 @@ mod tests {
         );
         assert_eq!(history.events.len(), 40, "every event is kept");
         drop(history);
-        let events = log.since(None);
+        let events = log.kept(None);
         let first = events[0].to_json();
         assert_eq!(first["data"]["payloadDropped"], true, "{first}");
         assert_eq!(first["data"]["callId"], "call_0");

@@ -6,6 +6,7 @@
 mod events;
 pub mod reminders;
 mod shared;
+mod shared_events;
 mod store;
 
 use std::path::{Path, PathBuf};
@@ -253,9 +254,11 @@ impl Session {
         }
     }
 
-    /// The same session with its write slot leased in Redis.
-    pub(crate) fn with_shared_slot(mut self, slot: SharedSlot) -> Self {
+    /// The same session kept in Redis: its write slot leased there, its
+    /// events in a stream there.
+    fn shared(mut self, slot: SharedSlot, events: shared_events::SharedEvents) -> Self {
         self.shared_slot = Some(slot);
+        self.events = EventLog::shared(events);
         self
     }
 
@@ -373,6 +376,15 @@ impl Session {
     /// The event trace.
     pub fn events(&self) -> &EventLog {
         &self.events
+    }
+
+    /// The kept events after `after`, then new ones as they are recorded
+    /// (on any server, for a session a fleet shares).
+    pub fn follow_events(
+        self: &std::sync::Arc<Self>,
+        after: Option<u64>,
+    ) -> futures::stream::BoxStream<'static, Event> {
+        EventLog::follow(self.clone(), Self::events, after)
     }
 
     /// Wait until no write call holds the write slot (another may take it

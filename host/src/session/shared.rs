@@ -21,16 +21,22 @@ use std::sync::{Arc, LazyLock};
 
 use redis::Script;
 
+use super::shared_events::{EventFeed, StreamLimits, shared_events};
 use super::store::Record;
+use super::{HistoryBudget, Session};
 use crate::redis_store::RedisStore;
 use crate::redis_store::lease::{Lease, LeaseTerms};
 
 /// Lua: drop the session `id` (record, token if it still names it, index
-/// entry) unless its write slot is held. `ARGV` of the caller: ..., the
-/// record, slot and token key prefixes at `p`, `p + 1`, `p + 2`.
+/// entry, event stream and its counts) unless its write slot is held.
+/// `ARGV` of the caller: ..., the record, slot, token, events, event
+/// sequence and event bytes key prefixes from `p` on.
 const DROP_SESSION: &str = "
-local function drop_session(index, id, p)
+local function drop_session(index, all_bytes, id, p)
   if redis.call('EXISTS', ARGV[p + 1] .. id) == 1 then return 'busy' end
+  local held = tonumber(redis.call('GET', ARGV[p + 5] .. id) or '0')
+  if held > 0 then redis.call('DECRBY', all_bytes, held) end
+  redis.call('DEL', ARGV[p + 3] .. id, ARGV[p + 4] .. id, ARGV[p + 5] .. id)
   local record = redis.call('GET', ARGV[p] .. id)
   if record then
     local ok, r = pcall(cjson.decode, record)
@@ -80,15 +86,16 @@ static LOAD: LazyLock<Script> = LazyLock::new(|| {
     )
 });
 
-/// `KEYS`: index. `ARGV`: id, then the key prefixes of [`DROP_SESSION`].
+/// `KEYS`: index, all events' bytes. `ARGV`: id, then the key prefixes of
+/// [`DROP_SESSION`].
 static REMOVE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         "{DROP_SESSION}
-         return drop_session(KEYS[1], ARGV[1], 2)"
+         return drop_session(KEYS[1], KEYS[2], ARGV[1], 2)"
     ))
 });
 
-/// `KEYS`: index. `ARGV`: cutoff (ms), most to look at, then the key
+/// `KEYS`: index, all events' bytes. `ARGV`: cutoff (ms), most to look at, then the key
 /// prefixes of [`DROP_SESSION`]. The ids removed, and how many were looked at.
 static SWEEP: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
@@ -96,7 +103,7 @@ static SWEEP: LazyLock<Script> = LazyLock::new(|| {
          local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
          local removed = {{}}
          for _, id in ipairs(ids) do
-           if drop_session(KEYS[1], id, 3) ~= 'busy' then table.insert(removed, id) end
+           if drop_session(KEYS[1], KEYS[2], id, 3) ~= 'busy' then table.insert(removed, id) end
          end
          return {{#ids, removed}}"
     ))
@@ -149,17 +156,45 @@ pub(super) enum Removal {
 }
 
 /// The sessions of a fleet, in Redis.
-#[derive(Debug)]
 pub(super) struct SharedSessions {
     store: Arc<RedisStore>,
     /// The write slot's lease terms.
     terms: LeaseTerms,
+    /// What the event streams may hold.
+    limits: StreamLimits,
+    /// This server's wake-ups for the streams followed on it.
+    feed: Arc<EventFeed>,
+}
+
+impl std::fmt::Debug for SharedSessions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedSessions")
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
 }
 
 impl SharedSessions {
-    /// Sessions kept in `store`, their write slots leased on `terms`.
-    pub(super) fn new(store: Arc<RedisStore>, terms: LeaseTerms) -> Self {
-        Self { store, terms }
+    /// Sessions kept in `store`, their write slots leased on `terms`, their
+    /// event streams held to `history`.
+    pub(super) fn new(store: Arc<RedisStore>, terms: LeaseTerms, history: &HistoryBudget) -> Self {
+        Self {
+            feed: EventFeed::new(store.clone()),
+            limits: StreamLimits {
+                session_bytes: history.session_bytes(),
+                every_bytes: history.every_bytes(),
+            },
+            store,
+            terms,
+        }
+    }
+
+    /// `session` as the fleet shares it: its write slot and its events in
+    /// Redis.
+    pub(super) fn share(&self, session: Session) -> Session {
+        let id = session.id().to_string();
+        let events = shared_events(&self.store, &self.feed, &id, self.limits);
+        session.shared(self.slot(&id), events)
     }
 
     /// A connection to Redis (tests write records by hand with it).
@@ -185,8 +220,19 @@ impl SharedSessions {
     }
 
     /// The prefixes [`DROP_SESSION`] builds keys from.
-    fn drop_prefixes(&self) -> [String; 3] {
-        [self.record_key(""), self.slot_key(""), self.token_key("")]
+    fn drop_prefixes(&self) -> [String; 6] {
+        [
+            self.record_key(""),
+            self.slot_key(""),
+            self.token_key(""),
+            self.store.key("events", &[""]),
+            self.store.key("events-seq", &[""]),
+            self.store.key("evbytes", &[""]),
+        ]
+    }
+
+    fn all_event_bytes_key(&self) -> String {
+        self.store.key("evbytes", &[])
     }
 
     fn error(&self, e: &redis::RedisError) -> String {
@@ -194,7 +240,7 @@ impl SharedSessions {
     }
 
     /// The write slot of the session `id`, for [`super::Session`] to lease.
-    pub(super) fn slot(&self, id: &str) -> SharedSlot {
+    fn slot(&self, id: &str) -> SharedSlot {
         SharedSlot {
             store: self.store.clone(),
             key: self.slot_key(id),
@@ -302,6 +348,7 @@ impl SharedSessions {
     pub(super) async fn remove(&self, id: &str) -> Result<Removal, String> {
         let answer: String = REMOVE
             .key(self.index_key())
+            .key(self.all_event_bytes_key())
             .arg(id)
             .arg(&self.drop_prefixes()[..])
             .invoke_async(&mut self.store.connection())
@@ -323,6 +370,7 @@ impl SharedSessions {
         loop {
             let (looked_at, batch): (usize, Vec<String>) = SWEEP
                 .key(self.index_key())
+                .key(self.all_event_bytes_key())
                 .arg(cutoff_ms)
                 .arg(BATCH)
                 .arg(&self.drop_prefixes()[..])

@@ -274,7 +274,7 @@ impl SessionStore {
                 store.reminders.load(&dir, id);
             }
         }
-        store.shared = Some(SharedSessions::new(redis, terms));
+        store.shared = Some(SharedSessions::new(redis, terms, &store.history));
         Ok(store)
     }
 
@@ -574,8 +574,7 @@ impl SessionStore {
             let _ = std::fs::remove_dir_all(dir);
             return Err(refused);
         }
-        let slot = shared.slot(session.id());
-        Ok(self.insert(Arc::new(session.with_shared_slot(slot))))
+        Ok(self.insert(Arc::new(shared.share(session))))
     }
 
     /// The session holding the continuation token `<channel>:<key>`, or a
@@ -693,9 +692,7 @@ impl SessionStore {
             None => {
                 let id = record.id.clone();
                 match self.session_from(record) {
-                    Ok(session) => {
-                        self.insert(Arc::new(session.with_shared_slot(shared.slot(&id))))
-                    }
+                    Ok(session) => self.insert(Arc::new(shared.share(session))),
                     Err(e) => {
                         tracing::warn!("session `{id}` in Redis cannot be read: {e:#}");
                         return None;
@@ -1092,7 +1089,7 @@ mod tests {
     mod shared {
         use super::*;
         use crate::config::state::{Backend, StateSettings};
-        use crate::session::SlotRefused;
+        use crate::session::{Event, EventData, EventKind, SlotRefused};
         use toolhost_test_artifacts::redis::RedisServer;
 
         struct Fleet {
@@ -1308,6 +1305,128 @@ mod tests {
             b.create(NewSession::default()).await.unwrap();
             let err = a.create(NewSession::default()).await.unwrap_err();
             assert!(matches!(err, StoreError::Full { max: 2 }), "{err}");
+        }
+
+        /// The next event `followed` gives, within 5 s.
+        async fn next(followed: &mut futures::stream::BoxStream<'static, Event>) -> Event {
+            use futures::StreamExt as _;
+            tokio::time::timeout(Duration::from_secs(5), followed.next())
+                .await
+                .expect("an event in time")
+                .expect("the stream goes on")
+        }
+
+        #[tokio::test]
+        async fn events_recorded_on_one_server_are_read_and_followed_on_another() {
+            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
+                return;
+            };
+            let on_a = fleet.a.create(NewSession::default()).await.unwrap();
+            let on_b = fleet.b.find(on_a.id()).await.unwrap().unwrap();
+            let event = |n: u64| EventData::Json(json!({ "n": n }));
+            on_a.events().emit(EventKind::UserMessage, event(1));
+            let second = on_a.events().append(EventKind::UserMessage, event(2)).await;
+            assert_eq!(
+                second.unwrap(),
+                2,
+                "emitted before on A, so appended before"
+            );
+            let third = on_b
+                .events()
+                .append(EventKind::ReminderFired, event(3))
+                .await;
+            assert_eq!(third.unwrap(), 3, "one sequence for the fleet");
+
+            let kept = on_b.events().since(None).await.unwrap();
+            let seen: Vec<(u64, EventKind, Value)> = kept
+                .iter()
+                .map(|e| (e.id, e.kind, e.to_json()["data"]["n"].clone()))
+                .collect();
+            assert_eq!(
+                seen,
+                vec![
+                    (1, EventKind::UserMessage, json!(1)),
+                    (2, EventKind::UserMessage, json!(2)),
+                    (3, EventKind::ReminderFired, json!(3)),
+                ]
+            );
+            assert_eq!(on_b.events().since(Some(2)).await.unwrap().len(), 1);
+            let got = on_a.events().get(2).await.unwrap().unwrap();
+            assert_eq!(got.to_json()["data"]["n"], 2);
+            assert!(on_a.events().get(9).await.unwrap().is_none());
+
+            let mut followed = on_b.follow_events(Some(1));
+            assert_eq!(
+                next(&mut followed).await.id,
+                2,
+                "replayed after Last-Event-ID"
+            );
+            assert_eq!(next(&mut followed).await.id, 3);
+            let started = std::time::Instant::now();
+            on_a.events().emit(EventKind::UserMessage, event(4));
+            let live = next(&mut followed).await;
+            assert_eq!(
+                (live.id, live.to_json()["data"]["n"].clone()),
+                (4, json!(4))
+            );
+            assert!(
+                started.elapsed() < Duration::from_millis(900),
+                "woken by the feed, not the 1 s re-read: {:?}",
+                started.elapsed()
+            );
+        }
+
+        #[tokio::test]
+        async fn a_sessions_stream_is_held_to_its_bytes_and_goes_with_it() {
+            let Some(server) = RedisServer::start() else {
+                return;
+            };
+            let settings = StateSettings {
+                backend: Backend::Redis,
+                redis_url: Some(server.url()),
+                ..StateSettings::default()
+            };
+            let redis = RedisStore::open(&settings).unwrap();
+            let root = tempfile::tempdir().unwrap();
+            // Each event below holds 256 + ~1 KiB: five fit in 8 KiB.
+            let store = SessionStore::open_shared(
+                root.path(),
+                Duration::from_secs(3600),
+                HistoryBudget::new(8 << 10, 1 << 20),
+                redis.clone(),
+                LeaseTerms::new(Duration::from_secs(2)),
+            )
+            .unwrap();
+            let session = store.create(NewSession::default()).await.unwrap();
+            let text = "x".repeat(1000);
+            for n in 1..=20 {
+                let data = EventData::Json(json!({ "n": n, "text": text }));
+                session
+                    .events()
+                    .append(EventKind::UserMessage, data)
+                    .await
+                    .unwrap();
+            }
+            let kept = session.events().since(None).await.unwrap();
+            let ids: Vec<u64> = kept.iter().map(|e| e.id).collect();
+            assert_eq!(ids, (15..=20).collect::<Vec<u64>>(), "the newest that fit");
+            let all_bytes = || async {
+                redis::cmd("GET")
+                    .arg(redis.key("evbytes", &[]))
+                    .query_async::<Option<i64>>(&mut redis.connection())
+                    .await
+                    .unwrap()
+                    .unwrap_or(0)
+            };
+            assert!(all_bytes().await <= 8 << 10);
+            store.remove(session.id()).await.unwrap();
+            assert_eq!(all_bytes().await, 0, "its bytes are given back");
+            let stream_left: bool = redis::cmd("EXISTS")
+                .arg(redis.key("events", &[session.id()]))
+                .query_async(&mut redis.connection())
+                .await
+                .unwrap();
+            assert!(!stream_left, "its stream is gone");
         }
 
         #[tokio::test]

@@ -2,6 +2,8 @@
 //! (raw hyper HTTP/1.1), each sending one call after another to the
 //! servers given in turn, timing each; and the servers they load.
 
+#![allow(dead_code, reason = "each bench uses its part")]
+
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -31,14 +33,58 @@ pub async fn start_server(dir: &Path) -> anyhow::Result<SocketAddr> {
 
 /// What to send: `POST path` with `body`, and a byte string the answer
 /// must hold.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Call {
     /// The route, e.g. `/toolhost/v1/tools/echo`.
     pub path: &'static str,
     /// The JSON body.
-    pub body: &'static [u8],
+    pub body: Bytes,
     /// Something every good answer holds.
     pub expect: &'static [u8],
+}
+
+impl Call {
+    /// The same call in session `id`: its body with `"sessionId"` added.
+    pub fn in_session(&self, id: &str) -> anyhow::Result<Self> {
+        let mut body: serde_json::Value = serde_json::from_slice(&self.body)?;
+        body["sessionId"] = serde_json::Value::String(id.to_string());
+        Ok(Self {
+            body: serde_json::to_vec(&body)?.into(),
+            ..self.clone()
+        })
+    }
+}
+
+/// `POST /toolhost/v1/sessions` on `addr`: the new session's id.
+pub async fn create_session(addr: SocketAddr) -> anyhow::Result<String> {
+    let mut sender = connect(addr).await?;
+    let request = hyper::Request::post("/toolhost/v1/sessions")
+        .header("host", addr.to_string())
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from_static(b"{}")))?;
+    let response = sender.send_request(request).await?;
+    anyhow::ensure!(
+        response.status() == 201,
+        "no session: {}",
+        response.status()
+    );
+    let bytes = response.into_body().collect().await?.to_bytes();
+    let session: serde_json::Value = serde_json::from_slice(&bytes)?;
+    session["id"]
+        .as_str()
+        .map(str::to_string)
+        .ok_or_else(|| anyhow::anyhow!("a session without an id"))
+}
+
+async fn connect(
+    addr: SocketAddr,
+) -> anyhow::Result<hyper::client::conn::http1::SendRequest<Full<Bytes>>> {
+    let stream = tokio::net::TcpStream::connect(addr).await?;
+    stream.set_nodelay(true)?;
+    let (sender, connection) =
+        hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(stream)).await?;
+    tokio::spawn(connection);
+    Ok(sender)
 }
 
 /// What one run measured.
@@ -64,18 +110,19 @@ impl Run {
     }
 }
 
-/// `clients` connections, client `i` to `servers[i % len]`, each sending
-/// `call` back to back for `duration`.
-pub async fn load(
+/// One connection per call of `calls`, connection `i` to
+/// `servers[i % len]` sending `calls[i]` back to back for `duration`.
+pub async fn load_each(
     servers: &[SocketAddr],
-    call: Call,
-    clients: usize,
+    calls: &[Call],
     duration: Duration,
 ) -> anyhow::Result<Run> {
     let started = Instant::now();
     let deadline = started + duration;
-    let tasks: Vec<_> = (0..clients)
-        .map(|i| tokio::spawn(client(servers[i % servers.len()], call, deadline)))
+    let tasks: Vec<_> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, call)| tokio::spawn(client(servers[i % servers.len()], call.clone(), deadline)))
         .collect();
     let mut latencies = Vec::new();
     for task in tasks {
@@ -90,12 +137,8 @@ pub async fn load(
 }
 
 async fn client(addr: SocketAddr, call: Call, deadline: Instant) -> anyhow::Result<Vec<Duration>> {
-    let stream = tokio::net::TcpStream::connect(addr).await?;
-    stream.set_nodelay(true)?;
-    let (mut sender, connection) =
-        hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(stream)).await?;
-    tokio::spawn(connection);
-    let body = Bytes::from_static(call.body);
+    let mut sender = connect(addr).await?;
+    let body = call.body.clone();
     let mut latencies = Vec::new();
     while Instant::now() < deadline {
         let request = hyper::Request::post(call.path)

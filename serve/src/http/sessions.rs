@@ -1,7 +1,6 @@
 //! Sessions: create, list, show; the event stream (server-sent events,
 //! resumable from `Last-Event-ID`); client events (custom tool results).
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::Arc;
 
@@ -12,7 +11,6 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures::{Stream, StreamExt as _};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio::sync::broadcast::error::RecvError;
 
 use super::App;
 use super::answers;
@@ -253,40 +251,11 @@ pub(super) async fn stream(
         ),
         None => query.after,
     };
-    let events = event_stream(session, after).take_until(app.shutdown.clone().cancelled_owned());
+    let events = session
+        .follow_events(after)
+        .map(|event| Ok(sse(&event)))
+        .take_until(app.shutdown.clone().cancelled_owned());
     Ok(Sse::new(events).keep_alive(KeepAlive::default()))
-}
-
-/// Kept events after `after`, then live ones; a subscriber that falls
-/// behind the live feed catches up from the kept history.
-fn event_stream(
-    session: Arc<Session>,
-    after: Option<u64>,
-) -> impl Stream<Item = Result<SseEvent, Infallible>> {
-    let feed = session.events().subscribe();
-    let backlog: VecDeque<Event> = session.events().since(after).into();
-    let last = after.unwrap_or(0);
-    futures::stream::unfold(
-        (session, feed, backlog, last),
-        |(session, mut feed, mut backlog, mut last)| async move {
-            loop {
-                if let Some(event) = backlog.pop_front() {
-                    if event.id <= last {
-                        continue;
-                    }
-                    last = event.id;
-                    return Some((Ok(sse(&event)), (session, feed, backlog, last)));
-                }
-                match feed.recv().await {
-                    Ok(event) => backlog.push_back(event),
-                    Err(RecvError::Lagged(_)) => {
-                        backlog = session.events().since(Some(last)).into();
-                    }
-                    Err(RecvError::Closed) => return None,
-                }
-            }
-        },
-    )
 }
 
 fn sse(event: &Event) -> SseEvent {
@@ -352,7 +321,9 @@ pub(super) async fn post_events(
             Some("user.custom_tool_result") => {
                 let result: CustomToolResult =
                     serde_json::from_value(event).map_err(|e| at(e.to_string()))?;
-                let call_id = call_id_of(&session, &result.custom_tool_use_id).map_err(at)?;
+                let call_id = call_id_of(&session, &result.custom_tool_use_id)
+                    .await
+                    .map_err(at)?;
                 let mut content = Vec::with_capacity(result.content.len());
                 for (n, block) in result.content.into_iter().enumerate() {
                     let read =
@@ -408,14 +379,15 @@ pub(super) async fn post_events(
 }
 
 /// A `custom_tool_use_id`: the call id, or the number of its event.
-fn call_id_of(session: &Session, id: &Value) -> Result<String, String> {
+async fn call_id_of(session: &Session, id: &Value) -> Result<String, String> {
     match id {
         Value::String(call_id) => Ok(call_id.clone()),
         Value::Number(n) => {
-            let event = n
-                .as_u64()
-                .and_then(|n| session.events().get(n))
-                .ok_or_else(|| format!("no event {n} in this session"))?;
+            let found = match n.as_u64() {
+                Some(n) => session.events().get(n).await.map_err(|e| e.to_string())?,
+                None => None,
+            };
+            let event = found.ok_or_else(|| format!("no event {n} in this session"))?;
             let data = event.to_json();
             match (event.kind, data["data"]["callId"].as_str()) {
                 (EventKind::CustomToolUse, Some(call_id)) => Ok(call_id.to_string()),

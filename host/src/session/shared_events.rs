@@ -1,0 +1,426 @@
+//! A session's events in Redis, for a fleet: one stream per session that
+//! every server appends to and reads from, so a client following the
+//! session on any server sees the events of calls made on all of them.
+//!
+//! - `events:<id>`: a Redis Stream whose entry `0-<n>` is event `n` (its
+//!   kind, instant and JSON payload), so ids are the fleet's one sequence,
+//!   `events-seq:<id>` allocating them;
+//! - `evbytes:<id>` and `evbytes`: the bytes the session's stream and all
+//!   streams hold. Appending an event trims the session's oldest events,
+//!   in the same script, while the stream is over [`MAX_EVENTS`] or either
+//!   count is over its budget (`[server] session_history_mb`,
+//!   `history_mb`, counted fleet-wide);
+//! - `eventfeed`: a pub/sub channel each append publishes `<id> <n>` on.
+//!   It only wakes readers up: a reader re-reads the stream after every
+//!   (re)subscription and on a timer, since pub/sub drops what is sent
+//!   while a subscriber reconnects.
+//!
+//! A server appends a session's events in the order they are emitted,
+//! through one queue per session, so a call's `actions.requested` is
+//! always before its `action.result`.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError, Weak};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use futures::{Stream, StreamExt as _};
+use redis::Script;
+use redis::streams::StreamRangeReply;
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use super::events::{EVENT_OVERHEAD_BYTES, Event, EventKind, MAX_EVENTS};
+use crate::redis_store::RedisStore;
+
+/// Events one read takes from a stream.
+const PAGE: usize = 512;
+/// How often a follower reads its stream again without a wake-up.
+const REREAD: Duration = Duration::from_secs(1);
+/// Events a server may have emitted and not yet appended, per session;
+/// past it, new ones are dropped (and logged).
+const OUTBOX: usize = 1024;
+
+/// `KEYS`: stream, sequence, session bytes, all bytes. `ARGV`: kind,
+/// instant, payload, max events, max session bytes, max bytes, channel,
+/// session id. The new event's number.
+static APPEND: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(&format!(
+        "local n = redis.call('INCR', KEYS[2])
+         redis.call('XADD', KEYS[1], '0-' .. n, 'k', ARGV[1], 'at', ARGV[2], 'd', ARGV[3])
+         local size = {EVENT_OVERHEAD_BYTES} + #ARGV[3]
+         local held = redis.call('INCRBY', KEYS[3], size)
+         local all = redis.call('INCRBY', KEYS[4], size)
+         local max_events = tonumber(ARGV[4])
+         local max_held = tonumber(ARGV[5])
+         local max_all = tonumber(ARGV[6])
+         while redis.call('XLEN', KEYS[1]) > 0
+           and (redis.call('XLEN', KEYS[1]) > max_events or held > max_held or all > max_all) do
+           local oldest = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)[1]
+           local fields = oldest[2]
+           local freed = {EVENT_OVERHEAD_BYTES}
+           for i = 1, #fields, 2 do
+             if fields[i] == 'd' then freed = freed + #fields[i + 1] end
+           end
+           redis.call('XDEL', KEYS[1], oldest[1])
+           held = redis.call('DECRBY', KEYS[3], freed)
+           all = redis.call('DECRBY', KEYS[4], freed)
+         end
+         redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. n)
+         return n"
+    ))
+});
+
+/// What the streams may hold: per session, and all together.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct StreamLimits {
+    /// Bytes of one session's stream.
+    pub session_bytes: usize,
+    /// Bytes of every stream together.
+    pub every_bytes: usize,
+}
+
+/// Where a session's events are kept in Redis, and how they are appended.
+#[derive(Clone)]
+struct Appender {
+    store: Arc<RedisStore>,
+    session: String,
+    stream: String,
+    seq: String,
+    bytes: String,
+    all_bytes: String,
+    channel: String,
+    limits: StreamLimits,
+}
+
+/// One event waiting to be appended.
+struct Outgoing {
+    kind: EventKind,
+    at: DateTime<Utc>,
+    payload: String,
+    /// Told the event's number once it is appended.
+    reply: Option<oneshot::Sender<Result<u64, String>>>,
+}
+
+impl Appender {
+    async fn append(&self, event: &Outgoing) -> Result<u64, String> {
+        APPEND
+            .key(&self.stream)
+            .key(&self.seq)
+            .key(&self.bytes)
+            .key(&self.all_bytes)
+            .arg(event.kind.name())
+            .arg(event.at.to_rfc3339())
+            .arg(&event.payload)
+            .arg(MAX_EVENTS)
+            .arg(self.limits.session_bytes)
+            .arg(self.limits.every_bytes)
+            .arg(&self.channel)
+            .arg(&self.session)
+            .invoke_async(&mut self.store.connection())
+            .await
+            .map_err(|e| self.store.failure(&e))
+    }
+
+    /// Append what `outbox` brings, in order, until every sender is gone.
+    async fn run(self, mut outbox: mpsc::Receiver<Outgoing>) {
+        while let Some(event) = outbox.recv().await {
+            let appended = self.append(&event).await;
+            if let Err(e) = &appended {
+                tracing::warn!(
+                    session = %self.session,
+                    "a `{}` event was not recorded: {e}",
+                    event.kind.name()
+                );
+            }
+            if let Some(reply) = event.reply {
+                let _ = reply.send(appended);
+            }
+        }
+    }
+
+    /// Events after `after` (from the first when `None`), at most `count`.
+    async fn range(&self, after: Option<u64>, count: usize) -> Result<Vec<Event>, String> {
+        let start = after.map_or_else(|| "-".to_string(), |n| format!("(0-{n}"));
+        self.read(&start, "+", count).await
+    }
+
+    async fn read(&self, start: &str, end: &str, count: usize) -> Result<Vec<Event>, String> {
+        let reply: StreamRangeReply = redis::cmd("XRANGE")
+            .arg(&self.stream)
+            .arg(start)
+            .arg(end)
+            .arg("COUNT")
+            .arg(count)
+            .query_async(&mut self.store.connection())
+            .await
+            .map_err(|e| self.store.failure(&e))?;
+        reply
+            .ids
+            .iter()
+            .map(|entry| {
+                let field = |name: &str| -> Result<String, String> {
+                    entry
+                        .get::<String>(name)
+                        .ok_or_else(|| format!("event {} in Redis has no `{name}`", entry.id))
+                };
+                let id = entry
+                    .id
+                    .strip_prefix("0-")
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .ok_or_else(|| format!("an event in Redis has the id {:?}", entry.id))?;
+                let kind = field("k")?;
+                let kind = EventKind::from_name(&kind)
+                    .ok_or_else(|| format!("event {id} in Redis has the kind {kind:?}"))?;
+                let at = DateTime::parse_from_rfc3339(&field("at")?)
+                    .map_err(|e| format!("event {id} in Redis: {e}"))?
+                    .with_timezone(&Utc);
+                let data = serde_json::from_str(&field("d")?)
+                    .map_err(|e| format!("event {id} in Redis: {e}"))?;
+                Ok(Event::stored(id, kind, at, data))
+            })
+            .collect()
+    }
+}
+
+/// A session's stream, as its [`super::EventLog`] uses it.
+pub(super) struct SharedEvents {
+    appender: Arc<Appender>,
+    feed: Arc<EventFeed>,
+    /// Made on the first event: most sessions a server sees never emit.
+    outbox: OnceLock<mpsc::Sender<Outgoing>>,
+}
+
+impl std::fmt::Debug for SharedEvents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedEvents")
+            .field("stream", &self.appender.stream)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedEvents {
+    fn outbox(&self) -> Option<&mpsc::Sender<Outgoing>> {
+        if let Some(outbox) = self.outbox.get() {
+            return Some(outbox);
+        }
+        let runtime = tokio::runtime::Handle::try_current().ok()?;
+        Some(self.outbox.get_or_init(|| {
+            let (sender, receiver) = mpsc::channel(OUTBOX);
+            runtime.spawn(Appender::clone(&self.appender).run(receiver));
+            sender
+        }))
+    }
+
+    fn enqueue(&self, event: Outgoing) -> Result<(), String> {
+        let kind = event.kind.name();
+        let Some(outbox) = self.outbox() else {
+            return Err(format!("a `{kind}` event was emitted outside a runtime"));
+        };
+        outbox.try_send(event).map_err(|_| {
+            format!("a `{kind}` event was dropped: {OUTBOX} are waiting to reach Redis already")
+        })
+    }
+
+    /// Queue an event; it is appended after every event queued before it.
+    pub(super) fn emit(&self, kind: EventKind, at: DateTime<Utc>, payload: String) {
+        let queued = self.enqueue(Outgoing {
+            kind,
+            at,
+            payload,
+            reply: None,
+        });
+        if let Err(e) = queued {
+            tracing::warn!(session = %self.appender.session, "{e}");
+        }
+    }
+
+    /// Append an event (after those queued before it): its number.
+    pub(super) async fn append(
+        &self,
+        kind: EventKind,
+        at: DateTime<Utc>,
+        payload: String,
+    ) -> Result<u64, String> {
+        let (reply, answer) = oneshot::channel();
+        self.enqueue(Outgoing {
+            kind,
+            at,
+            payload,
+            reply: Some(reply),
+        })?;
+        answer
+            .await
+            .map_err(|_| "the event's queue was dropped".to_string())?
+    }
+
+    /// Every kept event after `after`.
+    pub(super) async fn since(&self, after: Option<u64>) -> Result<Vec<Event>, String> {
+        let mut events: Vec<Event> = Vec::new();
+        loop {
+            let from = events.last().map(|e| e.id).or(after);
+            let page = self.appender.range(from, PAGE).await?;
+            let more = page.len() == PAGE;
+            events.extend(page);
+            if !more {
+                return Ok(events);
+            }
+        }
+    }
+
+    /// Event `id`, if it is still kept.
+    pub(super) async fn get(&self, id: u64) -> Result<Option<Event>, String> {
+        let at = format!("0-{id}");
+        Ok(self.appender.read(&at, &at, 1).await?.pop())
+    }
+
+    /// Kept events after `after`, then new ones as they are appended by any
+    /// server; read again after a wake-up or every [`REREAD`].
+    pub(super) fn follow(
+        self: Arc<Self>,
+        after: Option<u64>,
+    ) -> impl Stream<Item = Event> + Send + 'static {
+        let wake = self.feed.watch(&self.appender.session);
+        let state = (self, wake, VecDeque::<Event>::new(), after.unwrap_or(0));
+        futures::stream::unfold(
+            state,
+            |(events, mut wake, mut backlog, mut last)| async move {
+                loop {
+                    if let Some(event) = backlog.pop_front() {
+                        if event.id <= last {
+                            continue;
+                        }
+                        last = event.id;
+                        return Some((event, (events, wake, backlog, last)));
+                    }
+                    match events.appender.range(Some(last), PAGE).await {
+                        Ok(page) if !page.is_empty() => {
+                            backlog = page.into();
+                            continue;
+                        }
+                        Ok(_) => {}
+                        Err(e) => tracing::debug!("following {}: {e}", events.appender.session),
+                    }
+                    tokio::select! {
+                        woken = wake.recv() => {
+                            if matches!(woken, Err(broadcast::error::RecvError::Closed)) {
+                                wake = events.feed.watch(&events.appender.session);
+                            }
+                        }
+                        () = tokio::time::sleep(REREAD) => {}
+                    }
+                }
+            },
+        )
+        .boxed()
+    }
+}
+
+/// One server's wake-ups for the sessions followed on it: one pub/sub
+/// connection, made when the first stream is followed and again whenever
+/// it drops.
+pub(super) struct EventFeed {
+    store: Arc<RedisStore>,
+    channel: String,
+    watchers: Mutex<HashMap<String, broadcast::Sender<()>>>,
+    started: std::sync::Once,
+}
+
+impl EventFeed {
+    /// The feed of the streams in `store`.
+    pub(super) fn new(store: Arc<RedisStore>) -> Arc<Self> {
+        Arc::new(Self {
+            channel: store.key("eventfeed", &[]),
+            store,
+            watchers: Mutex::default(),
+            started: std::sync::Once::new(),
+        })
+    }
+
+    /// Woken whenever an event is appended to session `id`'s stream, and
+    /// after the feed reconnects.
+    fn watch(self: &Arc<Self>, id: &str) -> broadcast::Receiver<()> {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            self.started.call_once(|| {
+                runtime.spawn(relay(Arc::downgrade(self)));
+            });
+        }
+        let mut watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
+        watchers.retain(|_, sender| sender.receiver_count() > 0);
+        watchers
+            .entry(id.to_string())
+            .or_insert_with(|| broadcast::channel(16).0)
+            .subscribe()
+    }
+
+    fn wake(&self, id: &str) {
+        let watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(sender) = watchers.get(id) {
+            let _ = sender.send(());
+        }
+    }
+
+    fn wake_all(&self) {
+        let watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
+        for sender in watchers.values() {
+            let _ = sender.send(());
+        }
+    }
+}
+
+/// Subscribe to the feed's channel and wake the watchers of each session
+/// it names, reconnecting while the feed lives.
+async fn relay(feed: Weak<EventFeed>) {
+    loop {
+        let subscribed = {
+            let Some(feed) = feed.upgrade() else {
+                return;
+            };
+            let (store, channel) = (feed.store.clone(), feed.channel.clone());
+            drop(feed);
+            store.subscribe(&channel).await
+        };
+        match subscribed {
+            Ok(mut messages) => {
+                // What was sent while it was not subscribed: read again.
+                if let Some(feed) = feed.upgrade() {
+                    feed.wake_all();
+                }
+                while let Some(message) = messages.next().await {
+                    let Some(feed) = feed.upgrade() else {
+                        return;
+                    };
+                    if let Ok(text) = message.get_payload::<String>()
+                        && let Some((id, _)) = text.split_once(' ')
+                    {
+                        feed.wake(id);
+                    }
+                }
+            }
+            Err(e) => tracing::warn!("session events feed: {e}"),
+        }
+        tokio::time::sleep(REREAD).await;
+    }
+}
+
+/// The stream of a session: `store`'s keys for session `id`.
+pub(super) fn shared_events(
+    store: &Arc<RedisStore>,
+    feed: &Arc<EventFeed>,
+    id: &str,
+    limits: StreamLimits,
+) -> SharedEvents {
+    SharedEvents {
+        appender: Arc::new(Appender {
+            store: store.clone(),
+            session: id.to_string(),
+            stream: store.key("events", &[id]),
+            seq: store.key("events-seq", &[id]),
+            bytes: store.key("evbytes", &[id]),
+            all_bytes: store.key("evbytes", &[]),
+            channel: feed.channel.clone(),
+            limits,
+        }),
+        feed: feed.clone(),
+        outbox: OnceLock::new(),
+    }
+}
