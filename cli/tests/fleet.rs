@@ -36,15 +36,19 @@ struct Fleet {
 }
 
 /// The tools every server of a fleet serves.
-const FLEET_TOOLS: &[&str] = &["counter", "echo", "kv_probe"];
+const FLEET_TOOLS: &[&str] = &["context", "counter", "echo", "kv_probe"];
 
 /// `toolhost.toml` for every server of a fleet on `redis`, with `extra`
-/// lines in `[state]`.
+/// lines in `[state]`. `context` asks for approval, and the custom tool
+/// `get_weather` is answered by the client.
 fn fleet_config(redis: &RedisServer, workspaces: &std::path::Path, extra: &str) -> String {
     format!(
         "[state]\nbackend = \"redis\"\nredis_url = \"{}\"\nworkspaces_dir = \"{}\"\n{extra}\n\
          [tools.counter]\nkv = [\"default\"]\n\n\
-         [tools.kv_probe]\nkv = [\"default\"]\nworkspace = \"write\"\ntimeout_ms = 4000\n",
+         [tools.kv_probe]\nkv = [\"default\"]\nworkspace = \"write\"\ntimeout_ms = 4000\n\n\
+         [tools.context]\npermission = \"always_ask\"\n\n\
+         [custom_tools.get_weather]\ndescription = \"The weather in a city.\"\n\
+         input_schema = {{ type = \"object\", properties = {{ city = {{ type = \"string\" }} }} }}\n",
         redis.url(),
         workspaces.display()
     )
@@ -622,6 +626,15 @@ async fn a_session_has_one_writer_across_the_fleet_and_reads_run_beside_it() {
         .call(1, "kv_probe", json!({"input": set, "sessionId": id}))
         .await;
     assert_eq!(status, 200, "the slot is free once A's call ended: {out}");
+    for n in 0..40 {
+        let (status, out) = fleet
+            .call(n, "kv_probe", json!({"input": set, "sessionId": id}))
+            .await;
+        assert_eq!(
+            status, 200,
+            "a client's writes one after another never find the slot taken: {out}"
+        );
+    }
     let ended = common::http_client()
         .delete(format!("{}/toolhost/v1/sessions/{id}", fleet.url(1)))
         .send()
@@ -719,6 +732,140 @@ async fn events(url: &str, id: &str, after: Option<u64>) -> EventStream {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_parked_on_one_server_is_answered_on_another() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let fleet = Fleet::start_with(
+        &redis,
+        2,
+        "[server]\napproval_timeout_ms = 20000\ncustom_tool_timeout_ms = 20000",
+    );
+    let id = fleet.session(0, json!({})).await;
+
+    // A custom tool's call waits on A; its result is posted to B.
+    let weather = json!({"input": {"city": "Oslo"}, "sessionId": id});
+    let (status, parked) = fleet.call(0, "get_weather", weather).await;
+    assert_eq!(status, 202, "{parked}");
+    let call_id = parked["callId"].as_str().unwrap().to_string();
+    let (status, polled) = get(&fleet.url(1), &format!("/calls/{call_id}")).await;
+    assert_eq!(
+        (status, &polled["status"]),
+        (202, &json!("awaiting_custom_tool_result")),
+        "{polled}"
+    );
+    let result = json!({"events": [{"type": "user.custom_tool_result", "custom_tool_use_id": call_id,
+                                    "content": [{"type": "text", "text": "4 °C, rain"}]}]});
+    let posted = post(
+        &fleet.url(1),
+        &format!("/sessions/{id}/events"),
+        result.clone(),
+    )
+    .await;
+    assert_eq!(posted.0, 200, "{}", posted.1);
+    let (status, done) = get(&fleet.url(1), &format!("/calls/{call_id}?wait=10")).await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["result"], "4 °C, rain", "{done}");
+    let again = post(&fleet.url(1), &format!("/sessions/{id}/events"), result).await;
+    assert_eq!(
+        (again.0, &again.1["error"]["code"]),
+        (409, &json!("call_not_waiting")),
+        "{}",
+        again.1
+    );
+
+    // An approval for a call parked on A, posted to B.
+    let (status, parked) = fleet.call(0, "context", json!({"sessionId": id})).await;
+    assert_eq!(status, 202, "{parked}");
+    let call_id = parked["callId"].as_str().unwrap().to_string();
+    let approve = json!({"decision": "approve", "auth": {"user": "ada"}});
+    let missing = post(&fleet.url(1), "/approvals/call_nope", approve.clone()).await;
+    assert_eq!(
+        (missing.0, &missing.1["error"]["code"]),
+        (404, &json!("call_not_found"))
+    );
+    let approved = post(
+        &fleet.url(1),
+        &format!("/approvals/{call_id}"),
+        approve.clone(),
+    )
+    .await;
+    assert_eq!(approved.0, 200, "{}", approved.1);
+    let (status, done) = get(&fleet.url(1), &format!("/calls/{call_id}?wait=10")).await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(
+        done["result"]["approvedBy"],
+        json!({"user": "ada"}),
+        "{done}"
+    );
+    let (status, on_a) = get(&fleet.url(0), &format!("/calls/{call_id}")).await;
+    assert_eq!(
+        (status, &on_a["result"]["approvedBy"]),
+        (200, &json!({"user": "ada"}))
+    );
+    let twice = post(&fleet.url(1), &format!("/approvals/{call_id}"), approve).await;
+    assert_eq!(
+        (twice.0, &twice.1["error"]["code"]),
+        (409, &json!("call_not_waiting")),
+        "{}",
+        twice.1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_whose_server_died_is_answered_call_owner_gone() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let lease = "session_lease_ms = 2000";
+    let mut fleet = Fleet::start_with(
+        &redis,
+        2,
+        &format!("{lease}\n[server]\napproval_timeout_ms = 60000"),
+    );
+    let (status, parked) = fleet.call(0, "context", json!({})).await;
+    assert_eq!(status, 202, "{parked}");
+    let call_id = parked["callId"].as_str().unwrap().to_string();
+    fleet.servers[0].child.kill().unwrap();
+    fleet.servers[0].child.wait().unwrap();
+    let approve = json!({"decision": "approve", "auth": {"user": "ada"}});
+    let path = format!("/approvals/{call_id}");
+    let started = std::time::Instant::now();
+    let first = post(&fleet.url(1), &path, approve.clone()).await;
+    assert_eq!(
+        first.0, 200,
+        "within the dead owner's lease it is taken: {}",
+        first.1
+    );
+    let gone = loop {
+        let answer = post(&fleet.url(1), &path, approve.clone()).await;
+        if answer.1["error"]["code"] != "call_not_waiting"
+            || started.elapsed() > Duration::from_secs(5)
+        {
+            break answer;
+        }
+        // Answered already, never taken: wait for the owner's lease to expire.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    println!(
+        "fleet: a dead server's call was owner_gone {:?} after the kill",
+        started.elapsed()
+    );
+    assert_eq!(
+        (gone.0, &gone.1["error"]["code"]),
+        (409, &json!("call_owner_gone")),
+        "{}",
+        gone.1
+    );
+    let (status, polled) = get(&fleet.url(1), &format!("/calls/{call_id}")).await;
+    assert_eq!(
+        (status, &polled["error"]["code"]),
+        (409, &json!("call_owner_gone")),
+        "{polled}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_on_one_server_replays_and_follows_the_calls_made_on_another() {
     let Some(redis) = RedisServer::start() else {
         return;
@@ -759,6 +906,17 @@ async fn a_stream_on_one_server_replays_and_follows_the_calls_made_on_another() 
         (&next["id"], &next["data"]["input"]["text"]),
         (&json!(5), &json!("three"))
     );
+}
+
+/// `POST` `body` to a path under `/toolhost/v1` of `url`: the status and body.
+async fn post(url: &str, path: &str, body: Value) -> (u16, Value) {
+    let response = common::http_client()
+        .post(format!("{url}/toolhost/v1{path}"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
 }
 
 /// `GET` a path under `/toolhost/v1` of `url`: the status and body.

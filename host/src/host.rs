@@ -702,6 +702,12 @@ impl Host {
             })
     }
 
+    /// The Redis server several hosts share, when `[state] backend =
+    /// "redis"`: for the surfaces that keep their own state there.
+    pub fn shared_store(&self) -> Option<&Arc<RedisStore>> {
+        self.shared.as_ref()
+    }
+
     /// Whether the shared store answers (checked at most once a second, one
     /// check at a time): `None` on the embedded
     /// backend, which has nothing to reach.

@@ -281,10 +281,9 @@ impl Call<'_> {
             let slot = self.write_slot(effect).await?;
             let done = Done::effect(effect);
             let asked = self.ask_client(done.clone(), input, options);
-            return match self.unless_slot_lost(slot.as_ref(), asked).await {
-                Some(result) => result,
-                None => Ok(self.slot_lost(done)),
-            };
+            let outcome = self.unless_slot_lost(slot.as_ref(), asked).await;
+            release(slot).await;
+            return outcome.unwrap_or_else(|| Ok(self.slot_lost(done)));
         }
         if let Some(server) = self.tool.upstream() {
             // No admission: the server's process runs it, not an instance.
@@ -294,10 +293,9 @@ impl Call<'_> {
                 ..Done::effect(effect)
             };
             let called = self.call_upstream(server, done.clone(), &options.session);
-            return Ok(self
-                .unless_slot_lost(slot.as_ref(), called)
-                .await
-                .unwrap_or_else(|| self.slot_lost(done)));
+            let outcome = self.unless_slot_lost(slot.as_ref(), called).await;
+            release(slot).await;
+            return Ok(outcome.unwrap_or_else(|| self.slot_lost(done)));
         }
         // Admitted first: a call waiting in the queue never keeps its
         // session busy.
@@ -310,10 +308,9 @@ impl Call<'_> {
             ..Done::effect(effect)
         };
         let executed = self.execute(done.clone(), workspace.as_ref().map(|w| w.path.as_path()));
-        Ok(self
-            .unless_slot_lost(slot.as_ref(), executed)
-            .await
-            .unwrap_or_else(|| self.slot_lost(done)))
+        let outcome = self.unless_slot_lost(slot.as_ref(), executed).await;
+        release(slot).await;
+        Ok(outcome.unwrap_or_else(|| self.slot_lost(done)))
     }
 
     /// `work`'s outcome, or `None` once `slot` is lost first: `work` is
@@ -443,6 +440,14 @@ impl Call<'_> {
                 failure.limit(),
             ),
         })
+    }
+}
+
+/// Give a call's write slot back before the call answers, so the caller's
+/// next write in the session finds it free.
+async fn release(slot: Option<WriteSlot<'_>>) {
+    if let Some(slot) = slot {
+        slot.release().await;
     }
 }
 

@@ -72,9 +72,10 @@ pub struct StateSettings {
     /// the host's own: every server's mount of one shared folder. Needed
     /// with `backend = "redis"` when a tool is granted `state`.
     pub state_files_dir: Option<PathBuf>,
-    /// How long a session's write slot stays taken in Redis without a
-    /// renewal, in milliseconds (default 10000): the longest a crashed
-    /// server keeps a session busy. Renewed every third of it.
+    /// How long a session's write slot, or a parked call's claim on the
+    /// server running it, stays taken in Redis without a renewal, in
+    /// milliseconds (default 10000): the longest a crashed server keeps a
+    /// session busy, or its parked calls answerable. Renewed every third.
     pub session_lease_ms: Option<u64>,
 }
 

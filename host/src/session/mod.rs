@@ -103,6 +103,15 @@ pub struct WriteSlot<'a> {
 }
 
 impl WriteSlot<'_> {
+    /// Give the slot back now, waiting until Redis has it free for a
+    /// shared session (dropping it frees it soon after, in the background:
+    /// the caller's next write could find it still taken).
+    pub async fn release(self) {
+        if let Some(lease) = self.lease {
+            lease.release().await;
+        }
+    }
+
     /// Completes once the slot is lost (a shared session's lease could not
     /// be renewed in time): the call must stop at once, since another
     /// server may take the slot soon. Never completes for a local slot.

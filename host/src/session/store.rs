@@ -636,7 +636,10 @@ impl SessionStore {
                 .cloned());
         };
         let stored = shared
-            .load_by_token(token, touch.then(now_ms))
+            .load_by_token(
+                token,
+                self.touch_now(touch, self.local_id(token).as_deref()),
+            )
             .await
             .map_err(Unavailable)?;
         Ok(self.cached(shared, stored))
@@ -656,13 +659,30 @@ impl SessionStore {
             return Ok(self.get(id));
         };
         let stored = shared
-            .load(id, touch.then(now_ms))
+            .load(id, self.touch_now(touch, Some(id)))
             .await
             .map_err(Unavailable)?;
         if stored.is_none() {
             self.forget_here(id);
         }
         Ok(self.cached(shared, stored))
+    }
+
+    /// When to mark session `id` active in Redis if `touch` asks to: not
+    /// when this server knows it was active within [`TOUCH_EVERY`] (the
+    /// sweeps count in retention periods), which spares a call a write.
+    fn touch_now(&self, touch: bool, id: Option<&str>) -> Option<i64> {
+        let now = Utc::now();
+        let recent = id
+            .and_then(|id| self.get(id))
+            .is_some_and(|s| now - s.last_active() < TOUCH_EVERY);
+        (touch && !recent).then(|| now.timestamp_millis())
+    }
+
+    /// The id this server has indexed for the continuation token `token`.
+    fn local_id(&self, token: &str) -> Option<String> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        index.by_token.get(token).cloned()
     }
 
     /// The indexed session a record from Redis describes, brought up to
@@ -887,9 +907,9 @@ impl SessionStore {
     }
 }
 
-fn now_ms() -> i64 {
-    Utc::now().timestamp_millis()
-}
+/// How stale a shared session's last activity in Redis may be: at most
+/// this much earlier than its last bind.
+const TOUCH_EVERY: chrono::TimeDelta = chrono::TimeDelta::seconds(1);
 
 /// Whether `id` is a session id the store makes (`ses_` and hex), so a
 /// record read from Redis cannot point the sweeper outside the root.

@@ -7,20 +7,24 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::App;
 use super::board::{AnswerError, Status};
 use super::error::{ApiError, JsonBody, PathParams, Query};
+use super::fleet_calls::{FleetCalls, ForwardError, Forwarded};
 use super::tools::outcome_response;
 use toolhost::call::ApprovalDecision;
 
 /// The longest a poll may wait.
 const MAX_WAIT: Duration = Duration::from_secs(60);
 
+/// How often a poll of a call parked on another server reads it again.
+const FLEET_POLL: Duration = Duration::from_millis(100);
+
 /// The body of an approval.
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct DecisionBody {
     /// `approve` or `deny`.
@@ -37,27 +41,44 @@ pub(super) async fn decide(
     JsonBody(body): JsonBody<DecisionBody>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
+    let raw = serde_json::to_value(&body).map_err(|e| ApiError::internal(e.to_string()))?;
+    let decision = decision_of(body)?;
+    match app.board.decide(&call_id, decision) {
+        Err(AnswerError::NotFound(_)) if app.board.fleet().is_some() => {
+            let fleet = app
+                .board
+                .fleet()
+                .ok_or_else(|| ApiError::internal("no fleet"))?;
+            let forwarded = Forwarded::Approval { body: raw };
+            fleet
+                .forward(
+                    &call_id,
+                    Status::AwaitingApproval,
+                    None,
+                    &forwarded,
+                    "an approval",
+                )
+                .await?;
+        }
+        delivered => delivered?,
+    }
+    Ok(Json(json!({ "ok": true, "callId": call_id })))
+}
+
+/// The decision an approval's body gives.
+pub(super) fn decision_of(body: DecisionBody) -> Result<ApprovalDecision, ApiError> {
     let invalid = |m: &str| ApiError::new(StatusCode::BAD_REQUEST, "invalid_request", m);
     if !body.auth.is_object() {
         return Err(invalid("`auth` must be the approver's auth, a JSON object"));
     }
-    let decision = match body.decision.as_str() {
-        "approve" => ApprovalDecision::Approved { by: body.auth },
-        "deny" => ApprovalDecision::Denied {
+    match body.decision.as_str() {
+        "approve" => Ok(ApprovalDecision::Approved { by: body.auth }),
+        "deny" => Ok(ApprovalDecision::Denied {
             by: body.auth,
             reason: body.reason,
-        },
-        _ => return Err(invalid("`decision` must be \"approve\" or \"deny\"")),
-    };
-    app.board.decide(&call_id, decision).map_err(|e| match e {
-        AnswerError::NotFound(_) => {
-            ApiError::new(StatusCode::NOT_FOUND, "call_not_found", e.to_string())
-        }
-        AnswerError::NotWaiting { .. } => {
-            ApiError::new(StatusCode::CONFLICT, "call_not_waiting", e.to_string())
-        }
-    })?;
-    Ok(Json(json!({ "ok": true, "callId": call_id })))
+        }),
+        _ => Err(invalid("`decision` must be \"approve\" or \"deny\"")),
+    }
 }
 
 /// How long `?wait=` asks to wait: clamped to [`MAX_WAIT`] before it is
@@ -83,7 +104,7 @@ pub(super) async fn poll(
 ) -> Result<Response, ApiError> {
     app.check_slug(&slug)?;
     let wait = poll_wait(query.wait);
-    let view = app.board.view(&call_id, wait).await.ok_or_else(|| {
+    let not_found = || {
         ApiError::new(
             StatusCode::NOT_FOUND,
             "call_not_found",
@@ -92,20 +113,74 @@ pub(super) async fn poll(
                  and finished ones expire with the session retention)"
             ),
         )
-    })?;
+    };
+    let Some(view) = app.board.view(&call_id, wait).await else {
+        return match app.board.fleet() {
+            Some(fleet) => poll_fleet(fleet, &call_id, wait)
+                .await?
+                .ok_or_else(not_found),
+            None => Err(not_found()),
+        };
+    };
     match (view.status, view.outcome) {
         (Status::Done, Some(outcome)) => outcome_response(outcome),
-        (status, _) => Ok((
-            StatusCode::ACCEPTED,
-            Json(json!({
-                "ok": true,
-                "callId": call_id,
-                "toolName": view.tool_name,
-                "sessionId": view.session_id,
-                "status": status,
-            })),
-        )
-            .into_response()),
+        (status, _) => Ok(waiting(
+            &call_id,
+            &view.tool_name,
+            &view.session_id,
+            &json!(status),
+        )),
+    }
+}
+
+/// `202` for a call that has not finished.
+fn waiting(call_id: &str, tool: &str, session: &str, status: &Value) -> Response {
+    (
+        StatusCode::ACCEPTED,
+        Json(json!({
+            "ok": true,
+            "callId": call_id,
+            "toolName": tool,
+            "sessionId": session,
+            "status": status,
+        })),
+    )
+        .into_response()
+}
+
+/// A call parked on another server of the fleet, waiting up to `wait` for
+/// it to finish; `None` if no server parked it.
+async fn poll_fleet(
+    fleet: &Arc<FleetCalls>,
+    call_id: &str,
+    wait: Duration,
+) -> Result<Option<Response>, ApiError> {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        let Some(call) = fleet
+            .view(call_id)
+            .await
+            .map_err(|e| ApiError::from(ForwardError::Unavailable(e)))?
+        else {
+            return Ok(None);
+        };
+        if let Some((status, body)) = call.outcome {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+            return Ok(Some((status, Json(body)).into_response()));
+        }
+        if !call.owner_alive {
+            return Err(ForwardError::OwnerGone(call_id.to_string()).into());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            let status = Value::String(call.status);
+            return Ok(Some(waiting(
+                call_id,
+                &call.tool_name,
+                &call.session_id,
+                &status,
+            )));
+        }
+        tokio::time::sleep_until(deadline.min(tokio::time::Instant::now() + FLEET_POLL)).await;
     }
 }
 

@@ -8,7 +8,7 @@
 use futures::future::BoxFuture;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -21,7 +21,11 @@ use toolhost::call::{
 };
 use toolhost::error::CallError;
 use toolhost::output::ToolOutput;
+use toolhost::redis_store::lease::Lease;
 use toolhost::session::{EventData, EventKind, Session};
+
+use super::error::ApiError;
+use super::fleet_calls::{FleetCalls, Forwarded};
 
 /// Where a parked call stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -44,7 +48,7 @@ pub enum Status {
 impl Status {
     /// Whether a call in this state waits for someone (and so counts
     /// against `max_waiting_calls`).
-    fn is_waiting(self) -> bool {
+    pub fn is_waiting(self) -> bool {
         matches!(
             self,
             Self::AwaitingApproval
@@ -112,7 +116,16 @@ pub struct Board {
     /// How many parked calls wait now: kept by [`Board::set_status`], so
     /// parking never counts the calls one by one.
     waiting: AtomicUsize,
+    /// Where a fleet's servers find the calls parked on each other.
+    fleet: Option<Arc<FleetCalls>>,
+    /// Applies what another server received for a call parked here.
+    applier: OnceLock<Applier>,
 }
+
+/// Applies, on the server a call is parked on, what another server
+/// received for it, as if it had been posted here.
+pub type Applier =
+    Arc<dyn Fn(String, Forwarded) -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
 
 impl Default for Board {
     fn default() -> Self {
@@ -127,6 +140,52 @@ impl Board {
             calls: Mutex::default(),
             max_waiting: max,
             waiting: AtomicUsize::new(0),
+            fleet: None,
+            applier: OnceLock::new(),
+        }
+    }
+
+    /// The same board, its parked calls shared with a fleet through `fleet`.
+    pub fn shared(mut self, fleet: Arc<FleetCalls>) -> Self {
+        self.fleet = Some(fleet);
+        self
+    }
+
+    /// The fleet's parked calls, when the board shares them.
+    pub fn fleet(&self) -> Option<&Arc<FleetCalls>> {
+        self.fleet.as_ref()
+    }
+
+    /// Apply answers that reach other servers with `applier`.
+    pub fn set_applier(&self, applier: Applier) {
+        let _ = self.applier.set(applier);
+    }
+
+    /// Tell the fleet that `parked` (call `call_id`) waits here, before
+    /// anyone is told it waits: from then on its status and outcome are
+    /// mirrored into Redis, and what another server receives for it is
+    /// applied here. Without Redis it can still be answered here.
+    async fn share(&self, call_id: &str, parked: &Arc<Parked>) {
+        let Some(fleet) = &self.fleet else {
+            return;
+        };
+        let status = parked.status.borrow().0;
+        match fleet
+            .park(call_id, &parked.tool_name, &parked.session_id, status)
+            .await
+        {
+            Ok(lease) => {
+                let applier = self.applier.get().cloned();
+                let mirror = mirror(
+                    fleet.clone(),
+                    call_id.to_string(),
+                    parked.status.subscribe(),
+                    lease,
+                    applier,
+                );
+                tokio::spawn(mirror);
+            }
+            Err(e) => tracing::warn!(call = call_id, "only this server can answer the call: {e}"),
         }
     }
 
@@ -315,6 +374,65 @@ fn deliver<T>(
     }
 }
 
+/// Mirror call `call_id`'s status and outcome into Redis until it is done
+/// (holding `lease`, which says this server runs it), and while it waits,
+/// apply what other servers receive for it.
+async fn mirror(
+    fleet: Arc<FleetCalls>,
+    call_id: String,
+    mut status: watch::Receiver<(Status, Option<Outcome>)>,
+    lease: Lease,
+    applier: Option<Applier>,
+) {
+    let mut waiter: Option<tokio::task::JoinHandle<()>> = None;
+    loop {
+        let (now, outcome) = status.borrow_and_update().clone();
+        let mirrored = match &outcome {
+            Some(outcome) if now == Status::Done => {
+                let (code, body) = answered(outcome);
+                fleet.finish(&call_id, code, &body).await
+            }
+            _ => fleet.set_status(&call_id, now).await,
+        };
+        if let Err(e) = mirrored {
+            tracing::warn!(call = %call_id, "the fleet may not see where the call stands: {e}");
+        }
+        if now.is_waiting() {
+            if waiter.is_none()
+                && let Some(applier) = &applier
+            {
+                let (fleet, id, applier) = (fleet.clone(), call_id.clone(), applier.clone());
+                waiter = Some(tokio::spawn(async move {
+                    let answer = fleet.answer(&id).await;
+                    if let Err(e) = applier(id.clone(), answer).await {
+                        tracing::warn!(call = %id, "an answer from another server: {e}");
+                    }
+                }));
+            }
+        } else if let Some(waiter) = waiter.take() {
+            waiter.abort();
+        }
+        if now == Status::Done || status.changed().await.is_err() {
+            break;
+        }
+    }
+    if let Some(waiter) = waiter {
+        waiter.abort();
+    }
+    lease.release().await;
+}
+
+/// The HTTP status and body `GET …/calls/<id>` answers a finished call with.
+fn answered(outcome: &Outcome) -> (u16, serde_json::Value) {
+    match outcome {
+        Ok(result) => (200, serde_json::to_value(&**result).unwrap_or_default()),
+        Err(error) => {
+            let error = ApiError::from(&**error);
+            (error.status.as_u16(), error.body())
+        }
+    }
+}
+
 /// Tells the request handler that its call parked, so it can answer `202`.
 #[derive(Default)]
 pub struct ParkSignal(Mutex<Option<oneshot::Sender<Status>>>);
@@ -365,6 +483,7 @@ impl Approver for BoardApprover {
                 .approval
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) = Some(tx);
+            self.board.share(&request.call_id, &parked).await;
             let expires_at = chrono::Utc::now()
                 + chrono::Duration::from_std(self.timeout).unwrap_or(chrono::Duration::MAX);
             request.waiting(Some(expires_at));
@@ -420,6 +539,7 @@ impl CustomToolRunner for BoardCustomTools {
             };
             let (tx, rx) = oneshot::channel();
             *parked.answer.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
+            self.board.share(&request.call_id, &parked).await;
             session.events().emit(
                 EventKind::CustomToolUse,
                 EventData::Json(json!({
@@ -517,6 +637,7 @@ impl BoardAsker {
         };
         let (tx, rx) = oneshot::channel();
         *parked.asked.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
+        self.board.share(call_id, &parked).await;
         let _asking = Asking {
             board: &self.board,
             parked,

@@ -23,6 +23,7 @@ mod approvals;
 mod artifacts;
 mod board;
 mod error;
+mod fleet_calls;
 mod reminders;
 mod sessions;
 mod tools;
@@ -210,15 +211,30 @@ impl App {
             .unwrap_or_else(|| DEFAULT_SLUG.to_string());
         let metrics = Arc::new(Metrics::new(host.tool_metrics().clone()));
         host.observe(metrics.clone());
-        Ok(Arc::new(Self {
+        let mut board = Board::with_max_waiting(options.max_waiting_calls);
+        if let Some(redis) = host.shared_store() {
+            let (terms, retention) = (
+                host.config().state.session_lease(),
+                options.session_retention,
+            );
+            board = board.shared(fleet_calls::FleetCalls::new(
+                redis.clone(),
+                terms,
+                retention,
+            ));
+        }
+        let app = Arc::new(Self {
             host,
             sessions,
-            board: Arc::new(Board::with_max_waiting(options.max_waiting_calls)),
+            board: Arc::new(board),
             metrics,
             slug,
             options,
             shutdown: CancellationToken::new(),
-        }))
+        });
+        app.board
+            .set_applier(fleet_calls::applier(Arc::downgrade(&app)));
+        Ok(app)
     }
 
     /// Refuse a route under another slug, naming the one served.

@@ -14,8 +14,9 @@ use serde_json::{Value, json};
 
 use super::App;
 use super::answers;
-use super::board::{AnswerError, Answered};
+use super::board::{AnswerError, Answered, Status};
 use super::error::{ApiError, JsonBody, PathParams, Query};
+use super::fleet_calls::Forwarded;
 use toolhost::agent_tools::WrittenScript;
 use toolhost::output::ToolOutput;
 use toolhost::output::messages::read_posted_block;
@@ -304,78 +305,148 @@ pub(super) async fn post_events(
         ));
     }
     for (index, event) in body.events.into_iter().enumerate() {
-        let at = |message: String| invalid(format!("events[{index}]: {message}"));
-        let delivered = |e: AnswerError| match e {
-            AnswerError::NotFound(_) => ApiError::new(
-                StatusCode::NOT_FOUND,
-                "call_not_found",
-                format!("events[{index}]: {e}"),
-            ),
-            AnswerError::NotWaiting { .. } => ApiError::new(
-                StatusCode::CONFLICT,
-                "call_not_waiting",
-                format!("events[{index}]: {e}"),
-            ),
+        let at = |e: ApiError| ApiError {
+            message: format!("events[{index}]: {}", e.message),
+            ..e
         };
-        let (kind, payload) = match event.get("type").and_then(Value::as_str) {
-            Some("user.custom_tool_result") => {
-                let result: CustomToolResult =
-                    serde_json::from_value(event).map_err(|e| at(e.to_string()))?;
-                let call_id = call_id_of(&session, &result.custom_tool_use_id)
-                    .await
-                    .map_err(at)?;
-                let mut content = Vec::with_capacity(result.content.len());
-                for (n, block) in result.content.into_iter().enumerate() {
-                    let read =
-                        read_posted_block(block).map_err(|e| at(format!("content[{n}]: {e}")))?;
-                    content.extend(read);
-                }
-                let output = ToolOutput {
-                    content,
-                    structured: None,
-                    is_error: result.is_error,
+        match apply_event(&app, &session, event.clone())
+            .await
+            .map_err(at)?
+        {
+            Applied::Here(kind, payload) => session.events().emit(kind, EventData::Json(payload)),
+            Applied::NotHere(target) => {
+                let Some(fleet) = app.board.fleet() else {
+                    return Err(at(AnswerError::NotFound(target.call_id).into()));
                 };
-                let payload = json!({
-                    "customToolUseId": call_id,
-                    "isError": output.is_error,
-                    "content": output.content,
-                });
-                app.board
-                    .answer(&call_id, session.id(), output)
-                    .map_err(delivered)?;
-                (EventKind::CustomToolResult, payload)
+                let forwarded = Forwarded::Event {
+                    session: session.id().to_string(),
+                    event,
+                };
+                fleet
+                    .forward(
+                        &target.call_id,
+                        target.waited,
+                        Some(session.id()),
+                        &forwarded,
+                        target.what,
+                    )
+                    .await
+                    .map_err(|e| at(e.into()))?;
             }
-            Some("user.elicitation_result") => {
-                let result: answers::ElicitationResult =
-                    serde_json::from_value(event).map_err(|e| at(e.to_string()))?;
-                let (call_id, answer) = result.answer().map_err(at)?;
-                let payload = json!({ "callId": call_id, "answer": answer });
-                app.board
-                    .answer_question(&call_id, session.id(), Answered::Elicitation(answer))
-                    .map_err(delivered)?;
-                (EventKind::ElicitationResult, payload)
-            }
-            Some("user.sampling_result") => {
-                let result: answers::SamplingResult =
-                    serde_json::from_value(event).map_err(|e| at(e.to_string()))?;
-                let (call_id, answer) = result.answer().map_err(at)?;
-                let payload = json!({ "callId": call_id, "result": answer });
-                app.board
-                    .answer_question(&call_id, session.id(), Answered::Sampling(answer))
-                    .map_err(delivered)?;
-                (EventKind::SamplingResult, payload)
-            }
-            Some(other) => {
-                return Err(at(format!(
-                    "type {other:?} is not accepted; clients post \"user.custom_tool_result\", \
-                     \"user.elicitation_result\" or \"user.sampling_result\""
-                )));
-            }
-            None => return Err(at("missing `type`".into())),
-        };
-        session.events().emit(kind, EventData::Json(payload));
+        }
     }
     Ok(Json(json!({ "ok": true })))
+}
+
+/// What became of one posted event.
+pub(super) enum Applied {
+    /// It reached its call, parked here: the session event to record.
+    Here(EventKind, Value),
+    /// Its call is not parked on this server.
+    NotHere(Target),
+}
+
+/// The call a posted event answers, and what it must wait for.
+pub(super) struct Target {
+    call_id: String,
+    waited: Status,
+    what: &'static str,
+}
+
+/// Check one posted event and hand it to its call, if the call is parked
+/// on this server.
+pub(super) async fn apply_event(
+    app: &App,
+    session: &Session,
+    event: Value,
+) -> Result<Applied, ApiError> {
+    let delivered = |delivery: Result<(), AnswerError>, target: Target| match delivery {
+        Ok(()) => Ok(None),
+        Err(AnswerError::NotFound(_)) => Ok(Some(Applied::NotHere(target))),
+        Err(e) => Err(ApiError::from(e)),
+    };
+    let (kind, payload, outcome) = match event.get("type").and_then(Value::as_str) {
+        Some("user.custom_tool_result") => {
+            let result: CustomToolResult =
+                serde_json::from_value(event).map_err(|e| invalid(e.to_string()))?;
+            let call_id = call_id_of(session, &result.custom_tool_use_id)
+                .await
+                .map_err(invalid)?;
+            let mut content = Vec::with_capacity(result.content.len());
+            for (n, block) in result.content.into_iter().enumerate() {
+                let read =
+                    read_posted_block(block).map_err(|e| invalid(format!("content[{n}]: {e}")))?;
+                content.extend(read);
+            }
+            let output = ToolOutput {
+                content,
+                structured: None,
+                is_error: result.is_error,
+            };
+            let payload = json!({
+                "customToolUseId": call_id,
+                "isError": output.is_error,
+                "content": output.content,
+            });
+            let delivery = app.board.answer(&call_id, session.id(), output);
+            let target = Target {
+                call_id,
+                waited: Status::AwaitingCustomToolResult,
+                what: "a custom tool result",
+            };
+            (
+                EventKind::CustomToolResult,
+                payload,
+                delivered(delivery, target)?,
+            )
+        }
+        Some("user.elicitation_result") => {
+            let result: answers::ElicitationResult =
+                serde_json::from_value(event).map_err(|e| invalid(e.to_string()))?;
+            let (call_id, answer) = result.answer().map_err(invalid)?;
+            let payload = json!({ "callId": call_id, "answer": answer });
+            let delivery =
+                app.board
+                    .answer_question(&call_id, session.id(), Answered::Elicitation(answer));
+            let target = Target {
+                call_id,
+                waited: Status::AwaitingElicitationResult,
+                what: "an elicitation result",
+            };
+            (
+                EventKind::ElicitationResult,
+                payload,
+                delivered(delivery, target)?,
+            )
+        }
+        Some("user.sampling_result") => {
+            let result: answers::SamplingResult =
+                serde_json::from_value(event).map_err(|e| invalid(e.to_string()))?;
+            let (call_id, answer) = result.answer().map_err(invalid)?;
+            let payload = json!({ "callId": call_id, "result": answer });
+            let delivery =
+                app.board
+                    .answer_question(&call_id, session.id(), Answered::Sampling(answer));
+            let target = Target {
+                call_id,
+                waited: Status::AwaitingSamplingResult,
+                what: "a sampling result",
+            };
+            (
+                EventKind::SamplingResult,
+                payload,
+                delivered(delivery, target)?,
+            )
+        }
+        Some(other) => {
+            return Err(invalid(format!(
+                "type {other:?} is not accepted; clients post \"user.custom_tool_result\", \
+                 \"user.elicitation_result\" or \"user.sampling_result\""
+            )));
+        }
+        None => return Err(invalid("missing `type`")),
+    };
+    Ok(outcome.unwrap_or(Applied::Here(kind, payload)))
 }
 
 /// A `custom_tool_use_id`: the call id, or the number of its event.

@@ -1,0 +1,453 @@
+//! Parked calls a fleet shares (`[state] backend = "redis"`): a call waits
+//! on the server that runs it, and an approval, a custom tool's result or
+//! an answer to its question may arrive on any server.
+//!
+//! The keys, under the store's prefix:
+//!
+//! - `call:<id>`: a hash of the call's session, tool and status, and once
+//!   it is done its answer (HTTP status and body), kept for the session
+//!   retention;
+//! - `callowner:<id>`: a [`Lease`] the parking server holds while the call
+//!   is not done; once it has expired the server is gone, and the call is
+//!   answered `409 call_owner_gone`;
+//! - `callanswer:<id>`: what another server received for the call, set
+//!   once (`SET NX`) by a script that checks, in the same step, that the
+//!   call waits for that kind of answer and that its owner lives.
+//!
+//! Each answer is published on `callfeed` to wake the parking server up;
+//! it also reads its calls' answers again every second, since pub/sub
+//! drops what is sent while it reconnects.
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use futures::StreamExt as _;
+use redis::Script;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::Notify;
+
+use super::App;
+use super::approvals::{DecisionBody, decision_of};
+use super::board::{Applier, Status};
+use super::sessions::{Applied, apply_event};
+use toolhost::redis_store::RedisStore;
+use toolhost::redis_store::lease::{Lease, LeaseTerms};
+use toolhost::session::EventData;
+
+/// How often a parked call's answer is read again without a wake-up, and
+/// how often a remote poll reads the call again.
+const REREAD: Duration = Duration::from_secs(1);
+
+/// `KEYS`: call, owner, answer. `ARGV`: the status waited for, the
+/// session the answer must come from (or `''`), the answer, how long to
+/// keep it (ms), the channel, the call id.
+static ANSWER: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "local call = redis.call('HMGET', KEYS[1], 'session', 'status')
+         if not call[1] then return {'not_found'} end
+         if ARGV[2] ~= '' and call[1] ~= ARGV[2] then return {'not_found'} end
+         if call[2] ~= ARGV[1] then return {'not_waiting', call[2]} end
+         if redis.call('EXISTS', KEYS[2]) == 0 then return {'owner_gone'} end
+         if not redis.call('SET', KEYS[3], ARGV[3], 'NX', 'PX', ARGV[4]) then
+           return {'not_waiting', 'answered already, the answer not yet taken by the server running it'}
+         end
+         redis.call('PUBLISH', ARGV[5], ARGV[6])
+         return {'ok'}",
+    )
+});
+
+/// What another server received for a parked call, for its owner to apply
+/// as if it had been posted there.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Forwarded {
+    /// The body of `POST …/approvals/<callId>`.
+    Approval {
+        /// As posted.
+        body: Value,
+    },
+    /// One event of `POST …/sessions/<id>/events` (a custom tool's result,
+    /// an elicitation's or a sampling's).
+    Event {
+        /// The session it was posted to.
+        session: String,
+        /// As posted.
+        event: Value,
+    },
+}
+
+/// Why an answer could not be forwarded.
+#[derive(Debug, thiserror::Error)]
+pub enum ForwardError {
+    /// No server parked this call.
+    #[error("no call `{0}` is known (it never waited, or its record expired)")]
+    NotFound(String),
+    /// The call does not wait for this kind of answer (or has one already).
+    #[error("call `{call}` is not waiting for {what} (it is {status})")]
+    NotWaiting {
+        /// The call id.
+        call: String,
+        /// What was offered.
+        what: &'static str,
+        /// Where it stands.
+        status: String,
+    },
+    /// The server that parked it is gone (its lease expired).
+    #[error(
+        "call `{0}` waited on a server that is gone (it stopped renewing the call's lease); \
+         the call did not finish: make it again"
+    )]
+    OwnerGone(String),
+    /// Redis did not answer.
+    #[error("the parked calls are kept in {0}")]
+    Unavailable(String),
+}
+
+/// A call parked on some server, as Redis holds it.
+#[derive(Debug, Clone)]
+pub struct RemoteCall {
+    /// The tool.
+    pub tool_name: String,
+    /// The session.
+    pub session_id: String,
+    /// Where it stands (`Status` as its JSON name).
+    pub status: String,
+    /// Once done: the HTTP status and body it answered with.
+    pub outcome: Option<(u16, Value)>,
+    /// Whether the server running it still holds its lease.
+    pub owner_alive: bool,
+}
+
+/// The parked calls of a fleet, in Redis, and this server's wake-ups for
+/// the ones parked on it.
+pub struct FleetCalls {
+    store: Arc<RedisStore>,
+    channel: String,
+    /// The owner lease's terms (`[state] session_lease_ms`).
+    terms: LeaseTerms,
+    /// How long a finished call's answer is kept.
+    retention: Duration,
+    watchers: Mutex<HashMap<String, Arc<Notify>>>,
+    started: std::sync::Once,
+}
+
+impl FleetCalls {
+    /// Parked calls kept in `store`, owned on `terms`, finished ones kept
+    /// for `retention`.
+    pub fn new(store: Arc<RedisStore>, terms: LeaseTerms, retention: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            channel: store.key("callfeed", &[]),
+            terms,
+            store,
+            retention,
+            watchers: Mutex::default(),
+            started: std::sync::Once::new(),
+        })
+    }
+
+    fn call_key(&self, id: &str) -> String {
+        self.store.key("call", &[id])
+    }
+
+    fn owner_key(&self, id: &str) -> String {
+        self.store.key("callowner", &[id])
+    }
+
+    fn answer_key(&self, id: &str) -> String {
+        self.store.key("callanswer", &[id])
+    }
+
+    fn error(&self, e: &redis::RedisError) -> String {
+        self.store.failure(e)
+    }
+
+    /// Record that call `id` parks here: its record, and the lease saying
+    /// this server runs it (held until the returned lease is dropped).
+    pub async fn park(
+        &self,
+        id: &str,
+        tool: &str,
+        session: &str,
+        status: Status,
+    ) -> Result<Lease, String> {
+        let lease = Lease::acquire(&self.store, self.owner_key(id), self.terms)
+            .await?
+            .ok_or_else(|| format!("call `{id}` is parked on another server already"))?;
+        redis::pipe()
+            .atomic()
+            .hset_multiple(
+                self.call_key(id),
+                &[
+                    ("session", session),
+                    ("tool", tool),
+                    ("status", status_name(status)),
+                ],
+            )
+            .ignore()
+            .pexpire(self.call_key(id), millis(self.retention + self.terms.ttl))
+            .ignore()
+            .query_async::<()>(&mut self.store.connection())
+            .await
+            .map_err(|e| self.error(&e))?;
+        Ok(lease)
+    }
+
+    /// Record where call `id` stands now.
+    pub async fn set_status(&self, id: &str, status: Status) -> Result<(), String> {
+        redis::cmd("HSET")
+            .arg(self.call_key(id))
+            .arg("status")
+            .arg(status_name(status))
+            .query_async::<()>(&mut self.store.connection())
+            .await
+            .map_err(|e| self.error(&e))
+    }
+
+    /// Record what call `id` answered with once done, kept for the
+    /// retention period.
+    pub async fn finish(&self, id: &str, status: u16, body: &Value) -> Result<(), String> {
+        let outcome = serde_json::json!({ "status": status, "body": body }).to_string();
+        redis::pipe()
+            .atomic()
+            .hset_multiple(
+                self.call_key(id),
+                &[
+                    ("status", status_name(Status::Done)),
+                    ("outcome", outcome.as_str()),
+                ],
+            )
+            .ignore()
+            .pexpire(self.call_key(id), millis(self.retention))
+            .ignore()
+            .del(self.answer_key(id))
+            .ignore()
+            .query_async::<()>(&mut self.store.connection())
+            .await
+            .map_err(|e| self.error(&e))
+    }
+
+    /// Hand `answer` to the server running call `id`, if the call waits
+    /// there for `waited` (and, given `session`, belongs to it).
+    pub async fn forward(
+        &self,
+        id: &str,
+        waited: Status,
+        session: Option<&str>,
+        answer: &Forwarded,
+        what: &'static str,
+    ) -> Result<(), ForwardError> {
+        let body =
+            serde_json::to_string(answer).map_err(|e| ForwardError::Unavailable(e.to_string()))?;
+        let reply: Vec<String> = ANSWER
+            .key(self.call_key(id))
+            .key(self.owner_key(id))
+            .key(self.answer_key(id))
+            .arg(status_name(waited))
+            .arg(session.unwrap_or_default())
+            .arg(body)
+            .arg(millis(self.retention))
+            .arg(&self.channel)
+            .arg(id)
+            .invoke_async(&mut self.store.connection())
+            .await
+            .map_err(|e| ForwardError::Unavailable(self.error(&e)))?;
+        match reply.first().map(String::as_str) {
+            Some("ok") => Ok(()),
+            Some("owner_gone") => Err(ForwardError::OwnerGone(id.to_string())),
+            Some("not_waiting") => Err(ForwardError::NotWaiting {
+                call: id.to_string(),
+                what,
+                status: reply.get(1).cloned().unwrap_or_default(),
+            }),
+            _ => Err(ForwardError::NotFound(id.to_string())),
+        }
+    }
+
+    /// Call `id` as Redis holds it.
+    pub async fn view(&self, id: &str) -> Result<Option<RemoteCall>, String> {
+        let (fields, owner): (HashMap<String, String>, bool) = redis::pipe()
+            .hgetall(self.call_key(id))
+            .exists(self.owner_key(id))
+            .query_async(&mut self.store.connection())
+            .await
+            .map_err(|e| self.error(&e))?;
+        let (Some(session_id), Some(tool_name), Some(status)) = (
+            fields.get("session"),
+            fields.get("tool"),
+            fields.get("status"),
+        ) else {
+            return Ok(None);
+        };
+        let outcome = fields
+            .get("outcome")
+            .and_then(|text| serde_json::from_str::<Value>(text).ok())
+            .and_then(|o| {
+                let status = u16::try_from(o["status"].as_u64()?).ok()?;
+                Some((status, o["body"].clone()))
+            });
+        Ok(Some(RemoteCall {
+            tool_name: tool_name.clone(),
+            session_id: session_id.clone(),
+            status: status.clone(),
+            outcome,
+            owner_alive: owner,
+        }))
+    }
+
+    /// Wait for what another server received for call `id` (parked here):
+    /// read after each wake-up and every [`REREAD`], until one is there.
+    pub async fn answer(self: &Arc<Self>, id: &str) -> Forwarded {
+        let woken = self.watch(id);
+        let _unwatch = Unwatch { calls: self, id };
+        loop {
+            let notified = woken.notified();
+            let read = redis::cmd("GET")
+                .arg(self.answer_key(id))
+                .query_async::<Option<String>>(&mut self.store.connection())
+                .await;
+            match read {
+                Ok(Some(text)) => match serde_json::from_str(&text) {
+                    Ok(answer) => return answer,
+                    Err(e) => tracing::warn!(call = id, "an answer in Redis is not valid: {e}"),
+                },
+                Ok(None) => {}
+                Err(e) => tracing::debug!(call = id, "{}", self.error(&e)),
+            }
+            tokio::select! {
+                () = notified => {}
+                () = tokio::time::sleep(REREAD) => {}
+            }
+        }
+    }
+
+    fn watch(self: &Arc<Self>, id: &str) -> Arc<Notify> {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            self.started.call_once(|| {
+                runtime.spawn(relay(Arc::downgrade(self)));
+            });
+        }
+        let mut watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
+        watchers.entry(id.to_string()).or_default().clone()
+    }
+
+    fn wake(&self, id: &str) {
+        let watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(notify) = watchers.get(id) {
+            notify.notify_one();
+        }
+    }
+
+    fn wake_all(&self) {
+        let watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
+        for notify in watchers.values() {
+            notify.notify_one();
+        }
+    }
+}
+
+/// Stops waking a call's waiter once it has its answer or gave up.
+struct Unwatch<'a> {
+    calls: &'a FleetCalls,
+    id: &'a str,
+}
+
+impl Drop for Unwatch<'_> {
+    fn drop(&mut self) {
+        self.calls
+            .watchers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(self.id);
+    }
+}
+
+/// Subscribe to the feed and wake the waiter of each call it names,
+/// reconnecting while the calls live.
+async fn relay(calls: Weak<FleetCalls>) {
+    loop {
+        let subscribed = {
+            let Some(calls) = calls.upgrade() else {
+                return;
+            };
+            let (store, channel) = (calls.store.clone(), calls.channel.clone());
+            drop(calls);
+            store.subscribe(&channel).await
+        };
+        match subscribed {
+            Ok(mut messages) => {
+                if let Some(calls) = calls.upgrade() {
+                    calls.wake_all();
+                }
+                while let Some(message) = messages.next().await {
+                    let Some(calls) = calls.upgrade() else {
+                        return;
+                    };
+                    if let Ok(id) = message.get_payload::<String>() {
+                        calls.wake(&id);
+                    }
+                }
+            }
+            Err(e) => tracing::warn!("parked calls feed: {e}"),
+        }
+        tokio::time::sleep(REREAD).await;
+    }
+}
+
+/// `status` as its JSON name.
+pub fn status_name(status: Status) -> &'static str {
+    match status {
+        Status::AwaitingApproval => "awaiting_approval",
+        Status::AwaitingCustomToolResult => "awaiting_custom_tool_result",
+        Status::AwaitingElicitationResult => "awaiting_elicitation_result",
+        Status::AwaitingSamplingResult => "awaiting_sampling_result",
+        Status::Running => "running",
+        Status::Done => "done",
+    }
+}
+
+fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis())
+        .unwrap_or(i64::MAX)
+        .max(1)
+}
+
+/// Apply what another server received for a call parked here, through
+/// the same checks as if it had been posted here.
+pub(super) fn applier(app: Weak<App>) -> Applier {
+    Arc::new(move |call_id: String, forwarded: Forwarded| {
+        let app = app.clone();
+        Box::pin(async move {
+            let app = app.upgrade().ok_or("the server is stopping")?;
+            match forwarded {
+                Forwarded::Approval { body } => {
+                    let body: DecisionBody =
+                        serde_json::from_value(body).map_err(|e| e.to_string())?;
+                    let decision = decision_of(body).map_err(|e| e.message)?;
+                    app.board
+                        .decide(&call_id, decision)
+                        .map_err(|e| e.to_string())
+                }
+                Forwarded::Event { session, event } => {
+                    let session = app
+                        .sessions
+                        .find(&session)
+                        .await
+                        .map_err(|e| e.to_string())?
+                        .ok_or_else(|| format!("session `{session}` has ended"))?;
+                    match apply_event(&app, &session, event).await {
+                        Ok(Applied::Here(kind, payload)) => {
+                            session.events().emit(kind, EventData::Json(payload));
+                            Ok(())
+                        }
+                        Ok(Applied::NotHere(_)) => {
+                            Err(format!("call `{call_id}` is not parked here"))
+                        }
+                        Err(e) => Err(e.message),
+                    }
+                }
+            }
+        })
+    })
+}
