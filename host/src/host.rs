@@ -26,6 +26,7 @@ use crate::config::{Config, DirAccess};
 use crate::engine::{EngineOptions, Pins, Tiering, ToolEngine};
 use crate::error::CallError;
 use crate::lock::Lockfile;
+use crate::redis_store::lease::LeaseTerms;
 use crate::redis_store::{self, RedisStore};
 use crate::registry::{Registry, Scope, Tool};
 use crate::session::{HistoryBudget, SessionStore};
@@ -664,7 +665,7 @@ impl Host {
         match &self.shared {
             None => SessionStore::open_with_history(dir, retention, history),
             Some(redis) => {
-                let terms = self.config().state.session_lease();
+                let terms = LeaseTerms::new(self.config().state.session_lease());
                 SessionStore::open_shared(dir, retention, history, redis.clone(), terms)
             }
         }

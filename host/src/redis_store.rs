@@ -15,6 +15,7 @@ use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use crate::config::state::{StateSettings, redact_url};
 
+pub mod feed;
 pub mod lease;
 
 /// How the shared store answered its last health check.

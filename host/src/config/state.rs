@@ -249,11 +249,10 @@ impl StateSettings {
         }))
     }
 
-    /// The terms of a shared session's write slot.
-    pub fn session_lease(&self) -> crate::redis_store::lease::LeaseTerms {
-        crate::redis_store::lease::LeaseTerms::new(Duration::from_millis(
-            self.session_lease_ms.unwrap_or(DEFAULT_SESSION_LEASE_MS),
-        ))
+    /// How long a shared session's write slot (or a parked call's claim)
+    /// lasts without renewal.
+    pub fn session_lease(&self) -> Duration {
+        Duration::from_millis(self.session_lease_ms.unwrap_or(DEFAULT_SESSION_LEASE_MS))
     }
 
     /// The key prefix, `toolhost` unless set.
@@ -317,7 +316,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok.key_prefix(), "toolhost");
-        assert_eq!(ok.session_lease().ttl.as_millis(), 10_000);
+        assert_eq!(ok.session_lease().as_millis(), 10_000);
         assert_eq!(ok.pool_size(), DEFAULT_POOL_SIZE);
     }
 

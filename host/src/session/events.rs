@@ -6,13 +6,13 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use chrono::{DateTime, Utc};
 use futures::StreamExt as _;
+use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::broadcast;
 
 use super::Unavailable;
-use super::shared_events::SharedEvents;
 
 use crate::call::envelope::{CallProgress, CallRefused, CallRequested, CallResult, CallTrace};
 use crate::usage::Usage;
@@ -343,6 +343,26 @@ struct ResultView<'a> {
 /// catches up from the history.
 const FEED_CAPACITY: usize = 1024;
 
+/// Where a log a fleet shares keeps its events (a Redis stream), for
+/// [`EventLog`] to append to and read from.
+pub(super) trait SharedLog: Send + Sync + std::fmt::Debug {
+    /// Queue an event; it is appended after every event queued before it.
+    fn emit(&self, kind: EventKind, at: DateTime<Utc>, payload: String);
+    /// Append an event (after those queued before it): its number.
+    fn append(
+        &self,
+        kind: EventKind,
+        at: DateTime<Utc>,
+        payload: String,
+    ) -> BoxFuture<'_, Result<u64, String>>;
+    /// Every kept event after `after`.
+    fn since(&self, after: Option<u64>) -> BoxFuture<'_, Result<Vec<Event>, String>>;
+    /// Event `id`, if it is still kept.
+    fn get(&self, id: u64) -> BoxFuture<'_, Result<Option<Event>, String>>;
+    /// Kept events after `after`, then new ones as any server appends them.
+    fn follow(self: Arc<Self>, after: Option<u64>) -> BoxStream<'static, Event>;
+}
+
 /// A session's bounded event history plus a live feed for subscribers:
 /// kept in this process, or in Redis for a session a fleet shares.
 #[derive(Debug, Default)]
@@ -351,7 +371,7 @@ pub struct EventLog {
     /// Made on first subscription: most sessions (one per scratch call) never have one.
     feed: OnceLock<broadcast::Sender<Event>>,
     /// The session's stream in Redis, which then holds its history.
-    shared: Option<Arc<SharedEvents>>,
+    shared: Option<Arc<dyn SharedLog>>,
 }
 
 /// The kept events and what they hold.
@@ -447,9 +467,9 @@ impl EventLog {
     }
 
     /// A log kept in a Redis stream the fleet shares.
-    pub(super) fn shared(events: SharedEvents) -> Self {
+    pub(super) fn shared(events: Arc<dyn SharedLog>) -> Self {
         Self {
-            shared: Some(Arc::new(events)),
+            shared: Some(events),
             ..Self::default()
         }
     }
@@ -566,7 +586,7 @@ impl EventLog {
         after: Option<u64>,
     ) -> BoxStream<'static, Event> {
         if let Some(shared) = &log(&owner).shared {
-            return shared.clone().follow(after).boxed();
+            return Arc::clone(shared).follow(after);
         }
         let feed = log(&owner).subscribe();
         let backlog: VecDeque<Event> = log(&owner).kept(after).into();

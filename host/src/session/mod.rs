@@ -4,6 +4,7 @@
 //! a server hands out, binds requests to them, and forgets idle ones.
 
 mod events;
+mod record;
 pub mod reminders;
 mod shared;
 mod shared_events;
@@ -267,7 +268,7 @@ impl Session {
     /// events in a stream there.
     fn shared(mut self, slot: SharedSlot, events: shared_events::SharedEvents) -> Self {
         self.shared_slot = Some(slot);
-        self.events = EventLog::shared(events);
+        self.events = EventLog::shared(std::sync::Arc::new(events));
         self
     }
 

@@ -21,8 +21,8 @@ use std::sync::{Arc, LazyLock};
 
 use redis::Script;
 
+use super::record::Record;
 use super::shared_events::{EventFeed, StreamLimits, shared_events};
-use super::store::Record;
 use super::{HistoryBudget, Session};
 use crate::redis_store::RedisStore;
 use crate::redis_store::lease::{Lease, LeaseTerms};

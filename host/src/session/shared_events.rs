@@ -20,17 +20,20 @@
 //! always before its `action.result`.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use futures::{Stream, StreamExt as _};
+use futures::StreamExt as _;
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
 use redis::Script;
 use redis::streams::StreamRangeReply;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use super::events::{EVENT_OVERHEAD_BYTES, Event, EventKind, MAX_EVENTS};
+use super::events::{EVENT_OVERHEAD_BYTES, Event, EventKind, MAX_EVENTS, SharedLog};
 use crate::redis_store::RedisStore;
+use crate::redis_store::feed::{Woken, relay};
 
 /// Events one read takes from a stream.
 const PAGE: usize = 512;
@@ -220,9 +223,11 @@ impl SharedEvents {
             format!("a `{kind}` event was dropped: {OUTBOX} are waiting to reach Redis already")
         })
     }
+}
 
+impl SharedLog for SharedEvents {
     /// Queue an event; it is appended after every event queued before it.
-    pub(super) fn emit(&self, kind: EventKind, at: DateTime<Utc>, payload: String) {
+    fn emit(&self, kind: EventKind, at: DateTime<Utc>, payload: String) {
         let queued = self.enqueue(Outgoing {
             kind,
             at,
@@ -235,50 +240,53 @@ impl SharedEvents {
     }
 
     /// Append an event (after those queued before it): its number.
-    pub(super) async fn append(
+    fn append(
         &self,
         kind: EventKind,
         at: DateTime<Utc>,
         payload: String,
-    ) -> Result<u64, String> {
-        let (reply, answer) = oneshot::channel();
-        self.enqueue(Outgoing {
-            kind,
-            at,
-            payload,
-            reply: Some(reply),
-        })?;
-        answer
-            .await
-            .map_err(|_| "the event's queue was dropped".to_string())?
+    ) -> BoxFuture<'_, Result<u64, String>> {
+        Box::pin(async move {
+            let (reply, answer) = oneshot::channel();
+            self.enqueue(Outgoing {
+                kind,
+                at,
+                payload,
+                reply: Some(reply),
+            })?;
+            answer
+                .await
+                .map_err(|_| "the event's queue was dropped".to_string())?
+        })
     }
 
     /// Every kept event after `after`.
-    pub(super) async fn since(&self, after: Option<u64>) -> Result<Vec<Event>, String> {
-        let mut events: Vec<Event> = Vec::new();
-        loop {
-            let from = events.last().map(|e| e.id).or(after);
-            let page = self.appender.range(from, PAGE).await?;
-            let more = page.len() == PAGE;
-            events.extend(page);
-            if !more {
-                return Ok(events);
+    fn since(&self, after: Option<u64>) -> BoxFuture<'_, Result<Vec<Event>, String>> {
+        Box::pin(async move {
+            let mut events: Vec<Event> = Vec::new();
+            loop {
+                let from = events.last().map(|e| e.id).or(after);
+                let page = self.appender.range(from, PAGE).await?;
+                let more = page.len() == PAGE;
+                events.extend(page);
+                if !more {
+                    return Ok(events);
+                }
             }
-        }
+        })
     }
 
     /// Event `id`, if it is still kept.
-    pub(super) async fn get(&self, id: u64) -> Result<Option<Event>, String> {
-        let at = format!("0-{id}");
-        Ok(self.appender.read(&at, &at, 1).await?.pop())
+    fn get(&self, id: u64) -> BoxFuture<'_, Result<Option<Event>, String>> {
+        Box::pin(async move {
+            let at = format!("0-{id}");
+            Ok(self.appender.read(&at, &at, 1).await?.pop())
+        })
     }
 
     /// Kept events after `after`, then new ones as they are appended by any
     /// server; read again after a wake-up or every [`REREAD`].
-    pub(super) fn follow(
-        self: Arc<Self>,
-        after: Option<u64>,
-    ) -> impl Stream<Item = Event> + Send + 'static {
+    fn follow(self: Arc<Self>, after: Option<u64>) -> BoxStream<'static, Event> {
         let wake = self.feed.watch(&self.appender.session);
         let state = (self, wake, VecDeque::<Event>::new(), after.unwrap_or(0));
         futures::stream::unfold(
@@ -341,7 +349,8 @@ impl EventFeed {
     fn watch(self: &Arc<Self>, id: &str) -> broadcast::Receiver<()> {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             self.started.call_once(|| {
-                runtime.spawn(relay(Arc::downgrade(self)));
+                let (store, channel) = (self.store.clone(), self.channel.clone());
+                runtime.spawn(relay(store, channel, Arc::downgrade(self), REREAD));
             });
         }
         let mut watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
@@ -367,38 +376,15 @@ impl EventFeed {
     }
 }
 
-/// Subscribe to the feed's channel and wake the watchers of each session
-/// it names, reconnecting while the feed lives.
-async fn relay(feed: Weak<EventFeed>) {
-    loop {
-        let subscribed = {
-            let Some(feed) = feed.upgrade() else {
-                return;
-            };
-            let (store, channel) = (feed.store.clone(), feed.channel.clone());
-            drop(feed);
-            store.subscribe(&channel).await
-        };
-        match subscribed {
-            Ok(mut messages) => {
-                // What was sent while it was not subscribed: read again.
-                if let Some(feed) = feed.upgrade() {
-                    feed.wake_all();
-                }
-                while let Some(message) = messages.next().await {
-                    let Some(feed) = feed.upgrade() else {
-                        return;
-                    };
-                    if let Ok(text) = message.get_payload::<String>()
-                        && let Some((id, _)) = text.split_once(' ')
-                    {
-                        feed.wake(id);
-                    }
-                }
-            }
-            Err(e) => tracing::warn!("session events feed: {e}"),
+impl Woken for EventFeed {
+    fn message(&self, payload: &str) {
+        if let Some((id, _)) = payload.split_once(' ') {
+            self.wake(id);
         }
-        tokio::time::sleep(REREAD).await;
+    }
+
+    fn subscribed(&self) {
+        self.wake_all();
     }
 }
 

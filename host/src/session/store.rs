@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::record::Record;
 use super::reminders::ReminderBook;
 use super::shared::{Created, Removal, SharedSessions, Stored};
 use super::{
@@ -151,37 +151,6 @@ pub struct Unavailable(pub String);
 
 /// The most sessions one store keeps (idle ones expire on their own).
 pub const MAX_SESSIONS: usize = 10_000;
-
-/// A session's record: its `session.json`, or its value in Redis.
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct Record {
-    pub(super) id: String,
-    channel: Option<String>,
-    key: Option<String>,
-    mode: SessionMode,
-    as_of: Option<String>,
-    auth: Option<Value>,
-    created_at: DateTime<Utc>,
-    /// Absent in records written before sessions kept a version.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    agent: Option<AgentPin>,
-}
-
-impl Record {
-    fn of(session: &Session) -> Self {
-        Self {
-            id: session.id().to_string(),
-            channel: session.channel.clone(),
-            key: session.key.clone(),
-            mode: session.mode,
-            as_of: session.as_of.map(|t| t.to_rfc3339()),
-            auth: session.auth.clone(),
-            created_at: session.created_at,
-            agent: session.pin(),
-        }
-    }
-}
 
 #[derive(Default)]
 struct Index {

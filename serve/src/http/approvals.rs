@@ -53,7 +53,7 @@ pub(super) async fn decide(
             fleet
                 .forward(
                     &call_id,
-                    Status::AwaitingApproval,
+                    Status::AwaitingApproval.name(),
                     None,
                     &forwarded,
                     "an approval",

@@ -24,6 +24,8 @@ use toolhost::output::ToolOutput;
 use toolhost::redis_store::lease::Lease;
 use toolhost::session::{EventData, EventKind, Session};
 
+use axum::http::StatusCode;
+
 use super::error::ApiError;
 use super::fleet_calls::{FleetCalls, Forwarded};
 
@@ -46,6 +48,18 @@ pub enum Status {
 }
 
 impl Status {
+    /// Its JSON name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::AwaitingApproval => "awaiting_approval",
+            Self::AwaitingCustomToolResult => "awaiting_custom_tool_result",
+            Self::AwaitingElicitationResult => "awaiting_elicitation_result",
+            Self::AwaitingSamplingResult => "awaiting_sampling_result",
+            Self::Running => "running",
+            Self::Done => "done",
+        }
+    }
+
     /// Whether a call in this state waits for someone (and so counts
     /// against `max_waiting_calls`).
     pub fn is_waiting(self) -> bool {
@@ -107,6 +121,19 @@ pub enum AnswerError {
         /// Where it stands.
         status: Status,
     },
+}
+
+impl From<AnswerError> for ApiError {
+    fn from(error: AnswerError) -> Self {
+        match error {
+            AnswerError::NotFound(_) => {
+                Self::new(StatusCode::NOT_FOUND, "call_not_found", error.to_string())
+            }
+            AnswerError::NotWaiting { .. } => {
+                Self::new(StatusCode::CONFLICT, "call_not_waiting", error.to_string())
+            }
+        }
+    }
 }
 
 /// The parked calls of one server.
@@ -171,7 +198,12 @@ impl Board {
         };
         let status = parked.status.borrow().0;
         match fleet
-            .park(call_id, &parked.tool_name, &parked.session_id, status)
+            .park(
+                call_id,
+                &parked.tool_name,
+                &parked.session_id,
+                status.name(),
+            )
             .await
         {
             Ok(lease) => {
@@ -392,7 +424,7 @@ async fn mirror(
                 let (code, body) = answered(outcome);
                 fleet.finish(&call_id, code, &body).await
             }
-            _ => fleet.set_status(&call_id, now).await,
+            _ => fleet.set_status(&call_id, now.name()).await,
         };
         if let Err(e) = mirrored {
             tracing::warn!(call = %call_id, "the fleet may not see where the call stands: {e}");

@@ -11,9 +11,6 @@ use toolhost::agents::AgentError;
 use toolhost::error::CallError;
 use toolhost::session::{BindError, RemoveError, StoreError, Unavailable};
 
-use super::board::AnswerError;
-use super::fleet_calls::ForwardError;
-
 /// An error response: `{"ok": false, "error": {"code", "message", ...}}`.
 #[derive(Debug)]
 pub struct ApiError {
@@ -182,31 +179,6 @@ impl From<StoreError> for ApiError {
             ),
             StoreError::Unavailable(unavailable) => Self::from(unavailable),
         }
-    }
-}
-
-impl From<AnswerError> for ApiError {
-    fn from(error: AnswerError) -> Self {
-        match error {
-            AnswerError::NotFound(_) => {
-                Self::new(StatusCode::NOT_FOUND, "call_not_found", error.to_string())
-            }
-            AnswerError::NotWaiting { .. } => {
-                Self::new(StatusCode::CONFLICT, "call_not_waiting", error.to_string())
-            }
-        }
-    }
-}
-
-impl From<ForwardError> for ApiError {
-    fn from(error: ForwardError) -> Self {
-        let (status, code) = match &error {
-            ForwardError::NotFound(_) => (StatusCode::NOT_FOUND, "call_not_found"),
-            ForwardError::NotWaiting { .. } => (StatusCode::CONFLICT, "call_not_waiting"),
-            ForwardError::OwnerGone(_) => (StatusCode::CONFLICT, "call_owner_gone"),
-            ForwardError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "state_unavailable"),
-        };
-        Self::new(status, code, error.to_string())
     }
 }
 

@@ -19,22 +19,23 @@
 //! drops what is sent while it reconnects.
 
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex, PoisonError, Weak};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::Duration;
 
-use futures::StreamExt as _;
 use redis::Script;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use super::App;
-use super::approvals::{DecisionBody, decision_of};
-use super::board::{Applier, Status};
-use super::sessions::{Applied, apply_event};
+use axum::http::StatusCode;
 use toolhost::redis_store::RedisStore;
+use toolhost::redis_store::feed::{Woken, relay};
 use toolhost::redis_store::lease::{Lease, LeaseTerms};
-use toolhost::session::EventData;
+
+use super::error::ApiError;
+
+/// The JSON name of a finished call's status.
+const DONE: &str = "done";
 
 /// How often a parked call's answer is read again without a wake-up, and
 /// how often a remote poll reads the call again.
@@ -105,6 +106,18 @@ pub enum ForwardError {
     Unavailable(String),
 }
 
+impl From<ForwardError> for ApiError {
+    fn from(error: ForwardError) -> Self {
+        let (status, code) = match &error {
+            ForwardError::NotFound(_) => (StatusCode::NOT_FOUND, "call_not_found"),
+            ForwardError::NotWaiting { .. } => (StatusCode::CONFLICT, "call_not_waiting"),
+            ForwardError::OwnerGone(_) => (StatusCode::CONFLICT, "call_owner_gone"),
+            ForwardError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "state_unavailable"),
+        };
+        Self::new(status, code, error.to_string())
+    }
+}
+
 /// A call parked on some server, as Redis holds it.
 #[derive(Debug, Clone)]
 pub struct RemoteCall {
@@ -170,7 +183,7 @@ impl FleetCalls {
         id: &str,
         tool: &str,
         session: &str,
-        status: Status,
+        status: &str,
     ) -> Result<Lease, String> {
         let lease = Lease::acquire(&self.store, self.owner_key(id), self.terms)
             .await?
@@ -179,11 +192,7 @@ impl FleetCalls {
             .atomic()
             .hset_multiple(
                 self.call_key(id),
-                &[
-                    ("session", session),
-                    ("tool", tool),
-                    ("status", status_name(status)),
-                ],
+                &[("session", session), ("tool", tool), ("status", status)],
             )
             .ignore()
             .pexpire(self.call_key(id), millis(self.retention + self.terms.ttl))
@@ -194,12 +203,12 @@ impl FleetCalls {
         Ok(lease)
     }
 
-    /// Record where call `id` stands now.
-    pub async fn set_status(&self, id: &str, status: Status) -> Result<(), String> {
+    /// Record where call `id` stands now (its status's JSON name).
+    pub async fn set_status(&self, id: &str, status: &str) -> Result<(), String> {
         redis::cmd("HSET")
             .arg(self.call_key(id))
             .arg("status")
-            .arg(status_name(status))
+            .arg(status)
             .query_async::<()>(&mut self.store.connection())
             .await
             .map_err(|e| self.error(&e))
@@ -213,10 +222,7 @@ impl FleetCalls {
             .atomic()
             .hset_multiple(
                 self.call_key(id),
-                &[
-                    ("status", status_name(Status::Done)),
-                    ("outcome", outcome.as_str()),
-                ],
+                &[("status", DONE), ("outcome", outcome.as_str())],
             )
             .ignore()
             .pexpire(self.call_key(id), millis(self.retention))
@@ -229,11 +235,12 @@ impl FleetCalls {
     }
 
     /// Hand `answer` to the server running call `id`, if the call waits
-    /// there for `waited` (and, given `session`, belongs to it).
+    /// there in the status named `waited` (and, given `session`, belongs
+    /// to it).
     pub async fn forward(
         &self,
         id: &str,
-        waited: Status,
+        waited: &str,
         session: Option<&str>,
         answer: &Forwarded,
         what: &'static str,
@@ -244,7 +251,7 @@ impl FleetCalls {
             .key(self.call_key(id))
             .key(self.owner_key(id))
             .key(self.answer_key(id))
-            .arg(status_name(waited))
+            .arg(waited)
             .arg(session.unwrap_or_default())
             .arg(body)
             .arg(millis(self.retention))
@@ -325,7 +332,8 @@ impl FleetCalls {
     fn watch(self: &Arc<Self>, id: &str) -> Arc<Notify> {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             self.started.call_once(|| {
-                runtime.spawn(relay(Arc::downgrade(self)));
+                let (store, channel) = (self.store.clone(), self.channel.clone());
+                runtime.spawn(relay(store, channel, Arc::downgrade(self), REREAD));
             });
         }
         let mut watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
@@ -363,47 +371,13 @@ impl Drop for Unwatch<'_> {
     }
 }
 
-/// Subscribe to the feed and wake the waiter of each call it names,
-/// reconnecting while the calls live.
-async fn relay(calls: Weak<FleetCalls>) {
-    loop {
-        let subscribed = {
-            let Some(calls) = calls.upgrade() else {
-                return;
-            };
-            let (store, channel) = (calls.store.clone(), calls.channel.clone());
-            drop(calls);
-            store.subscribe(&channel).await
-        };
-        match subscribed {
-            Ok(mut messages) => {
-                if let Some(calls) = calls.upgrade() {
-                    calls.wake_all();
-                }
-                while let Some(message) = messages.next().await {
-                    let Some(calls) = calls.upgrade() else {
-                        return;
-                    };
-                    if let Ok(id) = message.get_payload::<String>() {
-                        calls.wake(&id);
-                    }
-                }
-            }
-            Err(e) => tracing::warn!("parked calls feed: {e}"),
-        }
-        tokio::time::sleep(REREAD).await;
+impl Woken for FleetCalls {
+    fn message(&self, payload: &str) {
+        self.wake(payload);
     }
-}
 
-/// `status` as its JSON name.
-pub fn status_name(status: Status) -> &'static str {
-    match status {
-        Status::AwaitingApproval => "awaiting_approval",
-        Status::AwaitingCustomToolResult => "awaiting_custom_tool_result",
-        Status::AwaitingElicitationResult => "awaiting_elicitation_result",
-        Status::AwaitingSamplingResult => "awaiting_sampling_result",
-        Status::Running => "running",
-        Status::Done => "done",
+    fn subscribed(&self) {
+        self.wake_all();
     }
 }
 
@@ -411,43 +385,4 @@ fn millis(duration: Duration) -> i64 {
     i64::try_from(duration.as_millis())
         .unwrap_or(i64::MAX)
         .max(1)
-}
-
-/// Apply what another server received for a call parked here, through
-/// the same checks as if it had been posted here.
-pub(super) fn applier(app: Weak<App>) -> Applier {
-    Arc::new(move |call_id: String, forwarded: Forwarded| {
-        let app = app.clone();
-        Box::pin(async move {
-            let app = app.upgrade().ok_or("the server is stopping")?;
-            match forwarded {
-                Forwarded::Approval { body } => {
-                    let body: DecisionBody =
-                        serde_json::from_value(body).map_err(|e| e.to_string())?;
-                    let decision = decision_of(body).map_err(|e| e.message)?;
-                    app.board
-                        .decide(&call_id, decision)
-                        .map_err(|e| e.to_string())
-                }
-                Forwarded::Event { session, event } => {
-                    let session = app
-                        .sessions
-                        .find(&session)
-                        .await
-                        .map_err(|e| e.to_string())?
-                        .ok_or_else(|| format!("session `{session}` has ended"))?;
-                    match apply_event(&app, &session, event).await {
-                        Ok(Applied::Here(kind, payload)) => {
-                            session.events().emit(kind, EventData::Json(payload));
-                            Ok(())
-                        }
-                        Ok(Applied::NotHere(_)) => {
-                            Err(format!("call `{call_id}` is not parked here"))
-                        }
-                        Err(e) => Err(e.message),
-                    }
-                }
-            }
-        })
-    })
 }

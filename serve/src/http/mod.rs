@@ -24,6 +24,7 @@ mod artifacts;
 mod board;
 mod error;
 mod fleet_calls;
+mod forwarded;
 mod reminders;
 mod sessions;
 mod tools;
@@ -214,7 +215,7 @@ impl App {
         let mut board = Board::with_max_waiting(options.max_waiting_calls);
         if let Some(redis) = host.shared_store() {
             let (terms, retention) = (
-                host.config().state.session_lease(),
+                toolhost::redis_store::lease::LeaseTerms::new(host.config().state.session_lease()),
                 options.session_retention,
             );
             board = board.shared(fleet_calls::FleetCalls::new(
@@ -233,7 +234,7 @@ impl App {
             shutdown: CancellationToken::new(),
         });
         app.board
-            .set_applier(fleet_calls::applier(Arc::downgrade(&app)));
+            .set_applier(forwarded::applier(Arc::downgrade(&app)));
         Ok(app)
     }
 

@@ -325,7 +325,7 @@ pub(super) async fn post_events(
                 fleet
                     .forward(
                         &target.call_id,
-                        target.waited,
+                        target.waited.name(),
                         Some(session.id()),
                         &forwarded,
                         target.what,
