@@ -193,7 +193,8 @@ impl SharedSessions {
     /// Redis.
     pub(super) fn share(&self, session: Session) -> Session {
         let id = session.id().to_string();
-        let events = shared_events(&self.store, &self.feed, &id, self.limits);
+        let record = self.record_key(&id);
+        let events = shared_events(&self.store, &self.feed, (&id, record), self.limits);
         session.shared(self.slot(&id), events)
     }
 

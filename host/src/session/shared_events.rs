@@ -87,6 +87,8 @@ pub(super) struct StreamLimits {
 struct Appender {
     store: Arc<RedisStore>,
     session: String,
+    /// The session's record: a follower stops once it is gone.
+    record: String,
     stream: String,
     seq: String,
     bytes: String,
@@ -139,6 +141,16 @@ impl Appender {
                 let _ = reply.send(appended);
             }
         }
+    }
+
+    /// Whether the session is gone (another server ended or swept it); not
+    /// while Redis cannot say.
+    async fn ended(&self) -> bool {
+        let exists = redis::cmd("EXISTS")
+            .arg(&self.record)
+            .query_async::<bool>(&mut self.store.connection())
+            .await;
+        matches!(exists, Ok(false))
     }
 
     /// Events after `after` (from the first when `None`), at most `count`.
@@ -314,7 +326,11 @@ impl SharedLog for SharedEvents {
                                 wake = events.feed.watch(&events.appender.session);
                             }
                         }
-                        () = tokio::time::sleep(REREAD) => {}
+                        () = tokio::time::sleep(REREAD) => {
+                            if events.appender.ended().await {
+                                return None;
+                            }
+                        }
                     }
                 }
             },
@@ -392,13 +408,14 @@ impl Woken for EventFeed {
 pub(super) fn shared_events(
     store: &Arc<RedisStore>,
     feed: &Arc<EventFeed>,
-    id: &str,
+    (id, record): (&str, String),
     limits: StreamLimits,
 ) -> SharedEvents {
     SharedEvents {
         appender: Arc::new(Appender {
             store: store.clone(),
             session: id.to_string(),
+            record,
             stream: store.key("events", &[id]),
             seq: store.key("events-seq", &[id]),
             bytes: store.key("evbytes", &[id]),

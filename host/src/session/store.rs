@@ -1366,6 +1366,24 @@ mod tests {
         }
 
         #[tokio::test]
+        async fn following_a_session_ends_once_another_server_ends_it() {
+            use futures::StreamExt as _;
+
+            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
+                return;
+            };
+            let on_a = fleet.a.create(NewSession::default()).await.unwrap();
+            let on_b = fleet.b.find(on_a.id()).await.unwrap().unwrap();
+            let mut followed = on_b.follow_events(None);
+            fleet.a.remove(on_a.id()).await.unwrap();
+            let ended = tokio::time::timeout(Duration::from_secs(5), followed.next()).await;
+            assert!(
+                matches!(ended, Ok(None)),
+                "the stream ends with its session"
+            );
+        }
+
+        #[tokio::test]
         async fn a_sessions_stream_is_held_to_its_bytes_and_goes_with_it() {
             let Some(server) = RedisServer::start() else {
                 return;
