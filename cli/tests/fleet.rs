@@ -36,7 +36,7 @@ struct Fleet {
 }
 
 /// The tools every server of a fleet serves.
-const FLEET_TOOLS: &[&str] = &["context", "counter", "echo", "kv_probe"];
+const FLEET_TOOLS: &[&str] = &["context", "counter", "echo", "kv_probe", "reminder_probe"];
 
 /// `toolhost.toml` for every server of a fleet on `redis`, with `extra`
 /// lines in `[state]`. `context` asks for approval, and the custom tool
@@ -47,6 +47,7 @@ fn fleet_config(redis: &RedisServer, workspaces: &std::path::Path, extra: &str) 
          [tools.counter]\nkv = [\"default\"]\n\n\
          [tools.kv_probe]\nkv = [\"default\"]\nworkspace = \"write\"\ntimeout_ms = 4000\n\n\
          [tools.context]\npermission = \"always_ask\"\n\n\
+         [tools.reminder_probe]\nreminders = {{ tools = [\"echo\"] }}\n\n\
          [custom_tools.get_weather]\ndescription = \"The weather in a city.\"\n\
          input_schema = {{ type = \"object\", properties = {{ city = {{ type = \"string\" }} }} }}\n",
         redis.url(),
@@ -863,6 +864,43 @@ async fn a_call_whose_server_died_is_answered_call_owner_gone() {
         (409, &json!("call_owner_gone")),
         "{polled}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reminder_set_on_a_server_that_died_fires_from_another() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let mut fleet = Fleet::start(&redis, 2);
+    let id = fleet.session(0, json!({})).await;
+    let input = json!({"op": "message", "after_ms": 1500, "message": "stand-up"});
+    let (status, out) = fleet
+        .call(
+            0,
+            "reminder_probe",
+            json!({"input": input, "sessionId": id}),
+        )
+        .await;
+    assert_eq!((status, &out["isError"]), (200, &json!(false)), "{out}");
+    let (_, listed) = get(&fleet.url(1), &format!("/sessions/{id}/reminders")).await;
+    assert_eq!(
+        listed["reminders"].as_array().map(Vec::len),
+        Some(1),
+        "B lists it: {listed}"
+    );
+
+    fleet.servers[0].child.kill().unwrap();
+    fleet.servers[0].child.wait().unwrap();
+    let mut on_b = events(&fleet.url(1), &id, None).await;
+    let message = on_b.until("user.message").await;
+    assert_eq!(message["data"]["message"], "stand-up", "{message}");
+    let fired = on_b.until("reminder.fired").await;
+    assert_eq!(
+        fired["data"]["outcome"]["eventId"], message["id"],
+        "{fired}"
+    );
+    let (_, listed) = get(&fleet.url(1), &format!("/sessions/{id}/reminders")).await;
+    assert_eq!(listed["reminders"], json!([]), "fired once, and gone");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -67,14 +67,7 @@ impl Host {
             return;
         };
         loop {
-            // Taking a reminder removes its file durably: off the runtime.
-            let taking = Arc::clone(&store);
-            let due = tokio::task::spawn_blocking(move || taking.reminders().take_due(Utc::now()))
-                .await
-                .unwrap_or_else(|e| {
-                    tracing::error!("taking the due reminders failed: {e}");
-                    Vec::new()
-                });
+            let due = store.take_due_reminders().await;
             for reminder in due {
                 let session = match store.find(&reminder.session_id).await {
                     Ok(Some(session)) => session,
@@ -103,7 +96,7 @@ impl Host {
                     }
                 }
             }
-            let nap = next_nap(&store);
+            let nap = next_nap(&store).await;
             tokio::select! {
                 () = tokio::time::sleep(nap) => {}
                 () = store.reminders().added() => {}
@@ -231,16 +224,14 @@ fn fired(session: &Session, reminder: &Reminder, outcome: Value) {
 /// answer, and a taken reminder is otherwise gone.
 async fn postpone(store: &Arc<SessionStore>, mut reminder: Reminder) {
     reminder.fire_at = Utc::now() + POSTPONED_BY;
-    let store = Arc::clone(store);
     let id = reminder.id.clone();
-    let filed = tokio::task::spawn_blocking(move || store.reminders().schedule(reminder)).await;
-    if !matches!(filed, Ok(Ok(_))) {
-        tracing::error!("reminder `{id}` dropped: it could not be filed again");
+    if let Err(e) = store.schedule_reminder(reminder).await {
+        tracing::error!("reminder `{id}` dropped: it could not be filed again: {e}");
     }
 }
 
-fn next_nap(store: &SessionStore) -> Duration {
-    store.reminders().next_due().map_or(MAX_NAP, |at| {
+async fn next_nap(store: &SessionStore) -> Duration {
+    store.next_reminder_due().await.map_or(MAX_NAP, |at| {
         (at - Utc::now())
             .to_std()
             .unwrap_or(Duration::ZERO)

@@ -175,34 +175,30 @@ impl wit::Host for RemindersCtx {
             },
             created_at: now,
         };
-        // The fleet's sweeps keep the session until the reminder has fired.
-        scheduler
+        let kept = scheduler
             .store
-            .keep_until(&reminder.session_id, reminder.fire_at)
+            .schedule_reminder(reminder)
             .await
-            .map_err(|e| e.to_string())?;
-        // The reminder is written and fsynced.
-        let store = Arc::clone(&scheduler.store);
-        let kept = tokio::task::spawn_blocking(move || store.reminders().schedule(reminder))
-            .await
-            .map_err(|e| e.to_string())?
             .map_err(|e| e.to_string())?;
         Ok(to_wit(&kept))
     }
 
     async fn list_reminders(&mut self) -> Result<Vec<wit::Reminder>, String> {
         let scheduler = self.grant()?;
-        let pending = scheduler.store.reminders().pending(scheduler.session.id());
+        let pending = scheduler
+            .store
+            .pending_reminders(scheduler.session.id())
+            .await
+            .map_err(|e| e.to_string())?;
         Ok(pending.iter().map(to_wit).collect())
     }
 
     async fn cancel_reminder(&mut self, id: String) -> Result<bool, String> {
         let scheduler = self.writable()?;
-        let store = Arc::clone(&scheduler.store);
-        let session = scheduler.session.id().to_string();
-        tokio::task::spawn_blocking(move || store.reminders().cancel(&session, &id))
+        scheduler
+            .store
+            .cancel_reminder(scheduler.session.id(), &id)
             .await
-            .map_err(|e| e.to_string())?
             .map_err(|e| e.to_string())
     }
 }

@@ -8,6 +8,7 @@ mod record;
 pub mod reminders;
 mod shared;
 mod shared_events;
+mod shared_reminders;
 mod store;
 
 use std::path::{Path, PathBuf};

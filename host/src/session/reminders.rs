@@ -7,7 +7,9 @@
 //! reminders. [`ReminderBook::take_due`] removes a reminder's file (and
 //! fsyncs the removal) before it hands the reminder out, so a reminder
 //! fires at most once even if the process dies while firing it; one that
-//! fell due while the server was down is handed out when it starts.
+//! fell due while the server was down is handed out when it starts. A
+//! fleet keeps them in Redis instead (`shared_reminders.rs`); the session
+//! store chooses.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -278,6 +280,11 @@ impl ReminderBook {
         taken
     }
 
+    /// Wake whoever waits in [`ReminderBook::added`].
+    pub(super) fn notify_added(&self) {
+        self.added.notify_one();
+    }
+
     /// Wait until a reminder is added.
     pub async fn added(&self) {
         self.added.notified().await;
@@ -285,11 +292,10 @@ impl ReminderBook {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn reminder(id: &str, session: &str, in_ms: i64) -> Reminder {
-        Reminder {
+impl Reminder {
+    /// A message reminder `id` in `session`, due `in_ms` from now, for tests.
+    pub(crate) fn sample(id: &str, session: &str, in_ms: i64) -> Self {
+        Self {
             id: id.into(),
             session_id: session.into(),
             fire_at: Utc::now() + chrono::Duration::milliseconds(in_ms),
@@ -302,6 +308,15 @@ mod tests {
             },
             created_at: Utc::now(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reminder(id: &str, session: &str, in_ms: i64) -> Reminder {
+        Reminder::sample(id, session, in_ms)
     }
 
     #[test]

@@ -23,17 +23,24 @@ use redis::Script;
 
 use super::record::Record;
 use super::shared_events::{EventFeed, StreamLimits, shared_events};
+use super::shared_reminders::SharedReminders;
 use super::{HistoryBudget, Session};
 use crate::redis_store::RedisStore;
 use crate::redis_store::lease::{Lease, LeaseTerms};
 
 /// Lua: drop the session `id` (record, token if it still names it, index
-/// entry, event stream and its counts) unless its write slot is held.
-/// `ARGV` of the caller: ..., the record, slot, token, events, event
-/// sequence and event bytes key prefixes from `p` on.
+/// entry, event stream and its counts, pending reminders) unless its
+/// write slot is held. `ARGV` of the caller: ..., the record, slot, token,
+/// events, event sequence, event bytes, session reminders and reminder
+/// key prefixes from `p` on.
 const DROP_SESSION: &str = "
-local function drop_session(index, all_bytes, id, p)
+local function drop_session(index, all_bytes, reminders, id, p)
   if redis.call('EXISTS', ARGV[p + 1] .. id) == 1 then return 'busy' end
+  for _, reminder in ipairs(redis.call('SMEMBERS', ARGV[p + 6] .. id)) do
+    redis.call('ZREM', reminders, reminder)
+    redis.call('DEL', ARGV[p + 7] .. reminder)
+  end
+  redis.call('DEL', ARGV[p + 6] .. id)
   local held = tonumber(redis.call('GET', ARGV[p + 5] .. id) or '0')
   if held > 0 then redis.call('DECRBY', all_bytes, held) end
   redis.call('DEL', ARGV[p + 3] .. id, ARGV[p + 4] .. id, ARGV[p + 5] .. id)
@@ -86,16 +93,18 @@ static LOAD: LazyLock<Script> = LazyLock::new(|| {
     )
 });
 
-/// `KEYS`: index, all events' bytes. `ARGV`: id, then the key prefixes of
+/// `KEYS`: index, all events' bytes, pending reminders. `ARGV`: id, then
+/// the key prefixes of
 /// [`DROP_SESSION`].
 static REMOVE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         "{DROP_SESSION}
-         return drop_session(KEYS[1], KEYS[2], ARGV[1], 2)"
+         return drop_session(KEYS[1], KEYS[2], KEYS[3], ARGV[1], 2)"
     ))
 });
 
-/// `KEYS`: index, all events' bytes. `ARGV`: cutoff (ms), most to look at, then the key
+/// `KEYS`: index, all events' bytes, pending reminders. `ARGV`: cutoff
+/// (ms), most to look at, then the key
 /// prefixes of [`DROP_SESSION`]. The ids removed, and how many were looked at.
 static SWEEP: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
@@ -103,7 +112,7 @@ static SWEEP: LazyLock<Script> = LazyLock::new(|| {
          local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
          local removed = {{}}
          for _, id in ipairs(ids) do
-           if drop_session(KEYS[1], KEYS[2], id, 3) ~= 'busy' then table.insert(removed, id) end
+           if drop_session(KEYS[1], KEYS[2], KEYS[3], id, 3) ~= 'busy' then table.insert(removed, id) end
          end
          return {{#ids, removed}}"
     ))
@@ -164,6 +173,8 @@ pub(super) struct SharedSessions {
     limits: StreamLimits,
     /// This server's wake-ups for the streams followed on it.
     feed: Arc<EventFeed>,
+    /// The fleet's pending reminders.
+    reminders: SharedReminders,
 }
 
 impl std::fmt::Debug for SharedSessions {
@@ -180,6 +191,7 @@ impl SharedSessions {
     pub(super) fn new(store: Arc<RedisStore>, terms: LeaseTerms, history: &HistoryBudget) -> Self {
         Self {
             feed: EventFeed::new(store.clone()),
+            reminders: SharedReminders::new(store.clone()),
             limits: StreamLimits {
                 session_bytes: history.session_bytes(),
                 every_bytes: history.every_bytes(),
@@ -187,6 +199,11 @@ impl SharedSessions {
             store,
             terms,
         }
+    }
+
+    /// The fleet's pending reminders.
+    pub(super) fn reminders(&self) -> &SharedReminders {
+        &self.reminders
     }
 
     /// `session` as the fleet shares it: its write slot and its events in
@@ -221,7 +238,7 @@ impl SharedSessions {
     }
 
     /// The prefixes [`DROP_SESSION`] builds keys from.
-    fn drop_prefixes(&self) -> [String; 6] {
+    fn drop_prefixes(&self) -> [String; 8] {
         [
             self.record_key(""),
             self.slot_key(""),
@@ -229,6 +246,8 @@ impl SharedSessions {
             self.store.key("events", &[""]),
             self.store.key("events-seq", &[""]),
             self.store.key("evbytes", &[""]),
+            self.reminders.session_key(""),
+            self.reminders.reminder_key(""),
         ]
     }
 
@@ -350,6 +369,7 @@ impl SharedSessions {
         let answer: String = REMOVE
             .key(self.index_key())
             .key(self.all_event_bytes_key())
+            .key(self.reminders.pending_key())
             .arg(id)
             .arg(&self.drop_prefixes()[..])
             .invoke_async(&mut self.store.connection())
@@ -372,6 +392,7 @@ impl SharedSessions {
             let (looked_at, batch): (usize, Vec<String>) = SWEEP
                 .key(self.index_key())
                 .key(self.all_event_bytes_key())
+                .key(self.reminders.pending_key())
                 .arg(cutoff_ms)
                 .arg(BATCH)
                 .arg(&self.drop_prefixes()[..])

@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::record::Record;
-use super::reminders::ReminderBook;
+use super::reminders::{Reminder, ReminderBook, ReminderError};
 use super::shared::{Created, Removal, SharedSessions, Stored};
 use super::{
     AgentPin, Dirs, HistoryBudget, Session, SessionMode, SessionSpec, WORKSPACE_DIR, parse_instant,
@@ -226,10 +226,9 @@ impl SessionStore {
         Ok(store)
     }
 
-    /// The sessions of a fleet: records, tokens and write slots in `redis`
-    /// (slots leased on `terms`), workspaces under `root`, a folder every
-    /// server mounts. The reminders filed under `root` are loaded; each
-    /// fires once, on the server that removes its file first.
+    /// The sessions of a fleet: records, tokens, write slots (leased on
+    /// `terms`), events and reminders in `redis`, workspaces under `root`,
+    /// a folder every server mounts.
     pub fn open_shared(
         root: impl Into<PathBuf>,
         retention: Duration,
@@ -238,11 +237,6 @@ impl SessionStore {
         terms: LeaseTerms,
     ) -> anyhow::Result<Self> {
         let mut store = Self::empty(root.into(), retention, history)?;
-        for dir in store.session_dirs()? {
-            if let Some(id) = dir.file_name().and_then(|name| name.to_str()) {
-                store.reminders.load(&dir, id);
-            }
-        }
         store.shared = Some(SharedSessions::new(redis, terms, &store.history));
         Ok(store)
     }
@@ -818,6 +812,93 @@ impl SessionStore {
         })
     }
 
+    /// Keep `reminder` (and its session until it is due), within the
+    /// bounds on pending reminders: on disk, or in Redis for a fleet.
+    pub async fn schedule_reminder(
+        self: &Arc<Self>,
+        reminder: Reminder,
+    ) -> Result<Reminder, ReminderError> {
+        let kept = match &self.shared {
+            Some(shared) => {
+                self.keep_until(&reminder.session_id, reminder.fire_at)
+                    .await
+                    .map_err(|e| ReminderError::Io(e.into()))?;
+                shared.reminders().schedule(reminder).await?
+            }
+            None => {
+                // Written and fsynced: off the runtime.
+                let store = Arc::clone(self);
+                tokio::task::spawn_blocking(move || store.reminders.schedule(reminder))
+                    .await
+                    .map_err(|e| ReminderError::Io(e.into()))??
+            }
+        };
+        self.reminders.notify_added();
+        Ok(kept)
+    }
+
+    /// The session's pending reminders, soonest first.
+    pub async fn pending_reminders(&self, session: &str) -> Result<Vec<Reminder>, ReminderError> {
+        match &self.shared {
+            Some(shared) => shared.reminders().pending(session).await,
+            None => Ok(self.reminders.pending(session)),
+        }
+    }
+
+    /// Cancel the session's pending reminder `id`: `false` when it has none
+    /// by that id.
+    pub async fn cancel_reminder(
+        self: &Arc<Self>,
+        session: &str,
+        id: &str,
+    ) -> Result<bool, ReminderError> {
+        match &self.shared {
+            Some(shared) => shared.reminders().cancel(session, id).await,
+            None => {
+                let (store, session, id) = (Arc::clone(self), session.to_string(), id.to_string());
+                tokio::task::spawn_blocking(move || store.reminders.cancel(&session, &id))
+                    .await
+                    .map_err(|e| ReminderError::Io(e.into()))?
+            }
+        }
+    }
+
+    /// The reminders due now that this server takes (each is taken once,
+    /// by one server), soonest first.
+    pub async fn take_due_reminders(self: &Arc<Self>) -> Vec<Reminder> {
+        let taken = match &self.shared {
+            Some(shared) => shared.reminders().take_due(Utc::now()).await,
+            None => {
+                // Taking a reminder removes its file durably: off the runtime.
+                let store = Arc::clone(self);
+                tokio::task::spawn_blocking(move || store.reminders.take_due(Utc::now()))
+                    .await
+                    .map_err(|e| ReminderError::Io(e.into()))
+            }
+        };
+        taken.unwrap_or_else(|e| {
+            tracing::error!("taking the due reminders failed: {e}");
+            Vec::new()
+        })
+    }
+
+    /// When the soonest pending reminder is due; shared, at most a second
+    /// from now, since another server may set one.
+    pub async fn next_reminder_due(&self) -> Option<DateTime<Utc>> {
+        let Some(shared) = &self.shared else {
+            return self.reminders.next_due();
+        };
+        let poll = Utc::now() + SHARED_REMINDER_POLL;
+        match shared.reminders().next_due().await {
+            Ok(Some(due)) => Some(due.min(poll)),
+            Ok(None) => Some(poll),
+            Err(e) => {
+                tracing::warn!("reminders: {e}");
+                Some(poll)
+            }
+        }
+    }
+
     /// Keep the session `id` at least until `until` plus the retention
     /// period (a reminder is due then): the fleet's sweeps see it busy.
     pub async fn keep_until(&self, id: &str, until: DateTime<Utc>) -> Result<(), Unavailable> {
@@ -875,6 +956,10 @@ impl SessionStore {
         index.by_id.values().cloned().collect()
     }
 }
+
+/// How often a server looks for due reminders in Redis when none it knows
+/// of is due sooner (another server may have set one).
+const SHARED_REMINDER_POLL: chrono::TimeDelta = chrono::TimeDelta::seconds(1);
 
 /// How stale a shared session's last activity in Redis may be: at most
 /// this much earlier than its last bind.
@@ -1434,6 +1519,90 @@ mod tests {
                 .await
                 .unwrap();
             assert!(!stream_left, "its stream is gone");
+        }
+
+        fn reminder(session: &str, id: &str, in_ms: i64) -> Reminder {
+            Reminder::sample(id, session, in_ms)
+        }
+
+        #[tokio::test]
+        async fn reminders_set_on_one_server_are_listed_cancelled_and_taken_once_by_the_fleet() {
+            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
+                return;
+            };
+            let (a, b) = (Arc::new(fleet.a), Arc::new(fleet.b));
+            let session = a.create(NewSession::default()).await.unwrap();
+            let id = session.id().to_string();
+            a.schedule_reminder(reminder(&id, "rem_later", 3_600_000))
+                .await
+                .unwrap();
+            for n in 0..20 {
+                let due = reminder(&id, &format!("rem_{n:02}"), -1);
+                a.schedule_reminder(due).await.unwrap();
+            }
+            let listed = b.pending_reminders(&id).await.unwrap();
+            assert_eq!(listed.len(), 21, "B lists what A set");
+            assert_eq!(
+                listed.last().map(|r| r.id.as_str()),
+                Some("rem_later"),
+                "soonest first"
+            );
+            let next = b.next_reminder_due().await.unwrap();
+            assert!(next <= Utc::now(), "due now, though B set none");
+
+            let (on_a, on_b) = tokio::join!(a.take_due_reminders(), b.take_due_reminders());
+            let mut taken: Vec<String> = on_a.iter().chain(&on_b).map(|r| r.id.clone()).collect();
+            taken.sort();
+            let expected: Vec<String> = (0..20).map(|n| format!("rem_{n:02}")).collect();
+            assert_eq!(
+                taken, expected,
+                "each due reminder taken by exactly one server"
+            );
+            assert!(a.take_due_reminders().await.is_empty());
+
+            assert!(
+                !a.cancel_reminder("ses_other", "rem_later").await.unwrap(),
+                "not its session"
+            );
+            assert!(b.cancel_reminder(&id, "rem_later").await.unwrap());
+            assert!(a.pending_reminders(&id).await.unwrap().is_empty());
+            assert!(!b.cancel_reminder(&id, "rem_later").await.unwrap(), "once");
+        }
+
+        #[tokio::test]
+        async fn a_sessions_reminders_are_capped_fleet_wide_and_go_with_it() {
+            use crate::session::reminders::MAX_PENDING_PER_SESSION;
+
+            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
+                return;
+            };
+            let (a, b) = (Arc::new(fleet.a), Arc::new(fleet.b));
+            let session = a.create(NewSession::default()).await.unwrap();
+            let id = session.id().to_string();
+            for n in 0..MAX_PENDING_PER_SESSION {
+                let store = if n % 2 == 0 { &a } else { &b };
+                store
+                    .schedule_reminder(reminder(&id, &format!("rem_{n}"), 60_000))
+                    .await
+                    .unwrap();
+            }
+            let err = a
+                .schedule_reminder(reminder(&id, "rem_more", 60_000))
+                .await
+                .unwrap_err();
+            assert!(
+                err.to_string().contains("reminders pending already"),
+                "{err}"
+            );
+            b.remove(&id).await.unwrap();
+            assert!(a.pending_reminders(&id).await.unwrap().is_empty());
+            let shared = a.shared.as_ref().unwrap();
+            let left: usize = redis::cmd("ZCARD")
+                .arg(shared.reminders().pending_key())
+                .query_async(&mut shared.connection())
+                .await
+                .unwrap();
+            assert_eq!(left, 0, "none left in the fleet's set");
         }
 
         #[tokio::test]

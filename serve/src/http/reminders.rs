@@ -10,6 +10,7 @@ use axum::http::StatusCode;
 use serde_json::{Value, json};
 use toolhost::call::{CallOptions, ReminderCalls};
 use toolhost::session::Session;
+use toolhost::session::reminders::ReminderError;
 
 use super::App;
 use super::board::{Outcome, ParkSignal};
@@ -25,9 +26,22 @@ pub(super) async fn list(
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
     let session = find(&app, &id).await?;
-    let pending = app.sessions.reminders().pending(session.id());
+    let pending = app
+        .sessions
+        .pending_reminders(session.id())
+        .await
+        .map_err(unavailable)?;
     let listed: Vec<Value> = pending.iter().map(|r| r.to_json()).collect();
     Ok(Json(json!({ "reminders": listed })))
+}
+
+/// The store of reminders failed (a disk, or Redis).
+fn unavailable(error: ReminderError) -> ApiError {
+    ApiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "reminder_unavailable",
+        error.to_string(),
+    )
 }
 
 /// `DELETE /<slug>/v1/sessions/<id>/reminders/<reminderId>`: cancel a
@@ -39,21 +53,11 @@ pub(super) async fn cancel(
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
     let session = find(&app, &id).await?;
-    let cancelling = app.clone();
-    let session_id = session.id().to_string();
-    let wanted = reminder.clone();
-    let cancelled = tokio::task::spawn_blocking(move || {
-        cancelling.sessions.reminders().cancel(&session_id, &wanted)
-    })
-    .await
-    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?
-    .map_err(|e| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "reminder_unavailable",
-            e.to_string(),
-        )
-    })?;
+    let cancelled = app
+        .sessions
+        .cancel_reminder(session.id(), &reminder)
+        .await
+        .map_err(unavailable)?;
     if !cancelled {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
