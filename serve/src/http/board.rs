@@ -90,6 +90,9 @@ struct Parked {
     answer: Mutex<Option<oneshot::Sender<ToolOutput>>>,
     asked: Mutex<Option<oneshot::Sender<Answered>>>,
     finished_at: Mutex<Option<Instant>>,
+    /// Whether the fleet has been told it waits here (and a mirror task
+    /// keeps Redis up to date until it is done).
+    shared: std::sync::atomic::AtomicBool,
 }
 
 /// A snapshot of a parked call for `GET …/calls/<id>`.
@@ -197,6 +200,14 @@ impl Board {
             return;
         };
         let status = parked.status.borrow().0;
+        if parked.shared.swap(true, Ordering::Relaxed) {
+            // Waiting again (a question after its approval): its mirror
+            // goes on; the fleet must see it waits before anyone is told.
+            if let Err(e) = fleet.set_status(call_id, status.name()).await {
+                tracing::warn!(call = call_id, "only this server can answer the call: {e}");
+            }
+            return;
+        }
         match fleet
             .park(
                 call_id,
@@ -217,7 +228,10 @@ impl Board {
                 );
                 tokio::spawn(mirror);
             }
-            Err(e) => tracing::warn!(call = call_id, "only this server can answer the call: {e}"),
+            Err(e) => {
+                parked.shared.store(false, Ordering::Relaxed);
+                tracing::warn!(call = call_id, "only this server can answer the call: {e}");
+            }
         }
     }
 
@@ -245,6 +259,7 @@ impl Board {
                     answer: Mutex::new(None),
                     asked: Mutex::new(None),
                     finished_at: Mutex::new(None),
+                    shared: std::sync::atomic::AtomicBool::new(false),
                 })
             })
             .clone();

@@ -303,14 +303,17 @@ impl FleetCalls {
         }))
     }
 
-    /// Wait for what another server received for call `id` (parked here):
-    /// read after each wake-up and every [`REREAD`], until one is there.
+    /// Wait for what another server received for call `id` (parked here),
+    /// and take it: read after each wake-up and every [`REREAD`], until
+    /// one is there.
     pub async fn answer(self: &Arc<Self>, id: &str) -> Forwarded {
         let woken = self.watch(id);
         let _unwatch = Unwatch { calls: self, id };
         loop {
             let notified = woken.notified();
-            let read = redis::cmd("GET")
+            // Taken, so the call's next wait (a question after its
+            // approval) can be answered again.
+            let read = redis::cmd("GETDEL")
                 .arg(self.answer_key(id))
                 .query_async::<Option<String>>(&mut self.store.connection())
                 .await;
