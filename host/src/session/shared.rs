@@ -22,7 +22,7 @@ use std::sync::{Arc, LazyLock};
 use redis::Script;
 
 use super::record::Record;
-use super::shared_events::{EventFeed, StreamLimits, shared_events};
+use super::shared_events::{EventFeed, StreamLimits, event_feed, shared_events};
 use super::shared_reminders::SharedReminders;
 use super::{HistoryBudget, Session};
 use crate::redis_store::RedisStore;
@@ -190,7 +190,7 @@ impl SharedSessions {
     /// event streams held to `history`.
     pub(super) fn new(store: Arc<RedisStore>, terms: LeaseTerms, history: &HistoryBudget) -> Self {
         Self {
-            feed: EventFeed::new(store.clone()),
+            feed: event_feed(&store),
             reminders: SharedReminders::new(store.clone()),
             limits: StreamLimits {
                 session_bytes: history.session_bytes(),

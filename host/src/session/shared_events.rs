@@ -19,8 +19,8 @@
 //! through one queue per session, so a call's `actions.requested` is
 //! always before its `action.result`.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, LazyLock, Mutex, OnceLock, PoisonError};
+use std::collections::VecDeque;
+use std::sync::{Arc, LazyLock, OnceLock};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -33,7 +33,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::events::{EVENT_OVERHEAD_BYTES, Event, EventKind, MAX_EVENTS, SharedLog};
 use crate::redis_store::RedisStore;
-use crate::redis_store::feed::{Woken, relay};
+use crate::redis_store::feed::Wakeups;
 
 /// Events one read takes from a stream.
 const PAGE: usize = 512;
@@ -339,69 +339,12 @@ impl SharedLog for SharedEvents {
     }
 }
 
-/// One server's wake-ups for the sessions followed on it: one pub/sub
-/// connection, made when the first stream is followed and again whenever
-/// it drops.
-pub(super) struct EventFeed {
-    store: Arc<RedisStore>,
-    channel: String,
-    watchers: Mutex<HashMap<String, broadcast::Sender<()>>>,
-    started: std::sync::Once,
-}
+/// One server's wake-ups for the sessions followed on it.
+pub(super) type EventFeed = Wakeups;
 
-impl EventFeed {
-    /// The feed of the streams in `store`.
-    pub(super) fn new(store: Arc<RedisStore>) -> Arc<Self> {
-        Arc::new(Self {
-            channel: store.key("eventfeed", &[]),
-            store,
-            watchers: Mutex::default(),
-            started: std::sync::Once::new(),
-        })
-    }
-
-    /// Woken whenever an event is appended to session `id`'s stream, and
-    /// after the feed reconnects.
-    fn watch(self: &Arc<Self>, id: &str) -> broadcast::Receiver<()> {
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            self.started.call_once(|| {
-                let (store, channel) = (self.store.clone(), self.channel.clone());
-                runtime.spawn(relay(store, channel, Arc::downgrade(self), REREAD));
-            });
-        }
-        let mut watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
-        watchers.retain(|_, sender| sender.receiver_count() > 0);
-        watchers
-            .entry(id.to_string())
-            .or_insert_with(|| broadcast::channel(16).0)
-            .subscribe()
-    }
-
-    fn wake(&self, id: &str) {
-        let watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(sender) = watchers.get(id) {
-            let _ = sender.send(());
-        }
-    }
-
-    fn wake_all(&self) {
-        let watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
-        for sender in watchers.values() {
-            let _ = sender.send(());
-        }
-    }
-}
-
-impl Woken for EventFeed {
-    fn message(&self, payload: &str) {
-        if let Some((id, _)) = payload.split_once(' ') {
-            self.wake(id);
-        }
-    }
-
-    fn subscribed(&self) {
-        self.wake_all();
-    }
+/// The wake-ups of the streams in `store`.
+pub(super) fn event_feed(store: &Arc<RedisStore>) -> Arc<EventFeed> {
+    Wakeups::new(store.clone(), store.key("eventfeed", &[]), REREAD)
 }
 
 /// The stream of a session: `store`'s keys for session `id`.
@@ -420,7 +363,7 @@ pub(super) fn shared_events(
             seq: store.key("events-seq", &[id]),
             bytes: store.key("evbytes", &[id]),
             all_bytes: store.key("evbytes", &[]),
-            channel: feed.channel.clone(),
+            channel: feed.channel().to_string(),
             limits,
         }),
         feed: feed.clone(),

@@ -554,7 +554,7 @@ impl SessionStore {
             .zip(new.key.as_deref())
             .map(|(channel, key)| format!("{channel}:{key}"));
         if let Some(token) = token.as_deref()
-            && let Some(session) = self.find_by_token(token, false).await?
+            && let Some(session) = self.lookup(Lookup::Token(token), false).await?
         {
             return Ok((session, false));
         }
@@ -580,52 +580,35 @@ impl SessionStore {
     /// The session holding the continuation token `token`, on any server
     /// of the fleet.
     pub async fn by_token(&self, token: &str) -> Result<Option<Arc<Session>>, Unavailable> {
-        self.find_by_token(token, false).await
-    }
-
-    /// The session holding the continuation token `token`; `touch` marks
-    /// it active.
-    async fn find_by_token(
-        &self,
-        token: &str,
-        touch: bool,
-    ) -> Result<Option<Arc<Session>>, Unavailable> {
-        let Some(shared) = &self.shared else {
-            let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
-            return Ok(index
-                .by_token
-                .get(token)
-                .and_then(|id| index.by_id.get(id))
-                .cloned());
-        };
-        let stored = shared
-            .load_by_token(
-                token,
-                self.touch_now(touch, self.local_id(token).as_deref()),
-            )
-            .await
-            .map_err(Unavailable)?;
-        Ok(self.cached(shared, stored))
+        self.lookup(Lookup::Token(token), false).await
     }
 
     /// The session with this id, on any server of the fleet.
     pub async fn find(&self, id: &str) -> Result<Option<Arc<Session>>, Unavailable> {
-        self.find_touching(id, false).await
+        self.lookup(Lookup::Id(id), false).await
     }
 
-    async fn find_touching(
+    /// The session `by` names; `touch` marks it active. Shared, Redis is
+    /// asked, and a session it no longer has (by id) is forgotten here.
+    async fn lookup(
         &self,
-        id: &str,
+        by: Lookup<'_>,
         touch: bool,
     ) -> Result<Option<Arc<Session>>, Unavailable> {
-        let Some(shared) = &self.shared else {
-            return Ok(self.get(id));
+        let id = match by {
+            Lookup::Id(id) => Some(id.to_string()),
+            Lookup::Token(token) => self.local_id(token),
         };
-        let stored = shared
-            .load(id, self.touch_now(touch, Some(id)))
-            .await
-            .map_err(Unavailable)?;
-        if stored.is_none() {
+        let Some(shared) = &self.shared else {
+            return Ok(id.and_then(|id| self.get(&id)));
+        };
+        let touch_ms = self.touch_now(touch, id.as_deref());
+        let stored = match by {
+            Lookup::Id(id) => shared.load(id, touch_ms).await,
+            Lookup::Token(token) => shared.load_by_token(token, touch_ms).await,
+        }
+        .map_err(Unavailable)?;
+        if let (None, Lookup::Id(id)) = (&stored, by) {
             self.forget_here(id);
         }
         Ok(self.cached(shared, stored))
@@ -775,12 +758,12 @@ impl SessionStore {
                 });
             }
             (Some(id), None) => self
-                .find_touching(id, true)
+                .lookup(Lookup::Id(id), true)
                 .await?
                 .ok_or_else(|| BindError::SessionNotFound { id: id.to_string() })?,
             (None, Some(token)) => {
                 let (channel, key) = split_token(token)?;
-                match self.find_by_token(token, true).await? {
+                match self.lookup(Lookup::Token(token), true).await? {
                     Some(session) => session,
                     None => {
                         return Ok(self.scratch_session(SessionSpec {
@@ -955,6 +938,15 @@ impl SessionStore {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
         index.by_id.values().cloned().collect()
     }
+}
+
+/// How a request names a session.
+#[derive(Clone, Copy)]
+enum Lookup<'a> {
+    /// By its id.
+    Id(&'a str),
+    /// By its continuation token, `<channel>:<key>`.
+    Token(&'a str),
 }
 
 /// How often a server looks for due reminders in Redis when none it knows

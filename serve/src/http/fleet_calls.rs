@@ -19,17 +19,17 @@
 //! drops what is sent while it reconnects.
 
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use redis::Script;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::Notify;
+use tokio::sync::broadcast;
 
 use axum::http::StatusCode;
 use toolhost::redis_store::RedisStore;
-use toolhost::redis_store::feed::{Woken, relay};
+use toolhost::redis_store::feed::Wakeups;
 use toolhost::redis_store::lease::{Lease, LeaseTerms};
 
 use super::error::ApiError;
@@ -137,13 +137,12 @@ pub struct RemoteCall {
 /// the ones parked on it.
 pub struct FleetCalls {
     store: Arc<RedisStore>,
-    channel: String,
     /// The owner lease's terms (`[state] session_lease_ms`).
     terms: LeaseTerms,
     /// How long a finished call's answer is kept.
     retention: Duration,
-    watchers: Mutex<HashMap<String, Arc<Notify>>>,
-    started: std::sync::Once,
+    /// Woken by `callfeed` when an answer for a call parked here arrives.
+    wakeups: Arc<Wakeups>,
 }
 
 impl FleetCalls {
@@ -151,12 +150,10 @@ impl FleetCalls {
     /// for `retention`.
     pub fn new(store: Arc<RedisStore>, terms: LeaseTerms, retention: Duration) -> Arc<Self> {
         Arc::new(Self {
-            channel: store.key("callfeed", &[]),
+            wakeups: Wakeups::new(store.clone(), store.key("callfeed", &[]), REREAD),
             terms,
             store,
             retention,
-            watchers: Mutex::default(),
-            started: std::sync::Once::new(),
         })
     }
 
@@ -255,7 +252,7 @@ impl FleetCalls {
             .arg(session.unwrap_or_default())
             .arg(body)
             .arg(millis(self.retention))
-            .arg(&self.channel)
+            .arg(self.wakeups.channel())
             .arg(id)
             .invoke_async(&mut self.store.connection())
             .await
@@ -306,11 +303,9 @@ impl FleetCalls {
     /// Wait for what another server received for call `id` (parked here),
     /// and take it: read after each wake-up and every [`REREAD`], until
     /// one is there.
-    pub async fn answer(self: &Arc<Self>, id: &str) -> Forwarded {
-        let woken = self.watch(id);
-        let _unwatch = Unwatch { calls: self, id };
+    pub async fn answer(&self, id: &str) -> Forwarded {
+        let mut woken = self.wakeups.watch(id);
         loop {
-            let notified = woken.notified();
             // Taken, so the call's next wait (a question after its
             // approval) can be answered again.
             let read = redis::cmd("GETDEL")
@@ -326,61 +321,14 @@ impl FleetCalls {
                 Err(e) => tracing::debug!(call = id, "{}", self.error(&e)),
             }
             tokio::select! {
-                () = notified => {}
+                wake = woken.recv() => {
+                    if matches!(wake, Err(broadcast::error::RecvError::Closed)) {
+                        woken = self.wakeups.watch(id);
+                    }
+                }
                 () = tokio::time::sleep(REREAD) => {}
             }
         }
-    }
-
-    fn watch(self: &Arc<Self>, id: &str) -> Arc<Notify> {
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            self.started.call_once(|| {
-                let (store, channel) = (self.store.clone(), self.channel.clone());
-                runtime.spawn(relay(store, channel, Arc::downgrade(self), REREAD));
-            });
-        }
-        let mut watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
-        watchers.entry(id.to_string()).or_default().clone()
-    }
-
-    fn wake(&self, id: &str) {
-        let watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(notify) = watchers.get(id) {
-            notify.notify_one();
-        }
-    }
-
-    fn wake_all(&self) {
-        let watchers = self.watchers.lock().unwrap_or_else(PoisonError::into_inner);
-        for notify in watchers.values() {
-            notify.notify_one();
-        }
-    }
-}
-
-/// Stops waking a call's waiter once it has its answer or gave up.
-struct Unwatch<'a> {
-    calls: &'a FleetCalls,
-    id: &'a str,
-}
-
-impl Drop for Unwatch<'_> {
-    fn drop(&mut self) {
-        self.calls
-            .watchers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(self.id);
-    }
-}
-
-impl Woken for FleetCalls {
-    fn message(&self, payload: &str) {
-        self.wake(payload);
-    }
-
-    fn subscribed(&self) {
-        self.wake_all();
     }
 }
 
