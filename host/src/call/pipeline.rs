@@ -281,9 +281,7 @@ impl Call<'_> {
             let slot = self.write_slot(effect).await?;
             let done = Done::effect(effect);
             let asked = self.ask_client(done.clone(), input, options);
-            let outcome = self.unless_slot_lost(slot.as_ref(), asked).await;
-            release(slot).await;
-            return outcome.unwrap_or_else(|| Ok(self.slot_lost(done)));
+            return self.holding(slot, asked, || Ok(self.slot_lost(done))).await;
         }
         if let Some(server) = self.tool.upstream() {
             // No admission: the server's process runs it, not an instance.
@@ -293,9 +291,7 @@ impl Call<'_> {
                 ..Done::effect(effect)
             };
             let called = self.call_upstream(server, done.clone(), &options.session);
-            let outcome = self.unless_slot_lost(slot.as_ref(), called).await;
-            release(slot).await;
-            return Ok(outcome.unwrap_or_else(|| self.slot_lost(done)));
+            return Ok(self.holding(slot, called, || self.slot_lost(done)).await);
         }
         // Admitted first: a call waiting in the queue never keeps its
         // session busy.
@@ -308,25 +304,28 @@ impl Call<'_> {
             ..Done::effect(effect)
         };
         let executed = self.execute(done.clone(), workspace.as_ref().map(|w| w.path.as_path()));
-        let outcome = self.unless_slot_lost(slot.as_ref(), executed).await;
-        release(slot).await;
-        Ok(outcome.unwrap_or_else(|| self.slot_lost(done)))
+        Ok(self.holding(slot, executed, || self.slot_lost(done)).await)
     }
 
-    /// `work`'s outcome, or `None` once `slot` is lost first: `work` is
-    /// dropped then, which stops the tool (see `WriteSlot::lost`).
-    async fn unless_slot_lost<T>(
+    /// `work`'s outcome, holding `slot`, which is given back before the
+    /// call answers (so the caller's next write in the session finds it
+    /// free); `lost()` if the slot is lost first: `work` is dropped then,
+    /// which stops the tool (see `WriteSlot::lost`).
+    async fn holding<T>(
         &self,
-        slot: Option<&WriteSlot<'_>>,
+        slot: Option<WriteSlot<'_>>,
         work: impl Future<Output = T>,
-    ) -> Option<T> {
+        lost: impl FnOnce() -> T,
+    ) -> T {
         let Some(slot) = slot else {
-            return Some(work.await);
+            return work.await;
         };
-        tokio::select! {
+        let outcome = tokio::select! {
             outcome = work => Some(outcome),
             () = slot.lost() => None,
-        }
+        };
+        slot.release().await;
+        outcome.unwrap_or_else(lost)
     }
 
     /// The result of a call stopped because its session's lease was lost.
@@ -440,14 +439,6 @@ impl Call<'_> {
                 failure.limit(),
             ),
         })
-    }
-}
-
-/// Give a call's write slot back before the call answers, so the caller's
-/// next write in the session finds it free.
-async fn release(slot: Option<WriteSlot<'_>>) {
-    if let Some(slot) = slot {
-        slot.release().await;
     }
 }
 
