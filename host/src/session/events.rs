@@ -595,11 +595,7 @@ impl EventLog {
             (owner, feed, backlog, last),
             move |(owner, mut feed, mut backlog, mut last)| async move {
                 loop {
-                    if let Some(event) = backlog.pop_front() {
-                        if event.id <= last {
-                            continue;
-                        }
-                        last = event.id;
+                    if let Some(event) = next_after(&mut backlog, &mut last) {
                         return Some((event, (owner, feed, backlog, last)));
                     }
                     match feed.recv().await {
@@ -614,6 +610,14 @@ impl EventLog {
         )
         .boxed()
     }
+}
+
+/// The first event of `backlog` after `last` (dropping those before),
+/// which becomes the last one seen: followers never give an event twice.
+pub(super) fn next_after(backlog: &mut VecDeque<Event>, last: &mut u64) -> Option<Event> {
+    let event = std::iter::from_fn(|| backlog.pop_front()).find(|e| e.id > *last)?;
+    *last = event.id;
+    Some(event)
 }
 
 /// An event's payload as the JSON a shared log stores.

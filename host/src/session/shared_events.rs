@@ -31,7 +31,7 @@ use redis::Script;
 use redis::streams::StreamRangeReply;
 use tokio::sync::{broadcast, mpsc, oneshot};
 
-use super::events::{EVENT_OVERHEAD_BYTES, Event, EventKind, MAX_EVENTS, SharedLog};
+use super::events::{EVENT_OVERHEAD_BYTES, Event, EventKind, MAX_EVENTS, SharedLog, next_after};
 use crate::redis_store::RedisStore;
 use crate::redis_store::feed::Wakeups;
 
@@ -305,11 +305,7 @@ impl SharedLog for SharedEvents {
             state,
             |(events, mut wake, mut backlog, mut last)| async move {
                 loop {
-                    if let Some(event) = backlog.pop_front() {
-                        if event.id <= last {
-                            continue;
-                        }
-                        last = event.id;
+                    if let Some(event) = next_after(&mut backlog, &mut last) {
                         return Some((event, (events, wake, backlog, last)));
                     }
                     match events.appender.range(Some(last), PAGE).await {
