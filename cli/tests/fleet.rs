@@ -36,17 +36,26 @@ struct Fleet {
 }
 
 /// The tools every server of a fleet serves.
-const FLEET_TOOLS: &[&str] = &["context", "counter", "echo", "kv_probe", "reminder_probe"];
+const FLEET_TOOLS: &[&str] = &[
+    "context",
+    "counter",
+    "echo",
+    "kv_probe",
+    "reminder_probe",
+    "test_elicitation",
+];
 
 /// `toolhost.toml` for every server of a fleet on `redis`, with `extra`
-/// lines in `[state]`. `context` asks for approval, and the custom tool
-/// `get_weather` is answered by the client.
+/// lines in `[state]`. `context` asks for approval, `test_elicitation`
+/// for approval and then the user, and the custom tool `get_weather` is
+/// answered by the client.
 fn fleet_config(redis: &RedisServer, workspaces: &std::path::Path, extra: &str) -> String {
     format!(
         "[state]\nbackend = \"redis\"\nredis_url = \"{}\"\nworkspaces_dir = \"{}\"\n{extra}\n\
          [tools.counter]\nkv = [\"default\"]\n\n\
          [tools.kv_probe]\nkv = [\"default\"]\nworkspace = \"write\"\ntimeout_ms = 4000\n\n\
          [tools.context]\npermission = \"always_ask\"\n\n\
+         [tools.test_elicitation]\npermission = \"always_ask\"\nask = [\"user\"]\n\n\
          [tools.reminder_probe]\nreminders = {{ tools = [\"echo\"] }}\n\n\
          [custom_tools.get_weather]\ndescription = \"The weather in a city.\"\n\
          input_schema = {{ type = \"object\", properties = {{ city = {{ type = \"string\" }} }} }}\n",
@@ -810,6 +819,47 @@ async fn a_call_parked_on_one_server_is_answered_on_another() {
         (409, &json!("call_not_waiting")),
         "{}",
         twice.1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_that_waits_twice_is_answered_on_another_server_both_times() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let fleet = Fleet::start_with(&redis, 2, "[server]\napproval_timeout_ms = 20000");
+    let id = fleet.session(0, json!({})).await;
+    let ask = json!({"input": {"message": "Who?"}, "sessionId": id});
+    let (status, parked) = fleet.call(0, "test_elicitation", ask).await;
+    assert_eq!(status, 202, "{parked}");
+    let call_id = parked["callId"].as_str().unwrap().to_string();
+    let approve = json!({"decision": "approve", "auth": {"user": "ada"}});
+    let approved = post(&fleet.url(1), &format!("/approvals/{call_id}"), approve).await;
+    assert_eq!(approved.0, 200, "{}", approved.1);
+
+    // Its second wait, a question, is seen and answered through B too.
+    let mut asked = None;
+    for _ in 0..100 {
+        let (_, polled) = get(&fleet.url(1), &format!("/calls/{call_id}")).await;
+        if polled["status"] == "awaiting_elicitation_result" {
+            asked = Some(polled);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(asked.is_some(), "B sees the call wait for its question");
+    let answer = json!({"events": [{
+        "type": "user.elicitation_result", "call_id": call_id, "action": "accept",
+        "content": {"username": "ada", "email": "ada@example.com"},
+    }]});
+    let posted = post(&fleet.url(1), &format!("/sessions/{id}/events"), answer).await;
+    assert_eq!(posted.0, 200, "{}", posted.1);
+    let (status, done) = get(&fleet.url(1), &format!("/calls/{call_id}?wait=10")).await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(
+        done["result"],
+        r#"User response: action=accept, content={"email":"ada@example.com","username":"ada"}"#,
+        "{done}"
     );
 }
 

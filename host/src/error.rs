@@ -70,6 +70,12 @@ pub enum CallError {
         /// The session id.
         session: String,
     },
+    /// The session ended (on another server) after the call was bound to it.
+    #[error("session `{session}` has ended")]
+    SessionEnded {
+        /// The session id.
+        session: String,
+    },
     /// The session is bound to an agent version this host no longer has
     /// loaded (its tools changed while the server was down).
     #[error(
@@ -119,6 +125,7 @@ impl CallError {
             Self::ApprovalRequired { .. } => "approval_required",
             Self::ToolNotCallable { .. } => "tool_not_callable",
             Self::SessionBusy { .. } => "session_busy",
+            Self::SessionEnded { .. } => "session_not_found",
             Self::VersionUnavailable { .. } => "agent_version_unavailable",
             Self::WorkspaceUnavailable { .. } => "workspace_unavailable",
             Self::StateUnavailable { .. } => "state_unavailable",

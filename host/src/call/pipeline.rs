@@ -381,6 +381,9 @@ impl Call<'_> {
             Err(SlotRefused::Busy) => Err(CallError::SessionBusy {
                 session: self.session.id().to_string(),
             }),
+            Err(SlotRefused::Ended) => Err(CallError::SessionEnded {
+                session: self.session.id().to_string(),
+            }),
             Err(SlotRefused::Unavailable(reason)) => Err(CallError::StateUnavailable {
                 tool: self.tool.name().to_string(),
                 reason: format!(

@@ -26,8 +26,8 @@ const MAX_NAP: Duration = Duration::from_secs(60);
 const BUSY_WAIT: Duration = Duration::from_secs(60);
 /// How long it waits before trying again after losing the slot to a race.
 const BUSY_RETRY: Duration = Duration::from_millis(100);
-/// How much later a reminder is filed again when its session's store
-/// did not answer.
+/// How much later a taken reminder is tried again when its session's
+/// store did not answer.
 const POSTPONED_BY: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
 
 /// How a surface makes the calls reminders fire: the options a call in a
@@ -66,8 +66,15 @@ impl Host {
         let Some(store) = self.sessions() else {
             return;
         };
+        // Taken, then not fired because the store did not answer: kept
+        // here (a taken reminder is in no store any more) and tried again.
+        let mut postponed: Vec<Reminder> = Vec::new();
         loop {
-            let due = store.take_due_reminders().await;
+            let now = Utc::now();
+            let (mut due, later): (Vec<_>, Vec<_>) =
+                postponed.drain(..).partition(|r| r.fire_at <= now);
+            postponed = later;
+            due.extend(store.take_due_reminders().await);
             for reminder in due {
                 let session = match store.find(&reminder.session_id).await {
                     Ok(Some(session)) => session,
@@ -76,8 +83,15 @@ impl Host {
                         continue;
                     }
                     Err(e) => {
-                        tracing::warn!("reminder `{}` postponed: {e}", reminder.id);
-                        postpone(&store, reminder).await;
+                        tracing::warn!(
+                            "reminder `{}` postponed by {} s: {e}",
+                            reminder.id,
+                            POSTPONED_BY.num_seconds()
+                        );
+                        postponed.push(Reminder {
+                            fire_at: now + POSTPONED_BY,
+                            ..reminder
+                        });
                         continue;
                     }
                 };
@@ -97,6 +111,10 @@ impl Host {
                 }
             }
             let nap = next_nap(&store).await;
+            let nap = match postponed.iter().map(|r| r.fire_at).min() {
+                Some(at) => nap.min((at - Utc::now()).to_std().unwrap_or(Duration::ZERO)),
+                None => nap,
+            };
             tokio::select! {
                 () = tokio::time::sleep(nap) => {}
                 () = store.reminders().added() => {}
@@ -220,16 +238,6 @@ fn fired(session: &Session, reminder: &Reminder, outcome: Value) {
 }
 
 /// How long to sleep before the next reminder is due (at most [`MAX_NAP`]).
-/// File `reminder` again a little later: its session's store did not
-/// answer, and a taken reminder is otherwise gone.
-async fn postpone(store: &Arc<SessionStore>, mut reminder: Reminder) {
-    reminder.fire_at = Utc::now() + POSTPONED_BY;
-    let id = reminder.id.clone();
-    if let Err(e) = store.schedule_reminder(reminder).await {
-        tracing::error!("reminder `{id}` dropped: it could not be filed again: {e}");
-    }
-}
-
 async fn next_nap(store: &SessionStore) -> Duration {
     store.next_reminder_due().await.map_or(MAX_NAP, |at| {
         (at - Utc::now())

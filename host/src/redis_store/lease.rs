@@ -46,6 +46,25 @@ static RELEASE: std::sync::LazyLock<Script> = std::sync::LazyLock::new(|| {
     )
 });
 
+/// `KEYS`: the lease, a key that must exist. `ARGV`: token, ttl in ms.
+/// `taken`, `held` or `missing`.
+static ACQUIRE_BESIDE: std::sync::LazyLock<Script> = std::sync::LazyLock::new(|| {
+    Script::new(
+        "if redis.call('EXISTS', KEYS[2]) == 0 then return 'missing' end
+         if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 'taken' end
+         return 'held'",
+    )
+});
+
+/// Why a lease taken beside another key was not given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Someone holds it.
+    Held,
+    /// The key it must stand beside is gone (what it guards has ended).
+    Missing,
+}
+
 /// How long a lease lasts without renewal, and how much earlier than Redis
 /// its holder gives it up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +115,7 @@ impl Lease {
     ) -> Result<Option<Self>, String> {
         let token = uuid::Uuid::new_v4().simple().to_string();
         let sent = Instant::now();
+        let asking = Asking::new(store, &key, &token);
         let taken: Option<String> = redis::cmd("SET")
             .arg(&key)
             .arg(&token)
@@ -105,9 +125,49 @@ impl Lease {
             .query_async(&mut store.connection())
             .await
             .map_err(|e| store.failure(&e))?;
+        asking.answered();
         if taken.is_none() {
             return Ok(None);
         }
+        Ok(Some(Self::start(store, key, token, terms, sent)))
+    }
+
+    /// Take the lease `key` if nobody holds it and `beside` exists, both
+    /// checked at once (a session's slot is never taken once its record is
+    /// gone).
+    pub async fn acquire_beside(
+        store: &Arc<RedisStore>,
+        key: String,
+        beside: &str,
+        terms: LeaseTerms,
+    ) -> Result<Result<Self, Refused>, String> {
+        let token = uuid::Uuid::new_v4().simple().to_string();
+        let sent = Instant::now();
+        let asking = Asking::new(store, &key, &token);
+        let answer: String = ACQUIRE_BESIDE
+            .key(&key)
+            .key(beside)
+            .arg(&token)
+            .arg(millis(terms.ttl))
+            .invoke_async(&mut store.connection())
+            .await
+            .map_err(|e| store.failure(&e))?;
+        asking.answered();
+        Ok(match answer.as_str() {
+            "taken" => Ok(Self::start(store, key, token, terms, sent)),
+            "missing" => Err(Refused::Missing),
+            _ => Err(Refused::Held),
+        })
+    }
+
+    /// A lease just taken at `sent`, its renewals started.
+    fn start(
+        store: &Arc<RedisStore>,
+        key: String,
+        token: String,
+        terms: LeaseTerms,
+        sent: Instant,
+    ) -> Self {
         let (lost_tx, lost) = watch::channel(false);
         let stop = Arc::new(tokio::sync::Notify::new());
         tokio::spawn(renew(
@@ -119,14 +179,14 @@ impl Lease {
             lost_tx,
             stop.clone(),
         ));
-        Ok(Some(Self {
+        Self {
             key,
             token,
             store: store.clone(),
             lost,
             stop,
             released: AtomicBool::new(false),
-        }))
+        }
     }
 
     /// The key it holds.
@@ -183,18 +243,56 @@ impl Drop for Lease {
             return;
         }
         self.stop.notify_one();
-        let (store, key, token) = (self.store.clone(), self.key.clone(), self.token.clone());
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move {
-                let released: redis::RedisResult<i64> = RELEASE
-                    .key(&key)
-                    .arg(&token)
-                    .invoke_async(&mut store.connection())
-                    .await;
-                if let Err(e) = released {
-                    tracing::warn!(%key, "cannot release a lease: {}", store.failure(&e));
-                }
-            });
+        release_later(&self.store, &self.key, &self.token);
+    }
+}
+
+/// Release `key` if `token` holds it, in the background.
+fn release_later(store: &Arc<RedisStore>, key: &str, token: &str) {
+    let (store, key, token) = (store.clone(), key.to_string(), token.to_string());
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(async move {
+            let released: redis::RedisResult<i64> = RELEASE
+                .key(&key)
+                .arg(&token)
+                .invoke_async(&mut store.connection())
+                .await;
+            if let Err(e) = released {
+                tracing::warn!(%key, "cannot release a lease: {}", store.failure(&e));
+            }
+        });
+    }
+}
+
+/// A request for a lease in flight: if the caller gives up on it (its
+/// future is dropped) before the answer, Redis may have given the lease
+/// all the same, so it is released in the background.
+struct Asking<'a> {
+    store: &'a Arc<RedisStore>,
+    key: &'a str,
+    token: &'a str,
+    answered: bool,
+}
+
+impl<'a> Asking<'a> {
+    fn new(store: &'a Arc<RedisStore>, key: &'a str, token: &'a str) -> Self {
+        Self {
+            store,
+            key,
+            token,
+            answered: false,
+        }
+    }
+
+    fn answered(mut self) {
+        self.answered = true;
+    }
+}
+
+impl Drop for Asking<'_> {
+    fn drop(&mut self) {
+        if !self.answered {
+            release_later(self.store, self.key, self.token);
         }
     }
 }

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::MutexGuard;
 
-use crate::redis_store::lease::Lease;
+use crate::redis_store::lease::{Lease, Refused};
 use shared::SharedSlot;
 
 pub use crate::agent_pin::AgentPin;
@@ -29,8 +29,8 @@ pub use events::{
     MAX_SESSION_HISTORY_BYTES,
 };
 pub use store::{
-    BindError, Bound, MAX_SESSIONS, NewSession, PinSource, RemoveError, SessionStore, StoreError,
-    Unavailable,
+    BindError, Bound, Listed, MAX_SESSIONS, NewSession, PinSource, RemoveError, SessionStore,
+    StoreError, Unavailable,
 };
 
 use crate::error::CallError;
@@ -125,11 +125,17 @@ impl WriteSlot<'_> {
     }
 }
 
+/// How often [`Session::write_slot_free`] looks whether another server
+/// still holds a shared session's slot.
+const SLOT_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Why the write slot could not be taken.
 #[derive(Debug)]
 pub enum SlotRefused {
     /// A write call holds it.
     Busy,
+    /// The session has ended (on another server).
+    Ended,
     /// The shared store did not answer: why.
     Unavailable(String),
 }
@@ -399,9 +405,18 @@ impl Session {
     }
 
     /// Wait until no write call holds the write slot (another may take it
-    /// before the caller does).
+    /// before the caller does): on this server, then, for a session several
+    /// servers share, on any of them (its lease in Redis, looked at every
+    /// 100 ms; a Redis that does not answer counts as free, so the
+    /// caller's call reports it).
     pub async fn write_slot_free(&self) {
         drop(self.write_slot.lock().await);
+        let Some(slot) = &self.shared_slot else {
+            return;
+        };
+        while let Ok(true) = slot.held().await {
+            tokio::time::sleep(SLOT_POLL).await;
+        }
     }
 
     /// Take the write slot for one call, or fail at once: on this server,
@@ -414,7 +429,10 @@ impl Session {
                 slot.take()
                     .await
                     .map_err(SlotRefused::Unavailable)?
-                    .ok_or(SlotRefused::Busy)?,
+                    .map_err(|refused| match refused {
+                        Refused::Held => SlotRefused::Busy,
+                        Refused::Missing => SlotRefused::Ended,
+                    })?,
             ),
         };
         Ok(WriteSlot {

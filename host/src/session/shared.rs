@@ -8,7 +8,9 @@
 //!   machine;
 //! - `sestoken:<channel>:<key>`: the id of the session holding the token;
 //! - `sessions`: a sorted set of every id, scored by when the session was
-//!   last active (ms since the epoch), which the fleet's sweeps walk;
+//!   last active or, if later, when a reminder in it is due (ms since the
+//!   epoch), which the fleet's sweeps walk;
+//! - `sesactive`: a hash of each id's last activity, as clients see it;
 //! - `slot:<id>`: the write slot, a [`Lease`] its holder renews.
 //!
 //! Creating, removing and sweeping a session change these in one Lua
@@ -22,11 +24,11 @@ use std::sync::{Arc, LazyLock};
 use redis::Script;
 
 use super::record::Record;
-use super::shared_events::{EventFeed, StreamLimits, event_feed, shared_events};
+use super::shared_events::{EventFeed, StreamLimits, event_feed, shared_events, streams_key};
 use super::shared_reminders::SharedReminders;
 use super::{HistoryBudget, Session};
 use crate::redis_store::RedisStore;
-use crate::redis_store::lease::{Lease, LeaseTerms};
+use crate::redis_store::lease::{Lease, LeaseTerms, Refused};
 
 /// Lua: drop the session `id` (record, token if it still names it, index
 /// entry, event stream and its counts, pending reminders) unless its
@@ -34,7 +36,7 @@ use crate::redis_store::lease::{Lease, LeaseTerms};
 /// events, event sequence, event bytes, session reminders and reminder
 /// key prefixes from `p` on.
 const DROP_SESSION: &str = "
-local function drop_session(index, all_bytes, reminders, id, p)
+local function drop_session(index, all_bytes, reminders, streams, active, id, p)
   if redis.call('EXISTS', ARGV[p + 1] .. id) == 1 then return 'busy' end
   for _, reminder in ipairs(redis.call('SMEMBERS', ARGV[p + 6] .. id)) do
     redis.call('ZREM', reminders, reminder)
@@ -44,6 +46,7 @@ local function drop_session(index, all_bytes, reminders, id, p)
   local held = tonumber(redis.call('GET', ARGV[p + 5] .. id) or '0')
   if held > 0 then redis.call('DECRBY', all_bytes, held) end
   redis.call('DEL', ARGV[p + 3] .. id, ARGV[p + 4] .. id, ARGV[p + 5] .. id)
+  redis.call('ZREM', streams, id)
   local record = redis.call('GET', ARGV[p] .. id)
   if record then
     local ok, r = pcall(cjson.decode, record)
@@ -54,31 +57,33 @@ local function drop_session(index, all_bytes, reminders, id, p)
     redis.call('DEL', ARGV[p] .. id)
   end
   redis.call('ZREM', index, id)
+  redis.call('HDEL', active, id)
   if record then return 'removed' end
   return 'missing'
 end
 ";
 
-/// `KEYS`: record, index, then the token's key if it has one. `ARGV`: id,
-/// record, now (ms), the most sessions kept.
+/// `KEYS`: record, index, last activities, then the token's key if it has
+/// one. `ARGV`: id, record, now (ms), the most sessions kept.
 static CREATE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return {'full'} end
-         if KEYS[3] then
-           local holder = redis.call('GET', KEYS[3])
+         if KEYS[4] then
+           local holder = redis.call('GET', KEYS[4])
            if holder then return {'taken', holder} end
-           redis.call('SET', KEYS[3], ARGV[1])
+           redis.call('SET', KEYS[4], ARGV[1])
          end
          redis.call('SET', KEYS[1], ARGV[2])
          redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+         redis.call('HSET', KEYS[3], ARGV[1], ARGV[3])
          return {'ok'}",
     )
 });
 
-/// `KEYS`: the token's key (or the record's, see `ARGV[3]`), index.
-/// `ARGV`: record key prefix, now (ms) or `''` to leave it idle, `id` when
-/// `KEYS[1]` is the record's key (else `''`). The record and its last
-/// activity, or nil.
+/// `KEYS`: the token's key (or the record's, see `ARGV[3]`), index, last
+/// activities. `ARGV`: record key prefix, now (ms) or `''` to leave it
+/// idle, `id` when `KEYS[1]` is the record's key (else `''`). The record
+/// and its last activity, or nil.
 static LOAD: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "local id = ARGV[3]
@@ -88,22 +93,31 @@ static LOAD: LazyLock<Script> = LazyLock::new(|| {
          end
          local record = redis.call('GET', ARGV[1] .. id)
          if not record then return nil end
-         if ARGV[2] ~= '' then redis.call('ZADD', KEYS[2], 'GT', ARGV[2], id) end
-         return {record, redis.call('ZSCORE', KEYS[2], id) or '0'}",
+         local active = tonumber(redis.call('HGET', KEYS[3], id) or '0')
+         if ARGV[2] ~= '' then
+           redis.call('ZADD', KEYS[2], 'GT', ARGV[2], id)
+           if tonumber(ARGV[2]) > active then
+             active = tonumber(ARGV[2])
+             redis.call('HSET', KEYS[3], id, ARGV[2])
+           end
+         end
+         return {record, tostring(active)}",
     )
 });
 
-/// `KEYS`: index, all events' bytes, pending reminders. `ARGV`: id, then
+/// `KEYS`: index, all events' bytes, pending reminders, streams holding
+/// events, last activities. `ARGV`: id, then
 /// the key prefixes of
 /// [`DROP_SESSION`].
 static REMOVE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         "{DROP_SESSION}
-         return drop_session(KEYS[1], KEYS[2], KEYS[3], ARGV[1], 2)"
+         return drop_session(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], ARGV[1], 2)"
     ))
 });
 
-/// `KEYS`: index, all events' bytes, pending reminders. `ARGV`: cutoff
+/// `KEYS`: index, all events' bytes, pending reminders, streams holding
+/// events, last activities. `ARGV`: cutoff
 /// (ms), most to look at, then the key
 /// prefixes of [`DROP_SESSION`]. The ids removed, and how many were looked at.
 static SWEEP: LazyLock<Script> = LazyLock::new(|| {
@@ -112,23 +126,28 @@ static SWEEP: LazyLock<Script> = LazyLock::new(|| {
          local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
          local removed = {{}}
          for _, id in ipairs(ids) do
-           if drop_session(KEYS[1], KEYS[2], KEYS[3], id, 3) ~= 'busy' then table.insert(removed, id) end
+           if drop_session(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], id, 3) ~= 'busy' then table.insert(removed, id) end
          end
          return {{#ids, removed}}"
     ))
 });
 
-/// `KEYS`: index. `ARGV`: record key prefix. Each record and its last
-/// activity, in turn.
+/// `KEYS`: index, last activities. `ARGV`: record and slot key prefixes, `ZSCAN` cursor,
+/// how many to look at. The next cursor, then each record, its last
+/// activity and whether its slot is held (`1`/`0`), in turn. A full scan
+/// returns every session there throughout it (some twice), however their
+/// scores move meanwhile.
 static LIST: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
-        "local out = {}
-         local all = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+        "local page = redis.call('ZSCAN', KEYS[1], ARGV[3], 'COUNT', ARGV[4])
+         local out = {page[1]}
+         local all = page[2]
          for i = 1, #all, 2 do
            local record = redis.call('GET', ARGV[1] .. all[i])
            if record then
              table.insert(out, record)
-             table.insert(out, all[i + 1])
+             table.insert(out, redis.call('HGET', KEYS[2], all[i]) or '0')
+             table.insert(out, tostring(redis.call('EXISTS', ARGV[2] .. all[i])))
            end
          end
          return out",
@@ -141,6 +160,14 @@ pub(super) struct Stored {
     pub record: Record,
     /// Last activity, in ms since the epoch.
     pub last_active_ms: i64,
+}
+
+/// A record listed from Redis, and whether a write call holds its slot.
+pub(super) struct ListedRecord {
+    /// The record and its last activity.
+    pub stored: Stored,
+    /// Whether a write call (on any server) holds its slot.
+    pub busy: bool,
 }
 
 /// What creating a session in Redis did.
@@ -229,6 +256,10 @@ impl SharedSessions {
         self.store.key("sessions", &[])
     }
 
+    fn active_key(&self) -> String {
+        self.store.key("sesactive", &[])
+    }
+
     fn token_key(&self, token: &str) -> String {
         self.store.key("sestoken", &[token])
     }
@@ -264,6 +295,7 @@ impl SharedSessions {
         SharedSlot {
             store: self.store.clone(),
             key: self.slot_key(id),
+            record: self.record_key(id),
             terms: self.terms,
         }
     }
@@ -278,7 +310,7 @@ impl SharedSessions {
     ) -> Result<Created, String> {
         let json = serde_json::to_string(record).map_err(|e| e.to_string())?;
         let mut invocation = CREATE.key(self.record_key(&record.id));
-        invocation.key(self.index_key());
+        invocation.key(self.index_key()).key(self.active_key());
         if let Some(token) = token {
             invocation.key(self.token_key(token));
         }
@@ -324,6 +356,7 @@ impl SharedSessions {
         let answer: Option<(String, String)> = LOAD
             .key(key)
             .key(self.index_key())
+            .key(self.active_key())
             .arg(self.record_key(""))
             .arg(touch)
             .arg(id)
@@ -370,6 +403,8 @@ impl SharedSessions {
             .key(self.index_key())
             .key(self.all_event_bytes_key())
             .key(self.reminders.pending_key())
+            .key(streams_key(&self.store))
+            .key(self.active_key())
             .arg(id)
             .arg(&self.drop_prefixes()[..])
             .invoke_async(&mut self.store.connection())
@@ -393,6 +428,8 @@ impl SharedSessions {
                 .key(self.index_key())
                 .key(self.all_event_bytes_key())
                 .key(self.reminders.pending_key())
+                .key(streams_key(&self.store))
+                .key(self.active_key())
                 .arg(cutoff_ms)
                 .arg(BATCH)
                 .arg(&self.drop_prefixes()[..])
@@ -409,28 +446,48 @@ impl SharedSessions {
         }
     }
 
-    /// Every session's record and last activity.
-    pub(super) async fn list(&self) -> Result<Vec<Stored>, String> {
-        let flat: Vec<String> = LIST
-            .key(self.index_key())
-            .arg(self.record_key(""))
-            .invoke_async(&mut self.store.connection())
-            .await
-            .map_err(|e| self.error(&e))?;
-        let (pairs, _) = flat.as_chunks::<2>();
-        pairs
-            .iter()
-            .map(|[record, score]| stored(record, score))
-            .collect()
+    /// Every session's record, last activity and whether it is busy, read
+    /// a page at a time (no script holds Redis up for long).
+    pub(super) async fn list(&self) -> Result<Vec<ListedRecord>, String> {
+        const PAGE: usize = 256;
+        let mut listed = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut cursor = "0".to_string();
+        loop {
+            let mut page: Vec<String> = LIST
+                .key(self.index_key())
+                .key(self.active_key())
+                .arg(self.record_key(""))
+                .arg(self.slot_key(""))
+                .arg(&cursor)
+                .arg(PAGE)
+                .invoke_async(&mut self.store.connection())
+                .await
+                .map_err(|e| self.error(&e))?;
+            if page.is_empty() {
+                return Err("Redis answered a session listing with nothing".to_string());
+            }
+            let rest = page.split_off(1);
+            cursor = page.swap_remove(0);
+            let (triples, _) = rest.as_chunks::<3>();
+            for [record, score, busy] in triples {
+                let stored = stored(record, score)?;
+                if seen.insert(stored.record.id.clone()) {
+                    listed.push(ListedRecord {
+                        stored,
+                        busy: busy == "1",
+                    });
+                }
+            }
+            if cursor == "0" {
+                return Ok(listed);
+            }
+        }
     }
 
     /// Whether a write call (on any server) holds the slot of session `id`.
     pub(super) async fn busy(&self, id: &str) -> Result<bool, String> {
-        redis::cmd("EXISTS")
-            .arg(self.slot_key(id))
-            .query_async::<bool>(&mut self.store.connection())
-            .await
-            .map_err(|e| self.error(&e))
+        self.slot(id).held().await
     }
 }
 
@@ -451,12 +508,24 @@ fn stored(json: &str, score: &str) -> Result<Stored, String> {
 pub struct SharedSlot {
     store: Arc<RedisStore>,
     key: String,
+    /// The session's record: no slot is taken once it is gone.
+    record: String,
     terms: LeaseTerms,
 }
 
 impl SharedSlot {
-    /// Take the slot: `None` if a call on some server holds it.
-    pub(crate) async fn take(&self) -> Result<Option<Lease>, String> {
-        Lease::acquire(&self.store, self.key.clone(), self.terms).await
+    /// Take the slot, unless a call on some server holds it or the session
+    /// has ended.
+    pub(crate) async fn take(&self) -> Result<Result<Lease, Refused>, String> {
+        Lease::acquire_beside(&self.store, self.key.clone(), &self.record, self.terms).await
+    }
+
+    /// Whether a call on some server holds the slot.
+    pub(crate) async fn held(&self) -> Result<bool, String> {
+        redis::cmd("EXISTS")
+            .arg(&self.key)
+            .query_async::<bool>(&mut self.store.connection())
+            .await
+            .map_err(|e| self.store.failure(&e))
     }
 }

@@ -6,10 +6,17 @@
 //!   kind, instant and JSON payload), so ids are the fleet's one sequence,
 //!   `events-seq:<id>` allocating them;
 //! - `evbytes:<id>` and `evbytes`: the bytes the session's stream and all
-//!   streams hold. Appending an event trims the session's oldest events,
-//!   in the same script, while the stream is over [`MAX_EVENTS`] or either
-//!   count is over its budget (`[server] session_history_mb`,
-//!   `history_mb`, counted fleet-wide);
+//!   streams hold. Appending an event trims, in the same script, the
+//!   session's oldest events while the stream is over [`MAX_EVENTS`] or
+//!   `[server] session_history_mb`, then the oldest events of the streams
+//!   appended to longest ago while all of them are over `history_mb`
+//!   (counted fleet-wide); whole events go, where one machine drops
+//!   payloads first, and never the one just appended;
+//! - `evstreams` and `evorder`: the sessions whose streams hold events,
+//!   scored by the order of their last append (a counter, not a clock, so
+//!   servers' clocks never reorder it);
+//! - an append to a session whose record is gone is refused, so an ended
+//!   session's stream is never made again;
 //! - `eventfeed`: a pub/sub channel each append publishes `<id> <n>` on.
 //!   It only wakes readers up: a reader re-reads the stream after every
 //!   (re)subscription and on a timer, since pub/sub drops what is sent
@@ -43,30 +50,52 @@ const REREAD: Duration = Duration::from_secs(1);
 /// past it, new ones are dropped (and logged).
 const OUTBOX: usize = 1024;
 
-/// `KEYS`: stream, sequence, session bytes, all bytes. `ARGV`: kind,
-/// instant, payload, max events, max session bytes, max bytes, channel,
-/// session id. The new event's number.
+/// `KEYS`: stream, sequence, session bytes, all bytes, the session's
+/// record, the streams holding events (by last append), the append order.
+/// `ARGV`: kind, instant, payload, max events, max session bytes, max
+/// bytes, channel, session id, stream and byte key prefixes. The new
+/// event's number, or 0 when the session has ended.
+///
+/// Past the session's count or bytes, its own oldest events go; past the
+/// fleet's bytes, the oldest events of the streams appended to longest
+/// ago. The event just appended is never the one that goes.
 static APPEND: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
-        "local n = redis.call('INCR', KEYS[2])
-         redis.call('XADD', KEYS[1], '0-' .. n, 'k', ARGV[1], 'at', ARGV[2], 'd', ARGV[3])
+        "if redis.call('EXISTS', KEYS[5]) == 0 then return 0 end
+         local n = redis.call('INCR', KEYS[2])
+         local newest = '0-' .. n
+         redis.call('XADD', KEYS[1], newest, 'k', ARGV[1], 'at', ARGV[2], 'd', ARGV[3])
          local size = {EVENT_OVERHEAD_BYTES} + #ARGV[3]
          local held = redis.call('INCRBY', KEYS[3], size)
          local all = redis.call('INCRBY', KEYS[4], size)
-         local max_events = tonumber(ARGV[4])
-         local max_held = tonumber(ARGV[5])
-         local max_all = tonumber(ARGV[6])
-         while redis.call('XLEN', KEYS[1]) > 0
-           and (redis.call('XLEN', KEYS[1]) > max_events or held > max_held or all > max_all) do
-           local oldest = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)[1]
-           local fields = oldest[2]
+         redis.call('ZADD', KEYS[6], redis.call('INCR', KEYS[7]), ARGV[8])
+         local function drop_oldest(stream, bytes)
+           local oldest = redis.call('XRANGE', stream, '-', '+', 'COUNT', 1)[1]
+           if not oldest or (stream == KEYS[1] and oldest[1] == newest) then return nil end
            local freed = {EVENT_OVERHEAD_BYTES}
+           local fields = oldest[2]
            for i = 1, #fields, 2 do
              if fields[i] == 'd' then freed = freed + #fields[i + 1] end
            end
-           redis.call('XDEL', KEYS[1], oldest[1])
-           held = redis.call('DECRBY', KEYS[3], freed)
+           redis.call('XDEL', stream, oldest[1])
            all = redis.call('DECRBY', KEYS[4], freed)
+           return redis.call('DECRBY', bytes, freed)
+         end
+         local max_events = tonumber(ARGV[4])
+         local max_held = tonumber(ARGV[5])
+         local max_all = tonumber(ARGV[6])
+         while redis.call('XLEN', KEYS[1]) > max_events or held > max_held do
+           local left = drop_oldest(KEYS[1], KEYS[3])
+           if not left then break end
+           held = left
+         end
+         while all > max_all do
+           local id = redis.call('ZRANGE', KEYS[6], 0, 0)[1]
+           if not id then break end
+           if not drop_oldest(ARGV[9] .. id, ARGV[10] .. id) then
+             if id == ARGV[8] then break end
+             redis.call('ZREM', KEYS[6], id)
+           end
          end
          redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. n)
          return n"
@@ -93,6 +122,11 @@ struct Appender {
     seq: String,
     bytes: String,
     all_bytes: String,
+    /// The sessions whose streams hold events, oldest append first.
+    streams: String,
+    order: String,
+    stream_prefix: String,
+    bytes_prefix: String,
     channel: String,
     limits: StreamLimits,
 }
@@ -108,11 +142,14 @@ struct Outgoing {
 
 impl Appender {
     async fn append(&self, event: &Outgoing) -> Result<u64, String> {
-        APPEND
+        let n: u64 = APPEND
             .key(&self.stream)
             .key(&self.seq)
             .key(&self.bytes)
             .key(&self.all_bytes)
+            .key(&self.record)
+            .key(&self.streams)
+            .key(&self.order)
             .arg(event.kind.name())
             .arg(event.at.to_rfc3339())
             .arg(&event.payload)
@@ -121,9 +158,15 @@ impl Appender {
             .arg(self.limits.every_bytes)
             .arg(&self.channel)
             .arg(&self.session)
+            .arg(&self.stream_prefix)
+            .arg(&self.bytes_prefix)
             .invoke_async(&mut self.store.connection())
             .await
-            .map_err(|e| self.store.failure(&e))
+            .map_err(|e| self.store.failure(&e))?;
+        if n == 0 {
+            return Err(format!("session `{}` has ended", self.session));
+        }
+        Ok(n)
     }
 
     /// Append what `outbox` brings, in order, until every sender is gone.
@@ -335,6 +378,12 @@ impl SharedLog for SharedEvents {
     }
 }
 
+/// The sorted set of the sessions whose streams hold events, scored by the
+/// order of their last append: the fleet's byte budget trims the first.
+pub(super) fn streams_key(store: &RedisStore) -> String {
+    store.key("evstreams", &[])
+}
+
 /// One server's wake-ups for the sessions followed on it.
 pub(super) type EventFeed = Wakeups;
 
@@ -359,6 +408,10 @@ pub(super) fn shared_events(
             seq: store.key("events-seq", &[id]),
             bytes: store.key("evbytes", &[id]),
             all_bytes: store.key("evbytes", &[]),
+            streams: streams_key(store),
+            order: store.key("evorder", &[]),
+            stream_prefix: store.key("events", &[""]),
+            bytes_prefix: store.key("evbytes", &[""]),
             channel: feed.channel().to_string(),
             limits,
         }),

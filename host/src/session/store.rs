@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use serde_json::Value;
 
 use super::record::Record;
 use super::reminders::{Reminder, ReminderBook, ReminderError};
-use super::shared::{Created, Removal, SharedSessions, Stored};
+use super::shared::{Created, ListedRecord, Removal, SharedSessions, Stored};
 use super::{
     AgentPin, Dirs, HistoryBudget, Session, SessionMode, SessionSpec, WORKSPACE_DIR, parse_instant,
 };
@@ -90,6 +91,15 @@ impl BindError {
             Self::Unavailable(_) => "state_unavailable",
         }
     }
+}
+
+/// A session as [`SessionStore::list`] gives it.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    /// The session.
+    pub session: Arc<Session>,
+    /// Whether a write call (on any server of a fleet) holds its slot.
+    pub busy: bool,
 }
 
 /// Why a session could not be created.
@@ -185,6 +195,9 @@ pub struct SessionStore {
     pin_source: RwLock<Option<PinSource>>,
     /// Where a fleet keeps its sessions; `None` on one machine.
     shared: Option<SharedSessions>,
+    /// Whether the reminders' store failed the last time it was asked (an
+    /// outage is logged once, not every second).
+    reminders_failing: AtomicBool,
 }
 
 impl std::fmt::Debug for SessionStore {
@@ -253,6 +266,7 @@ impl SessionStore {
             index: RwLock::default(),
             pin_source: RwLock::default(),
             shared: None,
+            reminders_failing: AtomicBool::new(false),
         })
     }
 
@@ -405,7 +419,9 @@ impl SessionStore {
         }
         {
             let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
-            if session.is_busy() {
+            // Shared, Redis has removed it: a call that took this server's
+            // hold since cannot take the slot beside a record that is gone.
+            if self.shared.is_none() && session.is_busy() {
                 return Err(busy());
             }
             index.take(&[id.to_string()]);
@@ -703,21 +719,34 @@ impl SessionStore {
     }
 
     /// Every session, oldest first.
-    pub async fn list(&self) -> Result<Vec<Arc<Session>>, Unavailable> {
-        let mut sessions: Vec<Arc<Session>> = match &self.shared {
+    pub async fn list(&self) -> Result<Vec<Listed>, Unavailable> {
+        let mut sessions: Vec<Listed> = match &self.shared {
             None => {
                 let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
-                index.by_id.values().cloned().collect()
+                index
+                    .by_id
+                    .values()
+                    .map(|session| Listed {
+                        busy: session.is_busy(),
+                        session: session.clone(),
+                    })
+                    .collect()
             }
             Some(shared) => shared
                 .list()
                 .await
                 .map_err(Unavailable)?
                 .into_iter()
-                .filter_map(|stored| self.cached(shared, Some(stored)))
+                .filter_map(|ListedRecord { stored, busy }| {
+                    let session = self.cached(shared, Some(stored))?;
+                    Some(Listed {
+                        busy: busy || session.is_busy(),
+                        session,
+                    })
+                })
                 .collect(),
         };
-        sessions.sort_by_key(|s| s.created_at());
+        sessions.sort_by_key(|listed| listed.session.created_at());
         Ok(sessions)
     }
 
@@ -859,10 +888,29 @@ impl SessionStore {
                     .map_err(|e| ReminderError::Io(e.into()))
             }
         };
-        taken.unwrap_or_else(|e| {
-            tracing::error!("taking the due reminders failed: {e}");
-            Vec::new()
-        })
+        self.reminders_answered(taken.as_ref().err());
+        taken.unwrap_or_default()
+    }
+
+    /// Log a failure of the reminders' store once per outage (and its
+    /// end); whether it answered.
+    fn reminders_answered(&self, failure: Option<&impl std::fmt::Display>) -> bool {
+        match failure {
+            None => {
+                if self.reminders_failing.swap(false, Ordering::Relaxed) {
+                    tracing::info!("reminders: their store answers again");
+                }
+                true
+            }
+            Some(e) => {
+                if self.reminders_failing.swap(true, Ordering::Relaxed) {
+                    tracing::debug!("reminders: {e}");
+                } else {
+                    tracing::error!("reminders cannot be read (logged once until they can): {e}");
+                }
+                false
+            }
+        }
     }
 
     /// When the soonest pending reminder is due; shared, at most a second
@@ -872,14 +920,11 @@ impl SessionStore {
             return self.reminders.next_due();
         };
         let poll = Utc::now() + SHARED_REMINDER_POLL;
-        match shared.reminders().next_due().await {
-            Ok(Some(due)) => Some(due.min(poll)),
-            Ok(None) => Some(poll),
-            Err(e) => {
-                tracing::warn!("reminders: {e}");
-                Some(poll)
-            }
+        let next = shared.reminders().next_due().await;
+        if !self.reminders_answered(next.as_ref().err()) {
+            return Some(poll);
         }
+        Some(next.ok().flatten().map_or(poll, |due| due.min(poll)))
     }
 
     /// Keep the session `id` at least until `until` plus the retention
@@ -992,645 +1037,4 @@ fn write_record(dir: &Path, session: &Session) -> anyhow::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn store(root: &Path) -> SessionStore {
-        SessionStore::open(root, Duration::from_secs(3600)).unwrap()
-    }
-
-    #[tokio::test]
-    async fn sessions_survive_a_restart_with_their_tokens() {
-        let root = tempfile::tempdir().unwrap();
-        let id = {
-            let store = store(root.path());
-            let session = store
-                .create(NewSession {
-                    channel: Some("slack".into()),
-                    key: Some("T1".into()),
-                    mode: SessionMode::DryRun,
-                    as_of: Some(parse_instant("2026-01-31T12:00:00Z").unwrap()),
-                    auth: Some(json!({"user": "ada"})),
-                    pin: Some(AgentPin {
-                        name: "default".into(),
-                        version: 3,
-                    }),
-                })
-                .await
-                .unwrap();
-            std::fs::write(session.workspace().unwrap().join("f"), "kept").unwrap();
-            session.id().to_string()
-        };
-        let store = store(root.path());
-        let bound = store
-            .bind(None, Some("slack:T1"), Some(&json!({"user": "ada"})))
-            .await
-            .unwrap();
-        assert!(!bound.scratch);
-        assert_eq!(bound.session.id(), id);
-        assert_eq!(bound.session.mode(), SessionMode::DryRun);
-        assert!(bound.session.as_of().is_some());
-        assert_eq!(bound.session.pin().map(|p| p.version), Some(3));
-        let file = bound.session.workspace().unwrap().join("f");
-        assert_eq!(std::fs::read_to_string(file).unwrap(), "kept");
-    }
-
-    #[tokio::test]
-    async fn a_record_naming_another_folder_is_skipped_and_never_swept() {
-        let root = tempfile::tempdir().unwrap();
-        let sessions = root.path().join("sessions");
-        let outside = root.path().join("precious");
-        std::fs::create_dir_all(&outside).unwrap();
-        let id = store(&sessions)
-            .create(NewSession::default())
-            .await
-            .unwrap()
-            .id()
-            .to_string();
-        let record = sessions.join(&id).join(RECORD_FILE);
-        let text = std::fs::read_to_string(&record).unwrap();
-        std::fs::write(&record, text.replace(&id, "../precious")).unwrap();
-        let reopened = SessionStore::open(&sessions, Duration::ZERO).unwrap();
-        assert!(
-            reopened.list().await.unwrap().is_empty(),
-            "the record is skipped"
-        );
-        reopened.sweep().await.unwrap();
-        assert!(
-            outside.is_dir(),
-            "nothing outside the sessions folder is removed"
-        );
-    }
-
-    #[tokio::test]
-    async fn a_full_store_refuses_one_more_session() {
-        let root = tempfile::tempdir().unwrap();
-        let store = store(root.path()).with_max_sessions(2);
-        for _ in 0..2 {
-            store.create(NewSession::default()).await.unwrap();
-        }
-        let err = store.create(NewSession::default()).await.unwrap_err();
-        assert!(matches!(err, StoreError::Full { max: 2 }), "{err}");
-        assert!(err.to_string().contains("keeps 2 sessions already"));
-    }
-
-    #[tokio::test]
-    async fn binding_rules() {
-        let root = tempfile::tempdir().unwrap();
-        let store = store(root.path());
-        let owned = store
-            .create(NewSession {
-                channel: Some("gh".into()),
-                auth: Some(json!({"user": "ada"})),
-                ..NewSession::default()
-            })
-            .await
-            .unwrap();
-        let ada = json!({"user": "ada"});
-        let token = owned.continuation_token().unwrap();
-
-        let both = store.bind(Some(owned.id()), Some(&token), Some(&ada)).await;
-        assert_eq!(both.unwrap_err().code(), "invalid_continuation_token");
-        let bad = store.bind(None, Some("no-colon"), Some(&ada)).await;
-        assert_eq!(bad.unwrap_err().code(), "invalid_continuation_token");
-        let missing = store.bind(Some("ses_nope"), None, None).await;
-        assert_eq!(missing.unwrap_err().code(), "session_not_found");
-        let stranger = store
-            .bind(Some(owned.id()), None, Some(&json!({"user": "bob"})))
-            .await;
-        assert_eq!(stranger.unwrap_err().code(), "session_forbidden");
-
-        let by_token = store.bind(None, Some(&token), Some(&ada)).await.unwrap();
-        assert_eq!(by_token.session.id(), owned.id());
-        let unmapped = store.bind(None, Some("gh:other"), None).await.unwrap();
-        assert!(unmapped.scratch);
-        assert_eq!(unmapped.session.channel(), Some("gh"));
-        assert_eq!(unmapped.session.key(), Some("other"));
-        assert!(store.bind(None, None, None).await.unwrap().scratch);
-    }
-
-    #[tokio::test]
-    async fn a_token_names_one_session() {
-        let root = tempfile::tempdir().unwrap();
-        let store = store(root.path());
-        let new = || NewSession {
-            channel: Some("gh".into()),
-            key: Some("42".into()),
-            ..NewSession::default()
-        };
-        store.create(new()).await.unwrap();
-        assert!(matches!(
-            store.create(new()).await,
-            Err(StoreError::TokenTaken { .. })
-        ));
-        let bad = store
-            .create(NewSession {
-                channel: Some("a:b".into()),
-                ..NewSession::default()
-            })
-            .await;
-        assert!(matches!(bad, Err(StoreError::Invalid(_))));
-    }
-
-    #[tokio::test]
-    async fn idle_sessions_are_swept_with_their_workspace() {
-        let root = tempfile::tempdir().unwrap();
-        let store = SessionStore::open(root.path(), Duration::ZERO).unwrap();
-        let session = store.create(NewSession::default()).await.unwrap();
-        let dir = session.workspace().unwrap().to_path_buf();
-        let held = session.try_write_slot().unwrap();
-        std::thread::sleep(Duration::from_millis(5));
-        assert!(
-            store.sweep().await.unwrap().is_empty(),
-            "a busy session is kept"
-        );
-        drop(held);
-        assert_eq!(store.sweep().await.unwrap(), vec![session.id().to_string()]);
-        assert!(!dir.exists());
-        assert!(store.get(session.id()).is_none());
-    }
-
-    /// Two servers' stores over one Redis and one sessions folder.
-    mod shared {
-        use super::*;
-        use crate::config::state::{Backend, StateSettings};
-        use crate::session::{Event, EventData, EventKind, SlotRefused};
-        use toolhost_test_artifacts::redis::RedisServer;
-
-        struct Fleet {
-            a: SessionStore,
-            b: SessionStore,
-            root: tempfile::TempDir,
-            _server: RedisServer,
-        }
-
-        fn fleet(retention: Duration) -> Option<Fleet> {
-            let server = RedisServer::start()?;
-            let settings = StateSettings {
-                backend: Backend::Redis,
-                redis_url: Some(server.url()),
-                ..StateSettings::default()
-            };
-            let root = tempfile::tempdir().unwrap();
-            let open = || {
-                let redis = RedisStore::open(&settings).unwrap();
-                let terms = LeaseTerms::new(Duration::from_secs(2));
-                SessionStore::open_shared(
-                    root.path(),
-                    retention,
-                    HistoryBudget::default(),
-                    redis,
-                    terms,
-                )
-                .unwrap()
-            };
-            Some(Fleet {
-                a: open(),
-                b: open(),
-                root,
-                _server: server,
-            })
-        }
-
-        #[tokio::test]
-        async fn a_session_made_on_one_server_binds_on_another() {
-            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
-                return;
-            };
-            let ada = json!({"user": "ada"});
-            let made = fleet
-                .a
-                .create(NewSession {
-                    channel: Some("gh".into()),
-                    key: Some("PR-1".into()),
-                    mode: SessionMode::DryRun,
-                    auth: Some(ada.clone()),
-                    pin: Some(AgentPin {
-                        name: "default".into(),
-                        version: 2,
-                    }),
-                    ..NewSession::default()
-                })
-                .await
-                .unwrap();
-            assert!(
-                !fleet.root.path().join(made.id()).join(RECORD_FILE).exists(),
-                "the record is in Redis, not in the shared folder"
-            );
-            let bound = fleet
-                .b
-                .bind(None, Some("gh:PR-1"), Some(&ada))
-                .await
-                .unwrap();
-            assert!(!bound.scratch);
-            assert_eq!(bound.session.id(), made.id());
-            assert_eq!(bound.session.mode(), SessionMode::DryRun);
-            assert_eq!(
-                bound.session.workspace().unwrap(),
-                made.workspace().unwrap()
-            );
-            let bob = json!({"user": "bob"});
-            let stranger = fleet.b.bind(Some(made.id()), None, Some(&bob)).await;
-            assert_eq!(stranger.unwrap_err().code(), "session_forbidden");
-
-            let taken = fleet
-                .b
-                .create(NewSession {
-                    channel: Some("gh".into()),
-                    key: Some("PR-1".into()),
-                    ..NewSession::default()
-                })
-                .await;
-            assert!(
-                matches!(&taken, Err(StoreError::TokenTaken { session, .. }) if session == made.id()),
-                "one token, one session across the fleet"
-            );
-
-            fleet
-                .a
-                .repin(
-                    &made,
-                    AgentPin {
-                        name: "default".into(),
-                        version: 3,
-                    },
-                )
-                .await
-                .unwrap();
-            let seen = fleet.b.find(made.id()).await.unwrap().unwrap();
-            assert_eq!(
-                seen.pin().map(|p| p.version),
-                Some(3),
-                "an upgrade on A is seen on B"
-            );
-            assert_eq!(fleet.b.list().await.unwrap().len(), 1);
-        }
-
-        #[tokio::test]
-        async fn one_write_slot_across_the_fleet() {
-            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
-                return;
-            };
-            let made = fleet.a.create(NewSession::default()).await.unwrap();
-            let on_b = fleet.b.find(made.id()).await.unwrap().unwrap();
-            assert!(!Arc::ptr_eq(&made, &on_b), "each server has its own copy");
-
-            let held = made.write_slot().await.unwrap();
-            assert!(matches!(on_b.write_slot().await, Err(SlotRefused::Busy)));
-            assert!(fleet.b.is_busy(&on_b).await.unwrap(), "B sees A's call");
-            let ended = fleet.b.remove(made.id()).await;
-            assert!(matches!(ended, Err(RemoveError::Busy { .. })), "{ended:?}");
-            drop(held);
-            let mut taken = None;
-            for _ in 0..100 {
-                if let Ok(slot) = on_b.write_slot().await {
-                    taken = Some(slot);
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-            assert!(
-                taken.is_some(),
-                "a released slot is free for another server"
-            );
-        }
-
-        #[tokio::test]
-        async fn ending_a_session_on_one_server_ends_it_everywhere() {
-            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
-                return;
-            };
-            let made = fleet
-                .a
-                .create(NewSession {
-                    channel: Some("slack".into()),
-                    ..NewSession::default()
-                })
-                .await
-                .unwrap();
-            let token = made.continuation_token().unwrap();
-            let dir = made.workspace().unwrap().to_path_buf();
-            fleet.b.remove(made.id()).await.unwrap();
-            assert!(!dir.exists(), "its workspace goes with it");
-            assert!(fleet.a.find(made.id()).await.unwrap().is_none());
-            assert!(fleet.a.get(made.id()).is_none(), "A forgets its copy");
-            assert!(fleet.a.by_token(&token).await.unwrap().is_none());
-            let again = fleet.b.remove(made.id()).await;
-            assert!(
-                matches!(again, Err(RemoveError::NotFound { .. })),
-                "{again:?}"
-            );
-        }
-
-        #[tokio::test]
-        async fn the_fleet_sweeps_each_idle_session_once_and_keeps_busy_and_reminded_ones() {
-            let Some(fleet) = fleet(Duration::ZERO) else {
-                return;
-            };
-            let idle = fleet.a.create(NewSession::default()).await.unwrap();
-            let busy = fleet.a.create(NewSession::default()).await.unwrap();
-            let reminded = fleet.a.create(NewSession::default()).await.unwrap();
-            let _held = busy.write_slot().await.unwrap();
-            let due = Utc::now() + chrono::Duration::hours(1);
-            fleet.a.keep_until(reminded.id(), due).await.unwrap();
-            let dir = idle.workspace().unwrap().to_path_buf();
-            tokio::time::sleep(Duration::from_millis(5)).await;
-
-            let (on_a, on_b) = tokio::join!(fleet.a.sweep(), fleet.b.sweep());
-            let mut swept = on_a.unwrap();
-            swept.extend(on_b.unwrap());
-            assert_eq!(
-                swept,
-                vec![idle.id().to_string()],
-                "removed by exactly one server"
-            );
-            assert!(!dir.exists());
-            let left: Vec<String> = fleet
-                .b
-                .list()
-                .await
-                .unwrap()
-                .iter()
-                .map(|s| s.id().to_string())
-                .collect();
-            assert_eq!(left.len(), 2, "{left:?}");
-            assert!(
-                left.contains(&busy.id().to_string()) && left.contains(&reminded.id().to_string())
-            );
-        }
-
-        #[tokio::test]
-        async fn the_fleet_keeps_at_most_its_sessions() {
-            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
-                return;
-            };
-            let Fleet { a, b, .. } = fleet;
-            let (a, b) = (a.with_max_sessions(2), b.with_max_sessions(2));
-            a.create(NewSession::default()).await.unwrap();
-            b.create(NewSession::default()).await.unwrap();
-            let err = a.create(NewSession::default()).await.unwrap_err();
-            assert!(matches!(err, StoreError::Full { max: 2 }), "{err}");
-        }
-
-        /// The next event `followed` gives, within 5 s.
-        async fn next(followed: &mut futures::stream::BoxStream<'static, Event>) -> Event {
-            use futures::StreamExt as _;
-            tokio::time::timeout(Duration::from_secs(5), followed.next())
-                .await
-                .expect("an event in time")
-                .expect("the stream goes on")
-        }
-
-        #[tokio::test]
-        async fn events_recorded_on_one_server_are_read_and_followed_on_another() {
-            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
-                return;
-            };
-            let on_a = fleet.a.create(NewSession::default()).await.unwrap();
-            let on_b = fleet.b.find(on_a.id()).await.unwrap().unwrap();
-            let event = |n: u64| EventData::Json(json!({ "n": n }));
-            on_a.events().emit(EventKind::UserMessage, event(1));
-            let second = on_a.events().append(EventKind::UserMessage, event(2)).await;
-            assert_eq!(
-                second.unwrap(),
-                2,
-                "emitted before on A, so appended before"
-            );
-            let third = on_b
-                .events()
-                .append(EventKind::ReminderFired, event(3))
-                .await;
-            assert_eq!(third.unwrap(), 3, "one sequence for the fleet");
-
-            let kept = on_b.events().since(None).await.unwrap();
-            let seen: Vec<(u64, EventKind, Value)> = kept
-                .iter()
-                .map(|e| (e.id, e.kind, e.to_json()["data"]["n"].clone()))
-                .collect();
-            assert_eq!(
-                seen,
-                vec![
-                    (1, EventKind::UserMessage, json!(1)),
-                    (2, EventKind::UserMessage, json!(2)),
-                    (3, EventKind::ReminderFired, json!(3)),
-                ]
-            );
-            assert_eq!(on_b.events().since(Some(2)).await.unwrap().len(), 1);
-            let got = on_a.events().get(2).await.unwrap().unwrap();
-            assert_eq!(got.to_json()["data"]["n"], 2);
-            assert!(on_a.events().get(9).await.unwrap().is_none());
-
-            let mut followed = on_b.follow_events(Some(1));
-            assert_eq!(
-                next(&mut followed).await.id,
-                2,
-                "replayed after Last-Event-ID"
-            );
-            assert_eq!(next(&mut followed).await.id, 3);
-            let started = std::time::Instant::now();
-            on_a.events().emit(EventKind::UserMessage, event(4));
-            let live = next(&mut followed).await;
-            assert_eq!(
-                (live.id, live.to_json()["data"]["n"].clone()),
-                (4, json!(4))
-            );
-            assert!(
-                started.elapsed() < Duration::from_millis(900),
-                "woken by the feed, not the 1 s re-read: {:?}",
-                started.elapsed()
-            );
-        }
-
-        #[tokio::test]
-        async fn following_a_session_ends_once_another_server_ends_it() {
-            use futures::StreamExt as _;
-
-            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
-                return;
-            };
-            let on_a = fleet.a.create(NewSession::default()).await.unwrap();
-            let on_b = fleet.b.find(on_a.id()).await.unwrap().unwrap();
-            let mut followed = on_b.follow_events(None);
-            fleet.a.remove(on_a.id()).await.unwrap();
-            let ended = tokio::time::timeout(Duration::from_secs(5), followed.next()).await;
-            assert!(
-                matches!(ended, Ok(None)),
-                "the stream ends with its session"
-            );
-        }
-
-        #[tokio::test]
-        async fn a_sessions_stream_is_held_to_its_bytes_and_goes_with_it() {
-            let Some(server) = RedisServer::start() else {
-                return;
-            };
-            let settings = StateSettings {
-                backend: Backend::Redis,
-                redis_url: Some(server.url()),
-                ..StateSettings::default()
-            };
-            let redis = RedisStore::open(&settings).unwrap();
-            let root = tempfile::tempdir().unwrap();
-            // Each event below holds 256 + ~1 KiB: five fit in 8 KiB.
-            let store = SessionStore::open_shared(
-                root.path(),
-                Duration::from_secs(3600),
-                HistoryBudget::new(8 << 10, 1 << 20),
-                redis.clone(),
-                LeaseTerms::new(Duration::from_secs(2)),
-            )
-            .unwrap();
-            let session = store.create(NewSession::default()).await.unwrap();
-            let text = "x".repeat(1000);
-            for n in 1..=20 {
-                let data = EventData::Json(json!({ "n": n, "text": text }));
-                session
-                    .events()
-                    .append(EventKind::UserMessage, data)
-                    .await
-                    .unwrap();
-            }
-            let kept = session.events().since(None).await.unwrap();
-            let ids: Vec<u64> = kept.iter().map(|e| e.id).collect();
-            assert_eq!(ids, (15..=20).collect::<Vec<u64>>(), "the newest that fit");
-            let all_bytes = || async {
-                redis::cmd("GET")
-                    .arg(redis.key("evbytes", &[]))
-                    .query_async::<Option<i64>>(&mut redis.connection())
-                    .await
-                    .unwrap()
-                    .unwrap_or(0)
-            };
-            assert!(all_bytes().await <= 8 << 10);
-            store.remove(session.id()).await.unwrap();
-            assert_eq!(all_bytes().await, 0, "its bytes are given back");
-            let stream_left: bool = redis::cmd("EXISTS")
-                .arg(redis.key("events", &[session.id()]))
-                .query_async(&mut redis.connection())
-                .await
-                .unwrap();
-            assert!(!stream_left, "its stream is gone");
-        }
-
-        fn reminder(session: &str, id: &str, in_ms: i64) -> Reminder {
-            Reminder::sample(id, session, in_ms)
-        }
-
-        #[tokio::test]
-        async fn reminders_set_on_one_server_are_listed_cancelled_and_taken_once_by_the_fleet() {
-            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
-                return;
-            };
-            let (a, b) = (Arc::new(fleet.a), Arc::new(fleet.b));
-            let session = a.create(NewSession::default()).await.unwrap();
-            let id = session.id().to_string();
-            a.schedule_reminder(reminder(&id, "rem_later", 3_600_000))
-                .await
-                .unwrap();
-            for n in 0..20 {
-                let due = reminder(&id, &format!("rem_{n:02}"), -1);
-                a.schedule_reminder(due).await.unwrap();
-            }
-            let listed = b.pending_reminders(&id).await.unwrap();
-            assert_eq!(listed.len(), 21, "B lists what A set");
-            assert_eq!(
-                listed.last().map(|r| r.id.as_str()),
-                Some("rem_later"),
-                "soonest first"
-            );
-            let next = b.next_reminder_due().await.unwrap();
-            assert!(next <= Utc::now(), "due now, though B set none");
-
-            let (on_a, on_b) = tokio::join!(a.take_due_reminders(), b.take_due_reminders());
-            let mut taken: Vec<String> = on_a.iter().chain(&on_b).map(|r| r.id.clone()).collect();
-            taken.sort();
-            let expected: Vec<String> = (0..20).map(|n| format!("rem_{n:02}")).collect();
-            assert_eq!(
-                taken, expected,
-                "each due reminder taken by exactly one server"
-            );
-            assert!(a.take_due_reminders().await.is_empty());
-
-            assert!(
-                !a.cancel_reminder("ses_other", "rem_later").await.unwrap(),
-                "not its session"
-            );
-            assert!(b.cancel_reminder(&id, "rem_later").await.unwrap());
-            assert!(a.pending_reminders(&id).await.unwrap().is_empty());
-            assert!(!b.cancel_reminder(&id, "rem_later").await.unwrap(), "once");
-        }
-
-        #[tokio::test]
-        async fn a_sessions_reminders_are_capped_fleet_wide_and_go_with_it() {
-            use crate::session::reminders::MAX_PENDING_PER_SESSION;
-
-            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
-                return;
-            };
-            let (a, b) = (Arc::new(fleet.a), Arc::new(fleet.b));
-            let session = a.create(NewSession::default()).await.unwrap();
-            let id = session.id().to_string();
-            for n in 0..MAX_PENDING_PER_SESSION {
-                let store = if n % 2 == 0 { &a } else { &b };
-                store
-                    .schedule_reminder(reminder(&id, &format!("rem_{n}"), 60_000))
-                    .await
-                    .unwrap();
-            }
-            let err = a
-                .schedule_reminder(reminder(&id, "rem_more", 60_000))
-                .await
-                .unwrap_err();
-            assert!(
-                err.to_string().contains("reminders pending already"),
-                "{err}"
-            );
-            b.remove(&id).await.unwrap();
-            assert!(a.pending_reminders(&id).await.unwrap().is_empty());
-            let shared = a.shared.as_ref().unwrap();
-            let left: usize = redis::cmd("ZCARD")
-                .arg(shared.reminders().pending_key())
-                .query_async(&mut shared.connection())
-                .await
-                .unwrap();
-            assert_eq!(left, 0, "none left in the fleet's set");
-        }
-
-        #[tokio::test]
-        async fn a_record_in_redis_naming_a_folder_outside_is_ignored() {
-            let Some(fleet) = fleet(Duration::from_secs(3600)) else {
-                return;
-            };
-            let made = fleet.a.create(NewSession::default()).await.unwrap();
-            let shared = fleet.b.shared.as_ref().unwrap();
-            let mut record = Record::of(&made);
-            record.id = "../precious".into();
-            redis::cmd("SET")
-                .arg(shared.record_key(made.id()))
-                .arg(serde_json::to_string(&record).unwrap())
-                .query_async::<()>(&mut shared.connection())
-                .await
-                .unwrap();
-            assert!(fleet.b.find(made.id()).await.unwrap().is_none());
-            assert!(fleet.b.list().await.unwrap().is_empty());
-        }
-
-        #[tokio::test]
-        async fn a_store_whose_redis_is_gone_says_so() {
-            let Some(mut fleet) = fleet(Duration::from_secs(3600)) else {
-                return;
-            };
-            let made = fleet.a.create(NewSession::default()).await.unwrap();
-            fleet._server.kill();
-            let err = fleet.b.bind(Some(made.id()), None, None).await.unwrap_err();
-            assert_eq!(err.code(), "state_unavailable");
-            assert!(err.to_string().contains("Redis at redis://"), "{err}");
-            let refused = made.write_slot().await;
-            assert!(
-                matches!(refused, Err(SlotRefused::Unavailable(_))),
-                "{refused:?}"
-            );
-        }
-    }
-}
+mod tests;

@@ -149,7 +149,7 @@ pub(super) async fn versions(
         .list()
         .await?
         .iter()
-        .filter_map(|s| s.pin())
+        .filter_map(|listed| listed.session.pin())
         .collect();
     let versions: Vec<Value> = records
         .iter()

@@ -7,7 +7,7 @@
 
 use futures::future::BoxFuture;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -93,6 +93,9 @@ struct Parked {
     /// Whether the fleet has been told it waits here (and a mirror task
     /// keeps Redis up to date until it is done).
     shared: std::sync::atomic::AtomicBool,
+    /// How many times it has started waiting: an answer another server
+    /// took for an earlier wait is never applied to a later one.
+    waits: AtomicU64,
 }
 
 /// A snapshot of a parked call for `GET …/calls/<id>`.
@@ -200,33 +203,36 @@ impl Board {
             return;
         };
         let status = parked.status.borrow().0;
+        let wait = parked.waits.load(Ordering::Relaxed);
         if parked.shared.swap(true, Ordering::Relaxed) {
             // Waiting again (a question after its approval): its mirror
             // goes on; the fleet must see it waits before anyone is told.
-            if let Err(e) = fleet.set_status(call_id, status.name()).await {
+            if let Err(e) = fleet.wait_again(call_id, status.name(), wait).await {
                 tracing::warn!(call = call_id, "only this server can answer the call: {e}");
             }
             return;
         }
-        match fleet
-            .park(
-                call_id,
-                &parked.tool_name,
-                &parked.session_id,
-                status.name(),
-            )
-            .await
-        {
+        let parked_call = (
+            call_id,
+            parked.tool_name.as_str(),
+            parked.session_id.as_str(),
+        );
+        match fleet.park(parked_call, status.name(), wait).await {
             Ok(lease) => {
-                let applier = self.applier.get().cloned();
-                let mirror = mirror(
+                tokio::spawn(mirror(
                     fleet.clone(),
                     call_id.to_string(),
                     parked.status.subscribe(),
                     lease,
-                    applier,
-                );
-                tokio::spawn(mirror);
+                ));
+                if let Some(applier) = self.applier.get() {
+                    tokio::spawn(take_answers(
+                        fleet.clone(),
+                        call_id.to_string(),
+                        parked.clone(),
+                        applier.clone(),
+                    ));
+                }
             }
             Err(e) => {
                 parked.shared.store(false, Ordering::Relaxed);
@@ -260,6 +266,7 @@ impl Board {
                     asked: Mutex::new(None),
                     finished_at: Mutex::new(None),
                     shared: std::sync::atomic::AtomicBool::new(false),
+                    waits: AtomicU64::new(0),
                 })
             })
             .clone();
@@ -279,6 +286,7 @@ impl Board {
         });
         match (was.is_waiting(), status.is_waiting()) {
             (false, true) => {
+                parked.waits.fetch_add(1, Ordering::Relaxed);
                 self.waiting.fetch_add(1, Ordering::Relaxed);
             }
             (true, false) => {
@@ -421,17 +429,14 @@ fn deliver<T>(
     }
 }
 
-/// Mirror call `call_id`'s status and outcome into Redis until it is done
-/// (holding `lease`, which says this server runs it), and while it waits,
-/// apply what other servers receive for it.
+/// Mirror call `call_id`'s status and outcome into Redis until it is done,
+/// holding `lease`, which says this server runs it.
 async fn mirror(
     fleet: Arc<FleetCalls>,
     call_id: String,
     mut status: watch::Receiver<(Status, Option<Outcome>)>,
     lease: Lease,
-    applier: Option<Applier>,
 ) {
-    let mut waiter: Option<tokio::task::JoinHandle<()>> = None;
     loop {
         let (now, outcome) = status.borrow_and_update().clone();
         let mirrored = match &outcome {
@@ -444,29 +449,52 @@ async fn mirror(
         if let Err(e) = mirrored {
             tracing::warn!(call = %call_id, "the fleet may not see where the call stands: {e}");
         }
-        if now.is_waiting() {
-            if waiter.is_none()
-                && let Some(applier) = &applier
-            {
-                let (fleet, id, applier) = (fleet.clone(), call_id.clone(), applier.clone());
-                waiter = Some(tokio::spawn(async move {
-                    let answer = fleet.answer(&id).await;
-                    if let Err(e) = applier(id.clone(), answer).await {
-                        tracing::warn!(call = %id, "an answer from another server: {e}");
-                    }
-                }));
-            }
-        } else if let Some(waiter) = waiter.take() {
-            waiter.abort();
-        }
         if now == Status::Done || status.changed().await.is_err() {
             break;
         }
     }
-    if let Some(waiter) = waiter {
-        waiter.abort();
-    }
     lease.release().await;
+}
+
+/// Apply, with `applier`, what other servers receive for call `call_id`
+/// each time it waits, until it is done. Only an answer given while the
+/// call was in its current wait is applied; one is never cut off halfway
+/// through being applied.
+async fn take_answers(
+    fleet: Arc<FleetCalls>,
+    call_id: String,
+    parked: Arc<Parked>,
+    applier: Applier,
+) {
+    let mut status = parked.status.subscribe();
+    loop {
+        let now = match status
+            .wait_for(|s| s.0.is_waiting() || s.0 == Status::Done)
+            .await
+        {
+            Ok(now) => now.0,
+            Err(_) => return,
+        };
+        if now == Status::Done {
+            return;
+        }
+        let (given_in, answer) = tokio::select! {
+            taken = fleet.answer(&call_id) => taken,
+            left = status.wait_for(|s| !s.0.is_waiting()) => {
+                if left.is_err() {
+                    return;
+                }
+                continue;
+            }
+        };
+        if given_in != parked.waits.load(Ordering::Relaxed) {
+            tracing::debug!(call = %call_id, "an answer to an earlier wait is dropped");
+            continue;
+        }
+        if let Err(e) = applier(call_id.clone(), answer).await {
+            tracing::warn!(call = %call_id, "an answer from another server: {e}");
+        }
+    }
 }
 
 /// The HTTP status and body `GET …/calls/<id>` answers a finished call with.
@@ -587,16 +615,32 @@ impl CustomToolRunner for BoardCustomTools {
             let (tx, rx) = oneshot::channel();
             *parked.answer.lock().unwrap_or_else(PoisonError::into_inner) = Some(tx);
             self.board.share(&request.call_id, &parked).await;
-            session.events().emit(
-                EventKind::CustomToolUse,
-                EventData::Json(json!({
-                    "customToolUseId": request.call_id,
-                    "callId": request.call_id,
-                    "name": request.tool_name,
-                    "input": request.input,
-                    "sessionId": request.session_id,
-                })),
-            );
+            // Awaited: the client learns of the call only from this event.
+            let told = session
+                .events()
+                .append(
+                    EventKind::CustomToolUse,
+                    EventData::Json(json!({
+                        "customToolUseId": request.call_id,
+                        "callId": request.call_id,
+                        "name": request.tool_name,
+                        "input": request.input,
+                        "sessionId": request.session_id,
+                    })),
+                )
+                .await;
+            if let Err(e) = told {
+                parked
+                    .answer
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take();
+                self.board.set_status(&parked, Status::Running, None);
+                return Err(CallError::StateUnavailable {
+                    tool: request.tool_name.clone(),
+                    reason: format!("its `agent.custom_tool_use` event was not recorded: {e}"),
+                });
+            }
             self.signal.raise(Status::AwaitingCustomToolResult);
             let output = match tokio::time::timeout(self.timeout, rx).await {
                 Ok(Ok(output)) => output,
@@ -689,7 +733,14 @@ impl BoardAsker {
             board: &self.board,
             parked,
         };
-        self.session.events().emit(kind, EventData::Json(data));
+        // Awaited: the client learns of the question only from this event.
+        self.session
+            .events()
+            .append(kind, EventData::Json(data))
+            .await
+            .map_err(|e| {
+                AskError::Unavailable(format!("the question's event was not recorded: {e}"))
+            })?;
         self.signal.raise(status);
         rx.await
             .map_err(|_| AskError::Failed("the question was dropped unanswered".into()))

@@ -82,7 +82,7 @@ impl From<CallError> for ApiError {
 impl From<&CallError> for ApiError {
     fn from(error: &CallError) -> Self {
         let status = match error {
-            CallError::UnknownTool { .. } => StatusCode::NOT_FOUND,
+            CallError::UnknownTool { .. } | CallError::SessionEnded { .. } => StatusCode::NOT_FOUND,
             CallError::InvalidInput { .. } | CallError::ToolNotCallable { .. } => {
                 StatusCode::BAD_REQUEST
             }

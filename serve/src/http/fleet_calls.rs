@@ -4,15 +4,17 @@
 //!
 //! The keys, under the store's prefix:
 //!
-//! - `call:<id>`: a hash of the call's session, tool and status, and once
-//!   it is done its answer (HTTP status and body), kept for the session
-//!   retention;
+//! - `call:<id>`: a hash of the call's session, tool, status and how many
+//!   times it has started waiting, and once it is done its answer (HTTP
+//!   status and body), kept for the session retention;
 //! - `callowner:<id>`: a [`Lease`] the parking server holds while the call
 //!   is not done; once it has expired the server is gone, and the call is
 //!   answered `409 call_owner_gone`;
 //! - `callanswer:<id>`: what another server received for the call, set
 //!   once (`SET NX`) by a script that checks, in the same step, that the
-//!   call waits for that kind of answer and that its owner lives.
+//!   call waits for that kind of answer and that its owner lives, and
+//!   tagged with the wait it answers; a new wait drops an answer left from
+//!   the one before.
 //!
 //! Each answer is published on `callfeed` to wake the parking server up;
 //! it also reads its calls' answers again every second, since pub/sub
@@ -43,19 +45,35 @@ const REREAD: Duration = Duration::from_secs(1);
 
 /// `KEYS`: call, owner, answer. `ARGV`: the status waited for, the
 /// session the answer must come from (or `''`), the answer, how long to
-/// keep it (ms), the channel, the call id.
+/// keep it (ms), the channel, the call id. The answer is stored as the
+/// wait's number, a space, and the answer.
 static ANSWER: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
-        "local call = redis.call('HMGET', KEYS[1], 'session', 'status')
+        "local call = redis.call('HMGET', KEYS[1], 'session', 'status', 'wait')
          if not call[1] then return {'not_found'} end
          if ARGV[2] ~= '' and call[1] ~= ARGV[2] then return {'not_found'} end
          if call[2] ~= ARGV[1] then return {'not_waiting', call[2]} end
          if redis.call('EXISTS', KEYS[2]) == 0 then return {'owner_gone'} end
-         if not redis.call('SET', KEYS[3], ARGV[3], 'NX', 'PX', ARGV[4]) then
+         local tagged = (call[3] or '0') .. ' ' .. ARGV[3]
+         if not redis.call('SET', KEYS[3], tagged, 'NX', 'PX', ARGV[4]) then
            return {'not_waiting', 'answered already, the answer not yet taken by the server running it'}
          end
          redis.call('PUBLISH', ARGV[5], ARGV[6])
          return {'ok'}",
+    )
+});
+
+/// `KEYS`: call, answer. `ARGV`: status, and the number of the wait it
+/// starts (or `''`). Nothing is written once the call's record has expired.
+static SET_STATUS: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+         redis.call('HSET', KEYS[1], 'status', ARGV[1])
+         if ARGV[2] ~= '' then
+           redis.call('HSET', KEYS[1], 'wait', ARGV[2])
+           redis.call('DEL', KEYS[2])
+         end
+         return 1",
     )
 });
 
@@ -173,23 +191,30 @@ impl FleetCalls {
         self.store.failure(e)
     }
 
-    /// Record that call `id` parks here: its record, and the lease saying
-    /// this server runs it (held until the returned lease is dropped).
+    /// Record that call `id` (of `tool` in `session`) parks here in
+    /// `status`, starting its wait number `wait`: its record, and the lease
+    /// saying this server runs it (held until the returned lease is
+    /// dropped).
     pub async fn park(
         &self,
-        id: &str,
-        tool: &str,
-        session: &str,
+        (id, tool, session): (&str, &str, &str),
         status: &str,
+        wait: u64,
     ) -> Result<Lease, String> {
         let lease = Lease::acquire(&self.store, self.owner_key(id), self.terms)
             .await?
             .ok_or_else(|| format!("call `{id}` is parked on another server already"))?;
+        let wait = wait.to_string();
         redis::pipe()
             .atomic()
             .hset_multiple(
                 self.call_key(id),
-                &[("session", session), ("tool", tool), ("status", status)],
+                &[
+                    ("session", session),
+                    ("tool", tool),
+                    ("status", status),
+                    ("wait", &wait),
+                ],
             )
             .ignore()
             .pexpire(self.call_key(id), millis(self.retention + self.terms.ttl))
@@ -202,12 +227,25 @@ impl FleetCalls {
 
     /// Record where call `id` stands now (its status's JSON name).
     pub async fn set_status(&self, id: &str, status: &str) -> Result<(), String> {
-        redis::cmd("HSET")
-            .arg(self.call_key(id))
-            .arg("status")
+        self.write_status(id, status, None).await
+    }
+
+    /// Record that call `id` waits again, in `status`, its wait number
+    /// `wait`: an answer left from its previous wait is dropped.
+    pub async fn wait_again(&self, id: &str, status: &str, wait: u64) -> Result<(), String> {
+        self.write_status(id, status, Some(wait)).await
+    }
+
+    async fn write_status(&self, id: &str, status: &str, wait: Option<u64>) -> Result<(), String> {
+        let wait = wait.map(|n| n.to_string()).unwrap_or_default();
+        SET_STATUS
+            .key(self.call_key(id))
+            .key(self.answer_key(id))
             .arg(status)
-            .query_async::<()>(&mut self.store.connection())
+            .arg(wait)
+            .invoke_async::<i64>(&mut self.store.connection())
             .await
+            .map(drop)
             .map_err(|e| self.error(&e))
     }
 
@@ -301,9 +339,9 @@ impl FleetCalls {
     }
 
     /// Wait for what another server received for call `id` (parked here),
-    /// and take it: read after each wake-up and every [`REREAD`], until
-    /// one is there.
-    pub async fn answer(&self, id: &str) -> Forwarded {
+    /// and take it with the number of the wait it was given in: read after
+    /// each wake-up and every [`REREAD`], until one is there.
+    pub async fn answer(&self, id: &str) -> (u64, Forwarded) {
         let mut woken = self.wakeups.watch(id);
         loop {
             // Taken, so the call's next wait (a question after its
@@ -313,8 +351,8 @@ impl FleetCalls {
                 .query_async::<Option<String>>(&mut self.store.connection())
                 .await;
             match read {
-                Ok(Some(text)) => match serde_json::from_str(&text) {
-                    Ok(answer) => return answer,
+                Ok(Some(text)) => match parse_tagged(&text) {
+                    Ok(taken) => return taken,
                     Err(e) => tracing::warn!(call = id, "an answer in Redis is not valid: {e}"),
                 },
                 Ok(None) => {}
@@ -330,6 +368,16 @@ impl FleetCalls {
             }
         }
     }
+}
+
+/// An answer as [`ANSWER`] stores it: its wait's number and the answer.
+fn parse_tagged(text: &str) -> Result<(u64, Forwarded), String> {
+    let (wait, answer) = text.split_once(' ').ok_or("it has no wait number")?;
+    let wait = wait
+        .parse()
+        .map_err(|_| format!("its wait number is {wait:?}"))?;
+    let answer = serde_json::from_str(answer).map_err(|e| e.to_string())?;
+    Ok((wait, answer))
 }
 
 fn millis(duration: Duration) -> i64 {

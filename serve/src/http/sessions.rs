@@ -213,8 +213,8 @@ pub(super) async fn list(
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
     let mut sessions = Vec::new();
-    for session in app.sessions.list().await? {
-        sessions.push(describe(&app, &session).await?);
+    for listed in app.sessions.list().await? {
+        sessions.push(session_json(&listed.session, listed.busy));
     }
     Ok(Json(json!({ "sessions": sessions })))
 }

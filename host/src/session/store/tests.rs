@@ -1,0 +1,160 @@
+use super::*;
+use serde_json::json;
+
+fn store(root: &Path) -> SessionStore {
+    SessionStore::open(root, Duration::from_secs(3600)).unwrap()
+}
+
+#[tokio::test]
+async fn sessions_survive_a_restart_with_their_tokens() {
+    let root = tempfile::tempdir().unwrap();
+    let id = {
+        let store = store(root.path());
+        let session = store
+            .create(NewSession {
+                channel: Some("slack".into()),
+                key: Some("T1".into()),
+                mode: SessionMode::DryRun,
+                as_of: Some(parse_instant("2026-01-31T12:00:00Z").unwrap()),
+                auth: Some(json!({"user": "ada"})),
+                pin: Some(AgentPin {
+                    name: "default".into(),
+                    version: 3,
+                }),
+            })
+            .await
+            .unwrap();
+        std::fs::write(session.workspace().unwrap().join("f"), "kept").unwrap();
+        session.id().to_string()
+    };
+    let store = store(root.path());
+    let bound = store
+        .bind(None, Some("slack:T1"), Some(&json!({"user": "ada"})))
+        .await
+        .unwrap();
+    assert!(!bound.scratch);
+    assert_eq!(bound.session.id(), id);
+    assert_eq!(bound.session.mode(), SessionMode::DryRun);
+    assert!(bound.session.as_of().is_some());
+    assert_eq!(bound.session.pin().map(|p| p.version), Some(3));
+    let file = bound.session.workspace().unwrap().join("f");
+    assert_eq!(std::fs::read_to_string(file).unwrap(), "kept");
+}
+
+#[tokio::test]
+async fn a_record_naming_another_folder_is_skipped_and_never_swept() {
+    let root = tempfile::tempdir().unwrap();
+    let sessions = root.path().join("sessions");
+    let outside = root.path().join("precious");
+    std::fs::create_dir_all(&outside).unwrap();
+    let id = store(&sessions)
+        .create(NewSession::default())
+        .await
+        .unwrap()
+        .id()
+        .to_string();
+    let record = sessions.join(&id).join(RECORD_FILE);
+    let text = std::fs::read_to_string(&record).unwrap();
+    std::fs::write(&record, text.replace(&id, "../precious")).unwrap();
+    let reopened = SessionStore::open(&sessions, Duration::ZERO).unwrap();
+    assert!(
+        reopened.list().await.unwrap().is_empty(),
+        "the record is skipped"
+    );
+    reopened.sweep().await.unwrap();
+    assert!(
+        outside.is_dir(),
+        "nothing outside the sessions folder is removed"
+    );
+}
+
+#[tokio::test]
+async fn a_full_store_refuses_one_more_session() {
+    let root = tempfile::tempdir().unwrap();
+    let store = store(root.path()).with_max_sessions(2);
+    for _ in 0..2 {
+        store.create(NewSession::default()).await.unwrap();
+    }
+    let err = store.create(NewSession::default()).await.unwrap_err();
+    assert!(matches!(err, StoreError::Full { max: 2 }), "{err}");
+    assert!(err.to_string().contains("keeps 2 sessions already"));
+}
+
+#[tokio::test]
+async fn binding_rules() {
+    let root = tempfile::tempdir().unwrap();
+    let store = store(root.path());
+    let owned = store
+        .create(NewSession {
+            channel: Some("gh".into()),
+            auth: Some(json!({"user": "ada"})),
+            ..NewSession::default()
+        })
+        .await
+        .unwrap();
+    let ada = json!({"user": "ada"});
+    let token = owned.continuation_token().unwrap();
+
+    let both = store.bind(Some(owned.id()), Some(&token), Some(&ada)).await;
+    assert_eq!(both.unwrap_err().code(), "invalid_continuation_token");
+    let bad = store.bind(None, Some("no-colon"), Some(&ada)).await;
+    assert_eq!(bad.unwrap_err().code(), "invalid_continuation_token");
+    let missing = store.bind(Some("ses_nope"), None, None).await;
+    assert_eq!(missing.unwrap_err().code(), "session_not_found");
+    let stranger = store
+        .bind(Some(owned.id()), None, Some(&json!({"user": "bob"})))
+        .await;
+    assert_eq!(stranger.unwrap_err().code(), "session_forbidden");
+
+    let by_token = store.bind(None, Some(&token), Some(&ada)).await.unwrap();
+    assert_eq!(by_token.session.id(), owned.id());
+    let unmapped = store.bind(None, Some("gh:other"), None).await.unwrap();
+    assert!(unmapped.scratch);
+    assert_eq!(unmapped.session.channel(), Some("gh"));
+    assert_eq!(unmapped.session.key(), Some("other"));
+    assert!(store.bind(None, None, None).await.unwrap().scratch);
+}
+
+#[tokio::test]
+async fn a_token_names_one_session() {
+    let root = tempfile::tempdir().unwrap();
+    let store = store(root.path());
+    let new = || NewSession {
+        channel: Some("gh".into()),
+        key: Some("42".into()),
+        ..NewSession::default()
+    };
+    store.create(new()).await.unwrap();
+    assert!(matches!(
+        store.create(new()).await,
+        Err(StoreError::TokenTaken { .. })
+    ));
+    let bad = store
+        .create(NewSession {
+            channel: Some("a:b".into()),
+            ..NewSession::default()
+        })
+        .await;
+    assert!(matches!(bad, Err(StoreError::Invalid(_))));
+}
+
+#[tokio::test]
+async fn idle_sessions_are_swept_with_their_workspace() {
+    let root = tempfile::tempdir().unwrap();
+    let store = SessionStore::open(root.path(), Duration::ZERO).unwrap();
+    let session = store.create(NewSession::default()).await.unwrap();
+    let dir = session.workspace().unwrap().to_path_buf();
+    let held = session.try_write_slot().unwrap();
+    std::thread::sleep(Duration::from_millis(5));
+    assert!(
+        store.sweep().await.unwrap().is_empty(),
+        "a busy session is kept"
+    );
+    drop(held);
+    assert_eq!(store.sweep().await.unwrap(), vec![session.id().to_string()]);
+    assert!(!dir.exists());
+    assert!(store.get(session.id()).is_none());
+}
+
+/// Two servers' stores over one Redis and one sessions folder.
+mod shared;
