@@ -996,6 +996,71 @@ async fn a_stream_on_one_server_replays_and_follows_the_calls_made_on_another() 
     );
 }
 
+/// The numbers of `agent`'s versions as server `url` lists them.
+async fn version_numbers(url: &str, agent: &str) -> Vec<u64> {
+    let (status, listed) = get(url, &format!("/agents/{agent}/versions")).await;
+    assert_eq!(status, 200, "{listed}");
+    listed["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["version"].as_u64().unwrap())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fleet_numbers_each_tool_set_once_and_any_server_runs_any_version() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let mut fleet = Fleet::start(&redis, 2);
+    for i in 0..2 {
+        assert_eq!(
+            version_numbers(&fleet.url(i), "default").await,
+            vec![1],
+            "server {i} gives the fleet's tools the fleet's number"
+        );
+    }
+
+    // An agent made on A: a session bound to it runs on B, which loads
+    // the version from the fleet's records and files.
+    let made = post(
+        &fleet.url(0),
+        "/agents",
+        json!({"name": "repo", "components": ["echo"]}),
+    )
+    .await;
+    assert_eq!(made.0, 201, "{}", made.1);
+    let id = fleet.session(0, json!({"agent": "repo"})).await;
+    let echo = json!({"input": {"text": "via B"}, "sessionId": id});
+    let (status, ran) = fleet.call(1, "echo", echo).await;
+    assert_eq!(status, 200, "{ran}");
+    assert_eq!(ran["result"], "via B", "{ran}");
+    assert_eq!(ran["agent"], json!({"name": "repo", "version": 1}), "{ran}");
+
+    // A changes it; B, started again, serves the change under A's number.
+    let changed = common::http_client()
+        .patch(format!("{}/toolhost/v1/agents/repo", fleet.url(0)))
+        .json(&json!({"components": ["echo", "counter"]}))
+        .send()
+        .await
+        .unwrap();
+    let status = changed.status().as_u16();
+    let changed: Value = changed.json().await.unwrap();
+    assert_eq!((status, &changed["version"]), (200, &json!(2)), "{changed}");
+    fleet.servers[1].child.kill().unwrap();
+    fleet.servers[1].child.wait().unwrap();
+    fleet.servers[1] = serve(fleet._dirs[1].path(), &[]);
+    assert_eq!(version_numbers(&fleet.url(1), "repo").await, vec![1, 2]);
+    let on_b = fleet.session(1, json!({"agent": "repo"})).await;
+    let (_, described) = get(&fleet.url(1), &format!("/sessions/{on_b}")).await;
+    assert_eq!(
+        described["agent"],
+        json!({"name": "repo", "version": 2}),
+        "{described}"
+    );
+}
+
 /// `POST` `body` to a path under `/toolhost/v1` of `url`: the status and body.
 async fn post(url: &str, path: &str, body: Value) -> (u16, Value) {
     let response = common::http_client()

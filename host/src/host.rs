@@ -43,6 +43,10 @@ pub const TOOLS_DIR: &str = "tools";
 pub const STATE_DIR: &str = ".toolhost";
 /// The state root's directory, under the state directory.
 pub const STATE_ROOT_DIR: &str = "state-root";
+/// The folder, under a fleet's `[state] workspaces_dir`, holding the
+/// component files of every agent version the fleet has recorded (any
+/// server loads a version another recorded from them).
+pub const SHARED_AGENTS_DIR: &str = ".agents";
 /// Instances the pool holds beyond `max_concurrent_calls`, for loading and
 /// reloading tools (each asks for its metadata) while calls run.
 pub const LOAD_INSTANCES: u32 = 8;
@@ -218,7 +222,18 @@ impl HostBuilder {
             }
         }
         let config = Arc::new(config);
-        let agents = Arc::new(Agents::new(&state_dir));
+        let shared = match config.state.backend {
+            Backend::Embedded => None,
+            Backend::Redis => Some(RedisStore::open(&config.state).context("in [state]")?),
+        };
+        let agents = Arc::new(match (&shared, &config.state.workspaces_dir) {
+            (Some(store), Some(workspaces)) => Agents::shared(
+                &state_dir,
+                store.clone(),
+                &self.dir.join(workspaces).join(SHARED_AGENTS_DIR),
+            ),
+            _ => Agents::new(&state_dir),
+        });
         let commit = if self.only.is_some() || self.ignore_lock {
             Commit::Unrecorded
         } else {
@@ -238,10 +253,6 @@ impl HostBuilder {
             },
             commit,
         )?;
-        let shared = match config.state.backend {
-            Backend::Embedded => None,
-            Backend::Redis => Some(RedisStore::open(&config.state).context("in [state]")?),
-        };
         let kv: Option<Arc<dyn KvBackend>> = match &shared {
             Some(store) => Some(Arc::new(RedisBackend::new(store.clone()))),
             None if needs_kv => {
@@ -278,6 +289,7 @@ impl HostBuilder {
             upstreams,
             reload_error: RwLock::default(),
             editing: tokio::sync::Mutex::default(),
+            restoring: tokio::sync::Mutex::default(),
         };
         if host.config().state.shared_compile_cache.is_some() {
             keep_shared_compilations(Arc::downgrade(&host.agents), host.engine.clone());
@@ -361,6 +373,9 @@ pub struct Host {
     /// Held while the tools are reloaded, and while named agents are
     /// loaded, made or changed: one at a time.
     editing: tokio::sync::Mutex<()>,
+    /// Held while a version another server of the fleet made is loaded
+    /// here for a call: each is loaded once.
+    restoring: tokio::sync::Mutex<()>,
 }
 
 impl Host {

@@ -39,6 +39,8 @@ pub struct RedisStore {
     /// Opens the pub/sub connections, which cannot be multiplexed.
     client: redis::Client,
     connect_timeout: std::time::Duration,
+    /// How long one command may take.
+    response_timeout: std::time::Duration,
     connections: Vec<ConnectionManager>,
     next: AtomicUsize,
     prefix: String,
@@ -112,6 +114,7 @@ impl RedisStore {
         Ok(Arc::new(Self {
             client,
             connect_timeout: settings.connect_timeout(),
+            response_timeout: settings.response_timeout(),
             connections,
             next: AtomicUsize::new(0),
             prefix: settings.key_prefix().to_string(),
@@ -125,6 +128,17 @@ impl RedisStore {
     pub fn connection(&self) -> ConnectionManager {
         let i = self.next.fetch_add(1, Ordering::Relaxed) % self.connections.len();
         self.connections[i].clone()
+    }
+
+    /// A blocking connection of its own, with the store's timeouts, for
+    /// code that runs where it may block (as file reads and writes do).
+    pub fn blocking_connection(&self) -> redis::RedisResult<redis::Connection> {
+        let connection = self
+            .client
+            .get_connection_with_timeout(self.connect_timeout)?;
+        connection.set_read_timeout(Some(self.response_timeout))?;
+        connection.set_write_timeout(Some(self.response_timeout))?;
+        Ok(connection)
     }
 
     /// A connection of its own subscribed to `channel`, and the stream of

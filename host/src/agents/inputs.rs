@@ -119,8 +119,14 @@ impl Blobs {
         Ok(())
     }
 
-    /// Remove every blob no digest of `referenced` names.
-    pub(crate) fn collect(&self, referenced: &BTreeSet<String>) {
+    /// Remove every blob no digest of `referenced` names and, given
+    /// `grace`, that was written longer ago than that (a fleet's servers
+    /// keep a version's files before its record names them).
+    pub(crate) fn collect(
+        &self,
+        referenced: &BTreeSet<String>,
+        grace: Option<std::time::Duration>,
+    ) {
         let Ok(entries) = std::fs::read_dir(&self.dir) else {
             return;
         };
@@ -129,7 +135,16 @@ impl Blobs {
             let Some(sha256) = name.to_str().and_then(|n| n.strip_suffix(".wasm")) else {
                 continue;
             };
+            let young = grace.is_some_and(|grace| {
+                entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|at| at.elapsed().ok())
+                    .is_none_or(|age| age < grace)
+            });
             if !referenced.contains(sha256)
+                && !young
                 && let Err(e) = std::fs::remove_file(entry.path())
             {
                 tracing::warn!("cannot remove {}: {e}", entry.path().display());

@@ -11,11 +11,14 @@
 
 mod inputs;
 mod record;
+mod shared;
 mod stored;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use anyhow::Context as _;
 
 pub use inputs::{BLOBS_DIR, VersionInputs};
 pub use record::{MAX_RECORDS, PolicyEntry, ToolEntry, VersionDiff, VersionRecord};
@@ -24,9 +27,15 @@ pub use stored::{DEFINITION_FILE, StoredAgent};
 
 pub use crate::agent_pin::{AgentPin, DEFAULT_AGENT};
 use crate::config::Config;
+use crate::redis_store::RedisStore;
 use crate::registry::Registry;
 use inputs::Blobs;
 use record::RecordShelf;
+use shared::SharedAgents;
+
+/// How long a fleet keeps a component file no version record names: a
+/// server keeps a new version's files before its record names them.
+const SHARED_BLOB_GRACE: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// The folder under the state directory where version records are kept.
 pub const AGENTS_DIR: &str = "agents";
@@ -209,6 +218,8 @@ pub struct Agents {
     root: PathBuf,
     stored: StoredAgents,
     blobs: Blobs,
+    /// The fleet's records and definitions, when it shares them.
+    shared: Option<Arc<SharedAgents>>,
     table: RwLock<Table>,
     /// Held while a version is committed, so two reloads cannot take one
     /// number.
@@ -226,27 +237,60 @@ impl Agents {
     pub(crate) fn new(state_dir: &Path) -> Self {
         let root = state_dir.join(AGENTS_DIR);
         Self {
-            stored: StoredAgents::new(&root),
+            stored: StoredAgents::new(&root, None),
             blobs: Blobs::new(&root),
+            shared: None,
             root,
             table: RwLock::default(),
             committing: Mutex::new(()),
         }
     }
 
+    /// Agents a fleet shares: definitions and version records in `store`,
+    /// component files under `files_dir` (a folder every server mounts).
+    pub(crate) fn shared(state_dir: &Path, store: Arc<RedisStore>, files_dir: &Path) -> Self {
+        let shared = Arc::new(SharedAgents::new(store));
+        let root = state_dir.join(AGENTS_DIR);
+        Self {
+            stored: StoredAgents::new(&root, Some(shared.clone())),
+            blobs: Blobs::new(files_dir),
+            shared: Some(shared),
+            root,
+            table: RwLock::default(),
+            committing: Mutex::new(()),
+        }
+    }
+
+    /// The agents with version records.
+    fn recorded_agents(&self) -> anyhow::Result<Vec<String>> {
+        if let Some(shared) = &self.shared {
+            return shared.agents();
+        }
+        let entries = match std::fs::read_dir(&self.root) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => {
+                return Err(e).with_context(|| format!("cannot list {}", self.root.display()));
+            }
+        };
+        Ok(entries
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str().map(str::to_string))
+            .filter(|name| name != BLOBS_DIR)
+            .collect())
+    }
+
     /// Remove the component files no kept version's inputs name.
     fn collect_blobs(&self) {
-        let Ok(entries) = std::fs::read_dir(&self.root) else {
-            return;
+        let agents = match self.recorded_agents() {
+            Ok(agents) => agents,
+            Err(e) => {
+                tracing::warn!("not removing unused component files: {e:#}");
+                return;
+            }
         };
         let mut referenced = BTreeSet::new();
-        for entry in entries.flatten() {
-            let Some(agent) = entry.file_name().to_str().map(str::to_string) else {
-                continue;
-            };
-            if agent == BLOBS_DIR {
-                continue;
-            }
+        for agent in agents {
             match self.shelf(&agent).referenced_files() {
                 Ok(files) => referenced.extend(files),
                 // Not knowing what is referenced, keep everything.
@@ -256,7 +300,8 @@ impl Agents {
                 }
             }
         }
-        self.blobs.collect(&referenced);
+        let grace = self.shared.as_ref().map(|_| SHARED_BLOB_GRACE);
+        self.blobs.collect(&referenced, grace);
     }
 
     /// What version `pin` was loaded from, and its record, if both are
@@ -310,7 +355,7 @@ impl Agents {
     }
 
     fn shelf(&self, agent: &str) -> RecordShelf {
-        RecordShelf::new(&self.root, agent)
+        RecordShelf::new(&self.root, agent, self.shared.clone())
     }
 
     /// Make `registry` (loaded with `config`) `agent`'s latest version: a
@@ -336,6 +381,15 @@ impl Agents {
         let shelf = self.shelf(agent);
         let newest = match self.latest(agent) {
             Some(latest) => Some(latest.record.clone()),
+            // A one-shot command only shows the number: it does not need
+            // the fleet's store to answer.
+            None if commit == Commit::Unrecorded => shelf
+                .newest()
+                .unwrap_or_else(|e| {
+                    tracing::warn!("the version shown is not the fleet's: {e:#}");
+                    None
+                })
+                .map(Arc::new),
             None => shelf.newest()?.map(Arc::new),
         };
         let candidate = VersionRecord::of(agent, 0, &registry);
@@ -359,18 +413,33 @@ impl Agents {
                 )
             }
             newest => {
-                let number = newest.as_ref().map_or(0, |n| n.version) + 1;
-                let record = VersionRecord {
-                    version: number,
-                    ..candidate
+                let number = shelf.number_for(&candidate, newest.as_deref())?;
+                let diff = |newest: Option<Arc<VersionRecord>>, record: &VersionRecord| {
+                    newest
+                        .filter(|newest| newest.version != record.version)
+                        .map(|newest| VersionDiff::between(&newest, record))
                 };
-                let diff = newest.map(|newest| VersionDiff::between(&newest, &record));
-                let in_use = self.loaded_numbers(agent);
-                let inputs = inputs.with_files_of(&registry);
-                self.blobs.keep(&registry)?;
-                shelf.write(&record, &inputs, |n| in_use.contains(&n))?;
-                self.collect_blobs();
-                (Arc::new(record), diff)
+                match shelf.read(number)? {
+                    // Another server of the fleet recorded these tools.
+                    Some(kept) if kept.tools == candidate.tools => {
+                        self.blobs.keep(&registry)?;
+                        let diff = diff(newest, &kept);
+                        (Arc::new(kept), diff)
+                    }
+                    _ => {
+                        let record = VersionRecord {
+                            version: number,
+                            ..candidate
+                        };
+                        let diff = diff(newest, &record);
+                        let in_use = self.loaded_numbers(agent);
+                        let inputs = inputs.with_files_of(&registry);
+                        self.blobs.keep(&registry)?;
+                        shelf.write(&record, &inputs, |n| in_use.contains(&n))?;
+                        self.collect_blobs();
+                        (Arc::new(record), diff)
+                    }
+                }
             }
         };
         let version = Arc::new(AgentVersion {

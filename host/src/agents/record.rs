@@ -5,12 +5,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::inputs::VersionInputs;
+use super::shared::SharedAgents;
 use crate::lock::LockedTool;
 use crate::registry::{Origin, Registry, Tool};
 
@@ -204,17 +206,36 @@ impl VersionDiff {
 }
 
 /// The version records of one agent, one JSON file each:
-/// `<state>/agents/<agent>/versions/<n>.json`.
+/// `<state>/agents/<agent>/versions/<n>.json`, or the fleet's in Redis.
 #[derive(Debug, Clone)]
 pub(crate) struct RecordShelf {
     dir: PathBuf,
+    agent: String,
+    shared: Option<Arc<SharedAgents>>,
 }
 
 impl RecordShelf {
-    /// The shelf of `agent` under the agents directory `root`.
-    pub(crate) fn new(root: &Path, agent: &str) -> Self {
+    /// The shelf of `agent` under the agents directory `root`, or in
+    /// `shared`.
+    pub(crate) fn new(root: &Path, agent: &str, shared: Option<Arc<SharedAgents>>) -> Self {
         Self {
             dir: root.join(agent).join("versions"),
+            agent: agent.to_string(),
+            shared,
+        }
+    }
+
+    /// The number of a new version holding `candidate`'s tools, after
+    /// `newest`: the next on one machine; a fleet's number for these
+    /// tools (another server may have recorded them).
+    pub(crate) fn number_for(
+        &self,
+        candidate: &VersionRecord,
+        newest: Option<&VersionRecord>,
+    ) -> anyhow::Result<u64> {
+        match &self.shared {
+            Some(shared) => shared.number_for(&self.agent, candidate),
+            None => Ok(newest.map_or(0, |n| n.version) + 1),
         }
     }
 
@@ -228,11 +249,17 @@ impl RecordShelf {
 
     /// What version `version` was loaded from, if it is kept.
     pub(crate) fn read_inputs(&self, version: u64) -> anyhow::Result<Option<VersionInputs>> {
+        if let Some(shared) = &self.shared {
+            return shared.inputs(&self.agent, version);
+        }
         crate::files::read_json(&self.inputs_path(version), "a version's inputs")
     }
 
     /// The numbers recorded, lowest first.
     pub(crate) fn numbers(&self) -> anyhow::Result<Vec<u64>> {
+        if let Some(shared) = &self.shared {
+            return shared.numbers(&self.agent);
+        }
         let entries = match std::fs::read_dir(&self.dir) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -252,6 +279,9 @@ impl RecordShelf {
 
     /// Version `version`'s record, if it is kept.
     pub(crate) fn read(&self, version: u64) -> anyhow::Result<Option<VersionRecord>> {
+        if let Some(shared) = &self.shared {
+            return shared.record(&self.agent, version);
+        }
         crate::files::read_json(&self.path(version), "a version record")
     }
 
@@ -271,6 +301,17 @@ impl RecordShelf {
         inputs: &VersionInputs,
         in_use: impl Fn(u64) -> bool,
     ) -> anyhow::Result<()> {
+        if let Some(shared) = &self.shared {
+            shared.keep(record, inputs)?;
+            let numbers = self.numbers()?;
+            let excess = numbers.len().saturating_sub(MAX_RECORDS);
+            let old: Vec<u64> = numbers
+                .into_iter()
+                .filter(|&n| !in_use(n))
+                .take(excess)
+                .collect();
+            return shared.remove(&self.agent, &old);
+        }
         crate::files::create_private_dir(&self.dir)?;
         let inputs_path = self.inputs_path(record.version);
         crate::files::write_atomically(&inputs_path, &serde_json::to_vec(inputs)?)

@@ -1,14 +1,16 @@
 //! Agents made over the HTTP API, kept as `<state>/agents/<name>/agent.json`
-//! so they outlive the process (agents `toolhost.toml` declares are read
-//! from it instead).
+//! (or, for a fleet, in Redis) so they outlive the process (agents
+//! `toolhost.toml` declares are read from it instead).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::shared::SharedAgents;
 use crate::config::agent::AgentSpec;
 
 /// The file an agent made over the API is kept in, under its folder.
@@ -41,13 +43,16 @@ impl StoredAgent {
 /// Where agents made over the API are kept.
 pub(crate) struct StoredAgents {
     root: PathBuf,
+    /// The fleet's, when it shares them.
+    shared: Option<Arc<SharedAgents>>,
 }
 
 impl StoredAgents {
-    /// Kept under `root` (`<state>/agents`).
-    pub(crate) fn new(root: &Path) -> Self {
+    /// Kept under `root` (`<state>/agents`), or in `shared`.
+    pub(crate) fn new(root: &Path, shared: Option<Arc<SharedAgents>>) -> Self {
         Self {
             root: root.to_path_buf(),
+            shared,
         }
     }
 
@@ -57,6 +62,12 @@ impl StoredAgents {
 
     /// Every agent kept; one that cannot be read is reported and skipped.
     pub(crate) fn all(&self) -> Vec<StoredAgent> {
+        if let Some(shared) = &self.shared {
+            return shared.definitions().unwrap_or_else(|e| {
+                tracing::warn!("{e:#}");
+                Vec::new()
+            });
+        }
         let entries = match std::fs::read_dir(&self.root) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
@@ -82,6 +93,9 @@ impl StoredAgents {
 
     /// The agent `name`, if one is kept.
     pub(crate) fn read(&self, name: &str) -> anyhow::Result<Option<StoredAgent>> {
+        if let Some(shared) = &self.shared {
+            return shared.definition(name);
+        }
         let path = self.path(name);
         let Some(agent) = crate::files::read_json::<StoredAgent>(&path, "an agent definition")?
         else {
@@ -98,6 +112,9 @@ impl StoredAgents {
 
     /// Forget the agent `name` (its versions' records stay).
     pub(crate) fn remove(&self, name: &str) -> anyhow::Result<()> {
+        if let Some(shared) = &self.shared {
+            return shared.forget_definition(name);
+        }
         match crate::files::remove_durably(&self.path(name)) {
             Ok(_) => Ok(()),
             Err(e) => Err(e).with_context(|| format!("cannot remove the agent `{name}`")),
@@ -106,6 +123,9 @@ impl StoredAgents {
 
     /// Keep `agent`, replacing what was kept under its name.
     pub(crate) fn write(&self, agent: &StoredAgent) -> anyhow::Result<()> {
+        if let Some(shared) = &self.shared {
+            return shared.keep_definition(agent);
+        }
         let dir = self.root.join(&agent.name);
         crate::files::create_private_dir(&dir)?;
         crate::files::write_atomically(&self.path(&agent.name), &serde_json::to_vec_pretty(agent)?)

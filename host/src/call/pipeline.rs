@@ -59,7 +59,7 @@ impl Host {
     ) -> Result<Arc<CallResult>, CallError> {
         let started = Instant::now();
         let session = &*options.session;
-        let version = self.version_of(session)?;
+        let version = self.version_for(session).await?;
         let registry = version.registry();
         let tool = registry.get(tool_name).ok_or_else(|| {
             match registry.not_callable_reason(tool_name) {

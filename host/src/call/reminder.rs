@@ -135,7 +135,8 @@ impl Host {
         // The session's version, as the call will run it (a version it can
         // no longer run refuses the call below, with the reason).
         let registry = self
-            .version_of(session)
+            .version_for(session)
+            .await
             .map_or_else(|_| self.registry(), |v| v.registry().clone());
         let allowed = registry
             .get(scheduler)

@@ -44,7 +44,7 @@ impl Host {
     }
 
     /// Load version `pin` again from its kept inputs.
-    async fn restore(&self, pin: &AgentPin) -> anyhow::Result<Arc<AgentVersion>> {
+    pub(super) async fn restore(&self, pin: &AgentPin) -> anyhow::Result<Arc<AgentVersion>> {
         let (record, inputs) = self
             .agents
             .kept(pin)?

@@ -30,6 +30,35 @@ impl Host {
             })
     }
 
+    /// [`Host::version_of`], loading the version from the fleet's records
+    /// when another server made it (a session created there, after a
+    /// change this server has not seen yet).
+    pub async fn version_for(&self, session: &Session) -> Result<Arc<AgentVersion>, CallError> {
+        let unavailable = match self.version_of(session) {
+            Err(unavailable @ CallError::VersionUnavailable { .. }) if self.shared.is_some() => {
+                unavailable
+            }
+            other => return other,
+        };
+        let Some(pin) = session.pin() else {
+            return Err(unavailable);
+        };
+        let _restoring = self.restoring.lock().await;
+        if let Some(version) = self.agents.loaded(&pin) {
+            return Ok(version);
+        }
+        match self.restore(&pin).await {
+            Ok(version) => {
+                tracing::info!("loaded {pin} from the fleet's records: a session is bound to it");
+                Ok(version)
+            }
+            Err(e) => {
+                tracing::warn!("{pin} cannot be loaded from the fleet's records: {e:#}");
+                Err(unavailable)
+            }
+        }
+    }
+
     /// The agents this host serves.
     pub fn agent_names(&self) -> Vec<String> {
         self.agents.names()

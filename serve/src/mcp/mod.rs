@@ -544,7 +544,8 @@ impl ServerHandler for ToolServer {
         let session = self.session_for(&context.meta).await?;
         let registry = self
             .host
-            .version_of(&session)
+            .version_for(&session)
+            .await
             .map_err(|e| {
                 ErrorData::invalid_params(e.to_string(), Some(json!({ "code": e.code() })))
             })?

@@ -1,0 +1,396 @@
+//! Agents a fleet shares (`[state] backend = "redis"`): the definitions made
+//! over the API and every agent's version records live in Redis, so every
+//! server gives one tool set the same number and can load any version
+//! another server recorded.
+//!
+//! The keys, under the store's prefix:
+//!
+//! - `agentdefs`: a hash of each agent made over the API, by name;
+//! - `agentnames`: the agents with versions on record;
+//! - `agentversions:<agent>` and `agentinputs:<agent>`: hashes of each
+//!   version's record and what it was loaded from, by number;
+//! - `agenttools:<agent>`: a hash from the digest of a version's tools (each
+//!   tool's digests, grants and policy) to its number, and
+//!   `agentseq:<agent>`, the last number given. A server committing tools
+//!   the fleet has recorded gets their number (two servers starting from
+//!   one folder, or one catching up in a rolling deploy, agree); new tools
+//!   get the next number, taken in the same script.
+//!
+//! These calls block (a connection of their own, with the store's
+//! timeouts): they run where the embedded store reads and writes files.
+
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
+use anyhow::Context as _;
+use redis::{Commands as _, Script};
+use sha2::{Digest as _, Sha256};
+
+use super::inputs::VersionInputs;
+use super::record::VersionRecord;
+use super::stored::StoredAgent;
+use crate::redis_store::RedisStore;
+
+/// `KEYS`: tool-set digests, last number. `ARGV`: the digest. The number
+/// of the version holding these tools: recorded already, or the next one.
+static NUMBER: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "local known = redis.call('HGET', KEYS[1], ARGV[1])
+         if known then return tonumber(known) end
+         local n = redis.call('INCR', KEYS[2])
+         redis.call('HSET', KEYS[1], ARGV[1], n)
+         return n",
+    )
+});
+
+/// The agents of a fleet, in Redis.
+pub(crate) struct SharedAgents {
+    store: Arc<RedisStore>,
+    /// One blocking connection, opened on first use and again after a
+    /// failure.
+    connection: Mutex<Option<redis::Connection>>,
+}
+
+impl std::fmt::Debug for SharedAgents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedAgents")
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedAgents {
+    /// Agents kept in `store`.
+    pub(crate) fn new(store: Arc<RedisStore>) -> Self {
+        Self {
+            store,
+            connection: Mutex::new(None),
+        }
+    }
+
+    /// Run `command` on the connection, `what` naming it in an error.
+    fn run<T>(
+        &self,
+        what: &str,
+        command: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>,
+    ) -> anyhow::Result<T> {
+        let mut slot = self
+            .connection
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let fail =
+            |e: &redis::RedisError| anyhow::anyhow!("cannot {what}: {}", self.store.failure(e));
+        let connection = match slot.as_mut() {
+            Some(connection) => connection,
+            None => slot.insert(self.store.blocking_connection().map_err(|e| fail(&e))?),
+        };
+        command(connection).map_err(|e| {
+            *slot = None;
+            fail(&e)
+        })
+    }
+
+    fn defs_key(&self) -> String {
+        self.store.key("agentdefs", &[])
+    }
+
+    fn names_key(&self) -> String {
+        self.store.key("agentnames", &[])
+    }
+
+    fn versions_key(&self, agent: &str) -> String {
+        self.store.key("agentversions", &[agent])
+    }
+
+    fn inputs_key(&self, agent: &str) -> String {
+        self.store.key("agentinputs", &[agent])
+    }
+
+    fn tools_key(&self, agent: &str) -> String {
+        self.store.key("agenttools", &[agent])
+    }
+
+    fn seq_key(&self, agent: &str) -> String {
+        self.store.key("agentseq", &[agent])
+    }
+
+    /// Every agent made over the API; one that cannot be read is reported
+    /// and skipped.
+    pub(crate) fn definitions(&self) -> anyhow::Result<Vec<StoredAgent>> {
+        let all: Vec<(String, String)> = self.run("list the agents made over the API", |c| {
+            c.hgetall(self.defs_key())
+        })?;
+        let mut agents: Vec<StoredAgent> = all
+            .into_iter()
+            .filter_map(|(name, json)| match parse_definition(&name, &json) {
+                Ok(agent) => Some(agent),
+                Err(e) => {
+                    tracing::warn!("skipping the agent `{name}` in Redis: {e:#}");
+                    None
+                }
+            })
+            .collect();
+        agents.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(agents)
+    }
+
+    /// The agent `name` made over the API, if there is one.
+    pub(crate) fn definition(&self, name: &str) -> anyhow::Result<Option<StoredAgent>> {
+        let json: Option<String> = self.run("read an agent's definition", |c| {
+            c.hget(self.defs_key(), name)
+        })?;
+        json.map(|json| parse_definition(name, &json)).transpose()
+    }
+
+    /// Keep `agent`'s definition, replacing the one kept under its name.
+    pub(crate) fn keep_definition(&self, agent: &StoredAgent) -> anyhow::Result<()> {
+        let json = serde_json::to_string(agent)?;
+        self.run("keep an agent's definition", |c| {
+            c.hset::<_, _, _, ()>(self.defs_key(), &agent.name, json)
+        })
+    }
+
+    /// Forget the agent `name`'s definition (its versions' records stay).
+    pub(crate) fn forget_definition(&self, name: &str) -> anyhow::Result<()> {
+        self.run("remove an agent's definition", |c| {
+            c.hdel::<_, _, ()>(self.defs_key(), name)
+        })
+    }
+
+    /// The number of `agent`'s version holding `tools`: the fleet's, when
+    /// it has recorded them; else the next one.
+    pub(crate) fn number_for(&self, agent: &str, tools: &VersionRecord) -> anyhow::Result<u64> {
+        let digest = tools_digest(tools)?;
+        self.run("number a version", |c| {
+            NUMBER
+                .key(self.tools_key(agent))
+                .key(self.seq_key(agent))
+                .arg(digest)
+                .invoke(c)
+        })
+    }
+
+    /// `agent`'s version numbers on record, lowest first.
+    pub(crate) fn numbers(&self, agent: &str) -> anyhow::Result<Vec<u64>> {
+        let keys: Vec<String> = self.run("list an agent's versions", |c| {
+            c.hkeys(self.versions_key(agent))
+        })?;
+        let mut numbers: Vec<u64> = keys.iter().filter_map(|k| k.parse().ok()).collect();
+        numbers.sort_unstable();
+        Ok(numbers)
+    }
+
+    /// Version `version` of `agent`'s record, if it is kept.
+    pub(crate) fn record(
+        &self,
+        agent: &str,
+        version: u64,
+    ) -> anyhow::Result<Option<VersionRecord>> {
+        let json: Option<String> = self.run("read a version record", |c| {
+            c.hget(self.versions_key(agent), version)
+        })?;
+        json.map(|json| {
+            serde_json::from_str(&json)
+                .with_context(|| format!("version {version} of `{agent}` in Redis is not valid"))
+        })
+        .transpose()
+    }
+
+    /// What version `version` of `agent` was loaded from, if it is kept.
+    pub(crate) fn inputs(
+        &self,
+        agent: &str,
+        version: u64,
+    ) -> anyhow::Result<Option<VersionInputs>> {
+        let json: Option<String> = self.run("read a version's inputs", |c| {
+            c.hget(self.inputs_key(agent), version)
+        })?;
+        json.map(|json| {
+            serde_json::from_str(&json).with_context(|| {
+                format!("the inputs of version {version} of `{agent}` in Redis are not valid")
+            })
+        })
+        .transpose()
+    }
+
+    /// Keep `record` and its `inputs`, unless another server kept that
+    /// number's first (the same tools: the number is the digest's).
+    pub(crate) fn keep(
+        &self,
+        record: &VersionRecord,
+        inputs: &VersionInputs,
+    ) -> anyhow::Result<()> {
+        let (record_json, inputs_json) = (
+            serde_json::to_string(record)?,
+            serde_json::to_string(inputs)?,
+        );
+        let agent = &record.agent;
+        self.run("keep a version record", |c| {
+            redis::pipe()
+                .atomic()
+                .hset_nx(self.inputs_key(agent), record.version, inputs_json)
+                .ignore()
+                .hset_nx(self.versions_key(agent), record.version, record_json)
+                .ignore()
+                .sadd(self.names_key(), agent)
+                .ignore()
+                .query::<()>(c)
+        })
+    }
+
+    /// Remove versions `numbers` of `agent` (records, inputs and their
+    /// tool sets' numbers).
+    pub(crate) fn remove(&self, agent: &str, numbers: &[u64]) -> anyhow::Result<()> {
+        if numbers.is_empty() {
+            return Ok(());
+        }
+        let by_tools: Vec<(String, u64)> = self.run("list an agent's tool sets", |c| {
+            c.hgetall(self.tools_key(agent))
+        })?;
+        let digests: Vec<&String> = by_tools
+            .iter()
+            .filter(|(_, n)| numbers.contains(n))
+            .map(|(digest, _)| digest)
+            .collect();
+        self.run("remove old version records", |c| {
+            let mut pipe = redis::pipe();
+            pipe.atomic()
+                .hdel(self.versions_key(agent), numbers)
+                .ignore()
+                .hdel(self.inputs_key(agent), numbers)
+                .ignore();
+            if !digests.is_empty() {
+                pipe.hdel(self.tools_key(agent), digests).ignore();
+            }
+            pipe.query::<()>(c)
+        })
+    }
+
+    /// The agents with versions on record.
+    pub(crate) fn agents(&self) -> anyhow::Result<Vec<String>> {
+        self.run("list the agents on record", |c| {
+            c.smembers(self.names_key())
+        })
+    }
+}
+
+fn parse_definition(name: &str, json: &str) -> anyhow::Result<StoredAgent> {
+    let agent: StoredAgent = serde_json::from_str(json).context("not a valid definition")?;
+    anyhow::ensure!(
+        agent.name == name,
+        "the definition kept under `{name}` is the agent `{}`'s",
+        agent.name
+    );
+    Ok(agent)
+}
+
+/// What identifies a version's tools: the digest of each one's digests,
+/// grants and policy.
+fn tools_digest(record: &VersionRecord) -> anyhow::Result<String> {
+    let tools = serde_json::to_vec(&record.tools)?;
+    Ok(format!("{:x}", Sha256::digest(tools)))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use chrono::Utc;
+    use serde_json::json;
+    use toolhost_test_artifacts::redis::RedisServer;
+
+    use super::*;
+    use crate::config::state::{Backend, StateSettings};
+
+    fn agents(server: &RedisServer) -> SharedAgents {
+        let settings = StateSettings {
+            backend: Backend::Redis,
+            redis_url: Some(server.url()),
+            ..StateSettings::default()
+        };
+        SharedAgents::new(RedisStore::open(&settings).unwrap())
+    }
+
+    fn record(version: u64) -> VersionRecord {
+        VersionRecord {
+            agent: "repo".into(),
+            version,
+            created_at: Utc::now(),
+            tools: BTreeMap::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn one_tool_set_has_one_number_and_its_first_record_stays() {
+        let Some(server) = RedisServer::start() else {
+            return;
+        };
+        let (a, b) = (agents(&server), agents(&server));
+        let number = a.number_for("repo", &record(0)).unwrap();
+        assert_eq!(number, 1);
+        assert_eq!(
+            b.number_for("repo", &record(0)).unwrap(),
+            1,
+            "the same tools"
+        );
+        let first = record(1);
+        let inputs = VersionInputs {
+            config: Some("# a".into()),
+            ..VersionInputs::default()
+        };
+        a.keep(&first, &inputs).unwrap();
+        let later = VersionRecord {
+            created_at: first.created_at + chrono::Duration::seconds(5),
+            ..first.clone()
+        };
+        b.keep(&later, &VersionInputs::default()).unwrap();
+        assert_eq!(
+            b.record("repo", 1).unwrap(),
+            Some(first),
+            "the first kept stays"
+        );
+        assert_eq!(b.inputs("repo", 1).unwrap(), Some(inputs));
+        assert_eq!(b.numbers("repo").unwrap(), vec![1]);
+        assert_eq!(b.agents().unwrap(), vec!["repo".to_string()]);
+
+        b.remove("repo", &[1]).unwrap();
+        assert!(a.numbers("repo").unwrap().is_empty());
+        assert_eq!(a.record("repo", 1).unwrap(), None);
+        assert_eq!(
+            a.number_for("repo", &record(0)).unwrap(),
+            2,
+            "a removed version's number is never given again"
+        );
+    }
+
+    #[tokio::test]
+    async fn definitions_are_kept_read_and_forgotten_for_the_fleet() {
+        let Some(server) = RedisServer::start() else {
+            return;
+        };
+        let (a, b) = (agents(&server), agents(&server));
+        let now = Utc::now();
+        let agent = StoredAgent {
+            name: "repo".into(),
+            created_at: now,
+            updated_at: now,
+            definition: json!({"components": ["echo"]}),
+        };
+        a.keep_definition(&agent).unwrap();
+        let read = b.definition("repo").unwrap().unwrap();
+        assert_eq!(read.definition, agent.definition);
+        // A definition filed under another name is not served.
+        let mut connection = a.store.blocking_connection().unwrap();
+        let json = serde_json::to_string(&agent).unwrap();
+        redis::Commands::hset::<_, _, _, ()>(&mut connection, a.defs_key(), "other", json).unwrap();
+        let names: Vec<String> = b
+            .definitions()
+            .unwrap()
+            .into_iter()
+            .map(|d| d.name)
+            .collect();
+        assert_eq!(names, vec!["repo".to_string()]);
+        assert!(b.definition("other").is_err());
+        b.forget_definition("repo").unwrap();
+        assert!(a.definition("repo").unwrap().is_none());
+    }
+}
