@@ -1037,6 +1037,8 @@ async fn the_fleet_numbers_each_tool_set_once_and_any_server_runs_any_version() 
     assert_eq!(status, 200, "{ran}");
     assert_eq!(ran["result"], "via B", "{ran}");
     assert_eq!(ran["agent"], json!({"name": "repo", "version": 1}), "{ran}");
+    let made_here = fleet.session(1, json!({"agent": "repo"})).await;
+    assert!(made_here.starts_with("ses_"), "B serves the agent A made");
 
     // A changes it; B, started again, serves the change under A's number.
     let changed = common::http_client()
@@ -1048,6 +1050,12 @@ async fn the_fleet_numbers_each_tool_set_once_and_any_server_runs_any_version() 
     let status = changed.status().as_u16();
     let changed: Value = changed.json().await.unwrap();
     assert_eq!((status, &changed["version"]), (200, &json!(2)), "{changed}");
+    let pinned = fleet
+        .session(1, json!({"agent": "repo", "version": 2}))
+        .await;
+    let counter = json!({"input": {"name": "c"}, "sessionId": pinned});
+    let (status, counted) = fleet.call(1, "counter", counter).await;
+    assert_eq!(status, 200, "B runs version 2, made on A: {counted}");
     fleet.servers[1].child.kill().unwrap();
     fleet.servers[1].child.wait().unwrap();
     fleet.servers[1] = serve(fleet._dirs[1].path(), &[]);

@@ -149,7 +149,7 @@ pub(crate) async fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
     };
     let host = builder.build().await?;
     warn_failures(&host);
-    let pin = host.pin_for(args.agent.as_deref(), args.version)?;
+    let pin = host.pin_for(args.agent.as_deref(), args.version).await?;
     let session = if let Some(id) = &args.session {
         let options = http::ServeOptions::from_config(&host)?;
         let store = options.session_store(&host)?;

@@ -110,7 +110,7 @@ pub(crate) async fn mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
             .await
             .map_err(|e| anyhow::anyhow!("--session: {e}"))?;
     }
-    host.pin_for(args.agent.as_deref(), args.version)?;
+    host.pin_for(args.agent.as_deref(), args.version).await?;
     let (_watcher, _hangups) = hot_reload(&host);
     let telemetry = Telemetry::start(&host, &host.config().telemetry)?;
     let options = McpOptions {

@@ -11,6 +11,7 @@ use crate::agent_tools::WrittenScript;
 use crate::agents::{
     AgentError, AgentVersion, DEFAULT_AGENT, LoadedVersions, VersionDiff, VersionRecord,
 };
+use crate::engine::Tiering;
 use crate::error::CallError;
 use crate::session::{AgentPin, Session, SessionStore};
 
@@ -76,13 +77,52 @@ impl Host {
 
     /// What a new session is bound to: version `version` of `agent` (the
     /// default agent, its latest version, when not named), which must be
-    /// loaded.
-    pub fn pin_for(
+    /// loaded. In a fleet, an agent or version another server made since
+    /// this one loaded its agents is loaded first.
+    pub async fn pin_for(
         &self,
         agent: Option<&str>,
         version: Option<u64>,
     ) -> Result<AgentPin, AgentError> {
+        if self.shared.is_some() {
+            self.catch_up(agent.unwrap_or(DEFAULT_AGENT), version).await;
+        }
         self.resolve(agent, version).map(|v| v.pin().clone())
+    }
+
+    /// Load the agent `agent` if the fleet keeps a definition of it this
+    /// server does not serve yet, and its version `version` if the fleet
+    /// recorded it and it is not loaded here. What cannot be loaded is
+    /// logged; the caller's lookup then says what is missing.
+    async fn catch_up(&self, agent: &str, version: Option<u64>) {
+        if self.agents.latest(agent).is_none()
+            && matches!(self.agents.stored().read(agent), Ok(Some(_)))
+        {
+            let _editing = self.editing.lock().await;
+            if self.agents.latest(agent).is_none() {
+                tracing::info!("serving the agent `{agent}`, made on another server");
+                let config = self.config();
+                self.load_named_agents(&config, Tiering::BaselineFirst)
+                    .await;
+            }
+        }
+        let Some(version) = version else {
+            return;
+        };
+        let pin = AgentPin {
+            name: agent.to_string(),
+            version,
+        };
+        if self.agents.latest(agent).is_none() || self.agents.loaded(&pin).is_some() {
+            return;
+        }
+        let _restoring = self.restoring.lock().await;
+        if self.agents.loaded(&pin).is_none()
+            && matches!(self.agents.record(agent, version), Ok(Some(_)))
+            && let Err(e) = self.restore(&pin).await
+        {
+            tracing::warn!("{pin} cannot be loaded from the fleet's records: {e:#}");
+        }
     }
 
     /// Version `version` of `agent` (the default agent, its latest

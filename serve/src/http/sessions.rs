@@ -108,7 +108,10 @@ pub(super) async fn create(
     if body.auth.as_ref().is_some_and(|a| !a.is_object()) {
         return Err(invalid("`auth` must be a JSON object"));
     }
-    let pin = app.host.pin_for(body.agent.as_deref(), body.version)?;
+    let pin = app
+        .host
+        .pin_for(body.agent.as_deref(), body.version)
+        .await?;
     let session = app
         .sessions
         .create(NewSession {

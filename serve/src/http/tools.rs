@@ -64,7 +64,7 @@ pub(super) async fn call(
     // the call runs).
     let pin = match (&body.agent, body.version) {
         (None, None) => None,
-        (agent, version) => Some(app.host.pin_for(agent.as_deref(), version)?),
+        (agent, version) => Some(app.host.pin_for(agent.as_deref(), version).await?),
     };
     let bound = app
         .sessions

@@ -237,9 +237,13 @@ impl ToolServer {
                 ErrorData::invalid_params("`_meta.toolhost/version` must be a number", None)
             })?),
         };
-        let pin = self.host.pin_for(agent.as_deref(), version).map_err(|e| {
-            ErrorData::invalid_params(e.to_string(), Some(json!({ "code": e.code() })))
-        })?;
+        let pin = self
+            .host
+            .pin_for(agent.as_deref(), version)
+            .await
+            .map_err(|e| {
+                ErrorData::invalid_params(e.to_string(), Some(json!({ "code": e.code() })))
+            })?;
         let scratch = SessionSpec {
             pin: Some(pin),
             channel: Some("mcp".into()),
