@@ -45,9 +45,27 @@ pub(super) struct Call<'a> {
     pub(super) network: Network,
     pub(super) http_budget: RequestBudget,
     pub(super) meter: Arc<Meter>,
+    /// The release of the session's write slot in Redis, under way once
+    /// the call has its outcome: awaited beside the recording of its
+    /// result, so the two cost one round trip.
+    pub(super) slot_release: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl Call<'_> {
+    /// Wait until the write slot this call held is free in Redis.
+    pub(super) async fn slot_released(&self) {
+        let release = self
+            .slot_release
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(release) = release
+            && let Err(e) = release.await
+        {
+            tracing::warn!("releasing a write slot: {e}");
+        }
+    }
+
     /// Which call this is, for its envelope and events.
     pub(super) fn reference(&self) -> CallRef {
         CallRef {

@@ -121,6 +121,7 @@ impl Host {
             meter: Meter::new(tool.policy().limits.host),
             http_budget: RequestBudget::new(network.limits().max_requests_per_call),
             network,
+            slot_release: std::sync::Mutex::default(),
         };
         session.events().emit(
             EventKind::ActionsRequested,
@@ -141,8 +142,13 @@ impl Host {
             })),
         };
         // Awaited, so a client that reads the session's events once the call
-        // has answered finds its result there, on any server.
-        if let Err(e) = session.events().append(EventKind::ActionResult, data).await {
+        // has answered finds its result there, on any server; beside the
+        // slot's release, which the caller's next write needs done.
+        let (appended, ()) = tokio::join!(
+            session.events().append(EventKind::ActionResult, data),
+            call.slot_released()
+        );
+        if let Err(e) = appended {
             tracing::warn!(
                 session = session.id(),
                 "a call's result event was not recorded: {e}"
@@ -309,8 +315,9 @@ impl Call<'_> {
 
     /// `work`'s outcome, holding `slot`, which is given back before the
     /// call answers (so the caller's next write in the session finds it
-    /// free); `lost()` if the slot is lost first: `work` is dropped then,
-    /// which stops the tool (see `WriteSlot::lost`).
+    /// free: see [`Call::slot_released`]); `lost()` if the slot is lost
+    /// first: `work` is dropped then, which stops the tool (see
+    /// `WriteSlot::lost`).
     async fn holding<T>(
         &self,
         slot: Option<WriteSlot<'_>>,
@@ -324,7 +331,10 @@ impl Call<'_> {
             outcome = work => Some(outcome),
             () = slot.lost() => None,
         };
-        slot.release().await;
+        *self
+            .slot_release
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = slot.release_in_background();
         outcome.unwrap_or_else(lost)
     }
 

@@ -114,6 +114,13 @@ impl WriteSlot<'_> {
         }
     }
 
+    /// Give this server's hold back now and, for a shared session, the
+    /// lease in the background: the returned task ends once Redis has the
+    /// slot free (await it beside other work before answering).
+    pub fn release_in_background(self) -> Option<tokio::task::JoinHandle<()>> {
+        self.lease.map(|lease| tokio::spawn(lease.release()))
+    }
+
     /// Completes once the slot is lost (a shared session's lease could not
     /// be renewed in time): the call must stop at once, since another
     /// server may take the slot soon. Never completes for a local slot.
