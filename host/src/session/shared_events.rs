@@ -49,26 +49,34 @@ const REREAD: Duration = Duration::from_secs(1);
 /// Events a server may have emitted and not yet appended, per session;
 /// past it, new ones are dropped (and logged).
 const OUTBOX: usize = 1024;
+/// The most events appended in one script.
+const MAX_BATCH: usize = 64;
+/// How long an event nobody waits for waits for others to be appended with.
+const BATCH_WINDOW: Duration = Duration::from_millis(2);
 
 /// `KEYS`: stream, sequence, session bytes, all bytes, the session's
 /// record, the streams holding events (by last append), the append order.
-/// `ARGV`: kind, instant, payload, max events, max session bytes, max
-/// bytes, channel, session id, stream and byte key prefixes. The new
-/// event's number, or 0 when the session has ended.
+/// `ARGV`: max events, max session bytes, max bytes, channel, session id,
+/// stream and byte key prefixes, then kind, instant and payload of each
+/// event in turn. The last new event's number (the others precede it), or
+/// 0 when the session has ended.
 ///
 /// Past the session's count or bytes, its own oldest events go; past the
 /// fleet's bytes, the oldest events of the streams appended to longest
-/// ago. The event just appended is never the one that goes.
+/// ago. The last event just appended is never one that goes.
 static APPEND: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         "if redis.call('EXISTS', KEYS[5]) == 0 then return 0 end
-         local n = redis.call('INCR', KEYS[2])
+         local n, held, all
+         for i = 8, #ARGV, 3 do
+           n = redis.call('INCR', KEYS[2])
+           redis.call('XADD', KEYS[1], '0-' .. n, 'k', ARGV[i], 'at', ARGV[i + 1], 'd', ARGV[i + 2])
+           local size = {EVENT_OVERHEAD_BYTES} + #ARGV[i + 2]
+           held = redis.call('INCRBY', KEYS[3], size)
+           all = redis.call('INCRBY', KEYS[4], size)
+         end
          local newest = '0-' .. n
-         redis.call('XADD', KEYS[1], newest, 'k', ARGV[1], 'at', ARGV[2], 'd', ARGV[3])
-         local size = {EVENT_OVERHEAD_BYTES} + #ARGV[3]
-         local held = redis.call('INCRBY', KEYS[3], size)
-         local all = redis.call('INCRBY', KEYS[4], size)
-         redis.call('ZADD', KEYS[6], redis.call('INCR', KEYS[7]), ARGV[8])
+         redis.call('ZADD', KEYS[6], redis.call('INCR', KEYS[7]), ARGV[5])
          local function drop_oldest(stream, bytes)
            local oldest = redis.call('XRANGE', stream, '-', '+', 'COUNT', 1)[1]
            if not oldest or (stream == KEYS[1] and oldest[1] == newest) then return nil end
@@ -81,9 +89,9 @@ static APPEND: LazyLock<Script> = LazyLock::new(|| {
            all = redis.call('DECRBY', KEYS[4], freed)
            return redis.call('DECRBY', bytes, freed)
          end
-         local max_events = tonumber(ARGV[4])
-         local max_held = tonumber(ARGV[5])
-         local max_all = tonumber(ARGV[6])
+         local max_events = tonumber(ARGV[1])
+         local max_held = tonumber(ARGV[2])
+         local max_all = tonumber(ARGV[3])
          while redis.call('XLEN', KEYS[1]) > max_events or held > max_held do
            local left = drop_oldest(KEYS[1], KEYS[3])
            if not left then break end
@@ -92,12 +100,12 @@ static APPEND: LazyLock<Script> = LazyLock::new(|| {
          while all > max_all do
            local id = redis.call('ZRANGE', KEYS[6], 0, 0)[1]
            if not id then break end
-           if not drop_oldest(ARGV[9] .. id, ARGV[10] .. id) then
-             if id == ARGV[8] then break end
+           if not drop_oldest(ARGV[6] .. id, ARGV[7] .. id) then
+             if id == ARGV[5] then break end
              redis.call('ZREM', KEYS[6], id)
            end
          end
-         redis.call('PUBLISH', ARGV[7], ARGV[8] .. ' ' .. n)
+         redis.call('PUBLISH', ARGV[4], ARGV[5] .. ' ' .. n)
          return n"
     ))
 });
@@ -141,47 +149,76 @@ struct Outgoing {
 }
 
 impl Appender {
-    async fn append(&self, event: &Outgoing) -> Result<u64, String> {
-        let n: u64 = APPEND
-            .key(&self.stream)
+    /// Append `batch`, in order, in one script: the number of each.
+    async fn append(&self, batch: &[Outgoing]) -> Result<Vec<u64>, String> {
+        let mut invocation = APPEND.key(&self.stream);
+        invocation
             .key(&self.seq)
             .key(&self.bytes)
             .key(&self.all_bytes)
             .key(&self.record)
             .key(&self.streams)
             .key(&self.order)
-            .arg(event.kind.name())
-            .arg(event.at.to_rfc3339())
-            .arg(&event.payload)
             .arg(MAX_EVENTS)
             .arg(self.limits.session_bytes)
             .arg(self.limits.every_bytes)
             .arg(&self.channel)
             .arg(&self.session)
             .arg(&self.stream_prefix)
-            .arg(&self.bytes_prefix)
+            .arg(&self.bytes_prefix);
+        for event in batch {
+            invocation
+                .arg(event.kind.name())
+                .arg(event.at.to_rfc3339())
+                .arg(&event.payload);
+        }
+        let last: u64 = invocation
             .invoke_async(&mut self.store.connection())
             .await
             .map_err(|e| self.store.failure(&e))?;
-        if n == 0 {
+        if last == 0 {
             return Err(format!("session `{}` has ended", self.session));
         }
-        Ok(n)
+        let first = last + 1 - batch.len() as u64;
+        Ok((first..=last).collect())
     }
 
-    /// Append what `outbox` brings, in order, until every sender is gone.
+    /// Append what `outbox` brings, in order, until every sender is gone:
+    /// what is queued together goes in one script, and an event no caller
+    /// waits for waits up to [`BATCH_WINDOW`] for company (a short call's
+    /// `actions.requested` then travels, and is made durable, with its
+    /// `action.result`).
     async fn run(self, mut outbox: mpsc::Receiver<Outgoing>) {
-        while let Some(event) = outbox.recv().await {
-            let appended = self.append(&event).await;
+        while let Some(first) = outbox.recv().await {
+            let until = tokio::time::Instant::now() + BATCH_WINDOW;
+            let mut batch = vec![first];
+            while batch.len() < MAX_BATCH {
+                let next = match outbox.try_recv() {
+                    Ok(next) => Some(next),
+                    Err(_) if batch.iter().any(|e| e.reply.is_some()) => None,
+                    Err(_) => tokio::time::timeout_at(until, outbox.recv())
+                        .await
+                        .ok()
+                        .flatten(),
+                };
+                match next {
+                    Some(next) => batch.push(next),
+                    None => break,
+                }
+            }
+            let appended = self.append(&batch).await;
             if let Err(e) = &appended {
+                let kinds: Vec<&str> = batch.iter().map(|e| e.kind.name()).collect();
                 tracing::warn!(
                     session = %self.session,
-                    "a `{}` event was not recorded: {e}",
-                    event.kind.name()
+                    "events were not recorded ({}): {e}",
+                    kinds.join(", ")
                 );
             }
-            if let Some(reply) = event.reply {
-                let _ = reply.send(appended);
+            for (i, event) in batch.into_iter().enumerate() {
+                if let Some(reply) = event.reply {
+                    let _ = reply.send(appended.as_ref().map(|n| n[i]).map_err(Clone::clone));
+                }
             }
         }
     }

@@ -440,6 +440,32 @@ async fn the_fleets_history_budget_trims_the_stalest_stream_and_never_the_new_ev
 }
 
 #[tokio::test]
+async fn events_emitted_together_are_appended_in_order_in_batches() {
+    let Some(fleet) = fleet(Duration::from_secs(3600)) else {
+        return;
+    };
+    let session = fleet.a.create(NewSession::default()).await.unwrap();
+    for n in 1..=150 {
+        let data = EventData::Json(json!({ "n": n }));
+        session.events().emit(EventKind::UserMessage, data);
+    }
+    let last = session
+        .events()
+        .append(EventKind::UserMessage, EventData::Json(json!({ "n": 151 })))
+        .await
+        .unwrap();
+    assert_eq!(last, 151, "after every event emitted before it");
+    let on_b = fleet.b.find(session.id()).await.unwrap().unwrap();
+    let kept = on_b.events().since(None).await.unwrap();
+    let order: Vec<(u64, u64)> = kept
+        .iter()
+        .map(|e| (e.id, e.to_json()["data"]["n"].as_u64().unwrap()))
+        .collect();
+    let expected: Vec<(u64, u64)> = (1..=151).map(|n| (n, n)).collect();
+    assert_eq!(order, expected);
+}
+
+#[tokio::test]
 async fn a_session_ended_elsewhere_takes_no_write_and_no_event() {
     let Some(fleet) = fleet(Duration::from_secs(3600)) else {
         return;
