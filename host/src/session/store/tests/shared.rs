@@ -10,16 +10,21 @@ struct Fleet {
     _server: RedisServer,
 }
 
-fn fleet(retention: Duration) -> Option<Fleet> {
-    let server = RedisServer::start()?;
+/// A store of keys in the Redis `server` runs.
+fn redis_store(server: &RedisServer) -> Arc<RedisStore> {
     let settings = StateSettings {
         backend: Backend::Redis,
         redis_url: Some(server.url()),
         ..StateSettings::default()
     };
+    RedisStore::open(&settings).unwrap()
+}
+
+fn fleet(retention: Duration) -> Option<Fleet> {
+    let server = RedisServer::start()?;
     let root = tempfile::tempdir().unwrap();
     let open = || {
-        let redis = RedisStore::open(&settings).unwrap();
+        let redis = redis_store(&server);
         let terms = LeaseTerms::new(Duration::from_secs(2));
         SessionStore::open_shared(
             root.path(),
@@ -308,22 +313,10 @@ async fn a_sessions_stream_is_held_to_its_bytes_and_goes_with_it() {
     let Some(server) = RedisServer::start() else {
         return;
     };
-    let settings = StateSettings {
-        backend: Backend::Redis,
-        redis_url: Some(server.url()),
-        ..StateSettings::default()
-    };
-    let redis = RedisStore::open(&settings).unwrap();
+    let redis = redis_store(&server);
     let root = tempfile::tempdir().unwrap();
     // Each event below holds 256 + ~1 KiB: five fit in 8 KiB.
-    let store = SessionStore::open_shared(
-        root.path(),
-        Duration::from_secs(3600),
-        HistoryBudget::new(8 << 10, 1 << 20),
-        redis.clone(),
-        LeaseTerms::new(Duration::from_secs(2)),
-    )
-    .unwrap();
+    let store = store_with_history(root.path(), &redis, 8 << 10, 1 << 20);
     let session = store.create(NewSession::default()).await.unwrap();
     let text = "x".repeat(1000);
     for n in 1..=20 {
@@ -393,12 +386,7 @@ async fn the_fleets_history_budget_trims_the_stalest_stream_and_never_the_new_ev
     let Some(server) = RedisServer::start() else {
         return;
     };
-    let settings = StateSettings {
-        backend: Backend::Redis,
-        redis_url: Some(server.url()),
-        ..StateSettings::default()
-    };
-    let redis = RedisStore::open(&settings).unwrap();
+    let redis = redis_store(&server);
     let root = tempfile::tempdir().unwrap();
     // Each event holds 256 + ~1 KiB: five fit in the fleet's 8 KiB.
     let store = store_with_history(root.path(), &redis, 1 << 20, 8 << 10);
