@@ -9,9 +9,11 @@
 //! The host's own tools folder and `toolhost.toml` make the agent
 //! [`DEFAULT_AGENT`].
 
+mod definitions;
 mod inputs;
 mod record;
 mod shared;
+mod shelf;
 mod stored;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -20,18 +22,19 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use anyhow::Context as _;
 
+pub use definitions::DEFINITION_FILE;
+pub(crate) use definitions::StoredAgents;
 pub use inputs::{BLOBS_DIR, VersionInputs};
 pub use record::{MAX_RECORDS, PolicyEntry, ToolEntry, VersionDiff, VersionRecord};
-pub(crate) use stored::StoredAgents;
-pub use stored::{DEFINITION_FILE, StoredAgent};
+pub use stored::StoredAgent;
 
 pub use crate::agent_pin::{AgentPin, DEFAULT_AGENT};
 use crate::config::Config;
 use crate::redis_store::RedisStore;
 use crate::registry::Registry;
 use inputs::Blobs;
-use record::RecordShelf;
 use shared::SharedAgents;
+use shelf::RecordShelf;
 
 /// How long a fleet keeps a component file no version record names: a
 /// server keeps a new version's files before its record names them.
