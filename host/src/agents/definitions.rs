@@ -34,19 +34,17 @@ impl StoredAgents {
     }
 
     /// Every agent kept; one that cannot be read is reported and skipped.
-    pub(crate) fn all(&self) -> Vec<StoredAgent> {
+    /// An error when the list itself cannot be read (the fleet's store
+    /// does not answer): the caller must not take it for "none".
+    pub(crate) fn all(&self) -> anyhow::Result<Vec<StoredAgent>> {
         if let Some(shared) = &self.shared {
-            return shared.definitions().unwrap_or_else(|e| {
-                tracing::warn!("{e:#}");
-                Vec::new()
-            });
+            return shared.definitions();
         }
         let entries = match std::fs::read_dir(&self.root) {
             Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => {
-                tracing::warn!("cannot list {}: {e}", self.root.display());
-                return Vec::new();
+                return Err(e).with_context(|| format!("cannot list {}", self.root.display()));
             }
         };
         let mut agents = Vec::new();
@@ -61,7 +59,7 @@ impl StoredAgents {
             }
         }
         agents.sort_by(|a, b| a.name.cmp(&b.name));
-        agents
+        Ok(agents)
     }
 
     /// The agent `name`, if one is kept.

@@ -30,13 +30,25 @@ pub enum AgentSource {
 impl Host {
     /// Every named agent's definition: `toolhost.toml`'s, then those made
     /// over the API (a name both have is the file's; the other is reported).
-    fn named_definitions(&self, config: &Config) -> BTreeMap<String, (AgentSpec, AgentSource)> {
+    /// Whether the list is whole is `false` when the agents made over the
+    /// API could not be read (the fleet's store does not answer).
+    fn named_definitions(
+        &self,
+        config: &Config,
+    ) -> (BTreeMap<String, (AgentSpec, AgentSource)>, bool) {
         let mut named: BTreeMap<String, (AgentSpec, AgentSource)> = config
             .agents
             .iter()
             .map(|(name, spec)| (name.clone(), (spec.clone(), AgentSource::Config)))
             .collect();
-        for stored in self.agents.stored().all() {
+        let stored = match self.agents.stored().all() {
+            Ok(stored) => stored,
+            Err(e) => {
+                tracing::error!("the agents made over the API cannot be read: {e:#}");
+                return (named, false);
+            }
+        };
+        for stored in stored {
             if named.contains_key(&stored.name) {
                 tracing::warn!(
                     "toolhost.toml declares the agent `{}`, which was also made over the API; \
@@ -62,7 +74,7 @@ impl Host {
                 ),
             }
         }
-        named
+        (named, true)
     }
 
     /// Where the agent `name`'s definition comes from, if it is a named
@@ -127,7 +139,7 @@ impl Host {
     /// servers no agent declares any more are stopped.
     /// The caller holds `editing`.
     pub(super) async fn load_named_agents(&self, config: &Config, tiering: Tiering) {
-        let named = self.named_definitions(config);
+        let (named, whole) = self.named_definitions(config);
         for (name, (spec, _)) in &named {
             let committed = match self.load_named(spec, config, tiering).await {
                 // One that had a version keeps it rather than lose a tool.
@@ -149,6 +161,10 @@ impl Host {
                     "agent `{name}` did not load; it keeps the version it had: {e:#}"
                 ),
             }
+        }
+        if !whole {
+            // Not knowing which agents are defined, retire none.
+            return;
         }
         for name in self.agents.names() {
             if name != DEFAULT_AGENT && !named.contains_key(&name) {
@@ -180,7 +196,7 @@ impl Host {
         }
         let spec = AgentSpec::from_json(body).map_err(|e| invalid(name, &e))?;
         let config = self.config();
-        let others = self.named_definitions(&config);
+        let (others, _) = self.named_definitions(&config);
         if others.len() >= MAX_NAMED_AGENTS {
             return Err(AgentError::Invalid {
                 name: name.to_string(),
@@ -221,7 +237,7 @@ impl Host {
         }
         let spec = AgentSpec::from_json(&body).map_err(|e| invalid(name, &e))?;
         let config = self.config();
-        check_servers(&config, &self.named_definitions(&config), name, &spec)
+        check_servers(&config, &self.named_definitions(&config).0, name, &spec)
             .map_err(|e| invalid(name, &e))?;
         let committed = self
             .commit_api_agent(name, &spec, Some(stored.created_at))

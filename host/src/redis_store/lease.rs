@@ -115,14 +115,15 @@ impl Lease {
     ) -> Result<Option<Self>, String> {
         let token = uuid::Uuid::new_v4().simple().to_string();
         let sent = Instant::now();
-        let asking = Asking::new(store, &key, &token);
+        let mut connection = store.connection();
+        let asking = Asking::new(store, &connection, &key, &token);
         let taken: Option<String> = redis::cmd("SET")
             .arg(&key)
             .arg(&token)
             .arg("NX")
             .arg("PX")
             .arg(millis(terms.ttl))
-            .query_async(&mut store.connection())
+            .query_async(&mut connection)
             .await
             .map_err(|e| store.failure(&e))?;
         asking.answered();
@@ -143,13 +144,14 @@ impl Lease {
     ) -> Result<Result<Self, Refused>, String> {
         let token = uuid::Uuid::new_v4().simple().to_string();
         let sent = Instant::now();
-        let asking = Asking::new(store, &key, &token);
+        let mut connection = store.connection();
+        let asking = Asking::new(store, &connection, &key, &token);
         let answer: String = ACQUIRE_BESIDE
             .key(&key)
             .key(beside)
             .arg(&token)
             .arg(millis(terms.ttl))
-            .invoke_async(&mut store.connection())
+            .invoke_async(&mut connection)
             .await
             .map_err(|e| store.failure(&e))?;
         asking.answered();
@@ -249,13 +251,23 @@ impl Drop for Lease {
 
 /// Release `key` if `token` holds it, in the background.
 fn release_later(store: &Arc<RedisStore>, key: &str, token: &str) {
+    release_later_on(store, store.connection(), key, token);
+}
+
+/// [`release_later`] on `connection` (after what was sent on it before).
+fn release_later_on(
+    store: &Arc<RedisStore>,
+    mut connection: redis::aio::ConnectionManager,
+    key: &str,
+    token: &str,
+) {
     let (store, key, token) = (store.clone(), key.to_string(), token.to_string());
     if let Ok(runtime) = tokio::runtime::Handle::try_current() {
         runtime.spawn(async move {
             let released: redis::RedisResult<i64> = RELEASE
                 .key(&key)
                 .arg(&token)
-                .invoke_async(&mut store.connection())
+                .invoke_async(&mut connection)
                 .await;
             if let Err(e) = released {
                 tracing::warn!(%key, "cannot release a lease: {}", store.failure(&e));
@@ -266,18 +278,26 @@ fn release_later(store: &Arc<RedisStore>, key: &str, token: &str) {
 
 /// A request for a lease in flight: if the caller gives up on it (its
 /// future is dropped) before the answer, Redis may have given the lease
-/// all the same, so it is released in the background.
+/// all the same, so it is released in the background — on the connection
+/// the request went on, so the release cannot overtake it.
 struct Asking<'a> {
     store: &'a Arc<RedisStore>,
+    connection: redis::aio::ConnectionManager,
     key: &'a str,
     token: &'a str,
     answered: bool,
 }
 
 impl<'a> Asking<'a> {
-    fn new(store: &'a Arc<RedisStore>, key: &'a str, token: &'a str) -> Self {
+    fn new(
+        store: &'a Arc<RedisStore>,
+        connection: &redis::aio::ConnectionManager,
+        key: &'a str,
+        token: &'a str,
+    ) -> Self {
         Self {
             store,
+            connection: connection.clone(),
             key,
             token,
             answered: false,
@@ -292,7 +312,7 @@ impl<'a> Asking<'a> {
 impl Drop for Asking<'_> {
     fn drop(&mut self) {
         if !self.answered {
-            release_later(self.store, self.key, self.token);
+            release_later_on(self.store, self.connection.clone(), self.key, self.token);
         }
     }
 }

@@ -93,7 +93,7 @@ static LOAD: LazyLock<Script> = LazyLock::new(|| {
          end
          local record = redis.call('GET', ARGV[1] .. id)
          if not record then return nil end
-         local active = tonumber(redis.call('HGET', KEYS[3], id) or '0')
+         local active = tonumber(redis.call('HGET', KEYS[3], id) or redis.call('ZSCORE', KEYS[2], id) or '0')
          if ARGV[2] ~= '' then
            redis.call('ZADD', KEYS[2], 'GT', ARGV[2], id)
            if tonumber(ARGV[2]) > active then
@@ -146,7 +146,7 @@ static LIST: LazyLock<Script> = LazyLock::new(|| {
            local record = redis.call('GET', ARGV[1] .. all[i])
            if record then
              table.insert(out, record)
-             table.insert(out, redis.call('HGET', KEYS[2], all[i]) or '0')
+             table.insert(out, redis.call('HGET', KEYS[2], all[i]) or all[i + 1])
              table.insert(out, tostring(redis.call('EXISTS', ARGV[2] .. all[i])))
            end
          end

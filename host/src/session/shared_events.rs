@@ -63,7 +63,8 @@ const BATCH_WINDOW: Duration = Duration::from_millis(2);
 ///
 /// Past the session's count or bytes, its own oldest events go; past the
 /// fleet's bytes, the oldest events of the streams appended to longest
-/// ago. The last event just appended is never one that goes.
+/// ago, other sessions' only (the appending one is held to its own
+/// budget). The last event just appended is never one that goes.
 static APPEND: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         "if redis.call('EXISTS', KEYS[5]) == 0 then return 0 end
@@ -99,9 +100,8 @@ static APPEND: LazyLock<Script> = LazyLock::new(|| {
          end
          while all > max_all do
            local id = redis.call('ZRANGE', KEYS[6], 0, 0)[1]
-           if not id then break end
+           if not id or id == ARGV[5] then break end
            if not drop_oldest(ARGV[6] .. id, ARGV[7] .. id) then
-             if id == ARGV[5] then break end
              redis.call('ZREM', KEYS[6], id)
            end
          end

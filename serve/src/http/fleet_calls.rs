@@ -238,15 +238,18 @@ impl FleetCalls {
 
     async fn write_status(&self, id: &str, status: &str, wait: Option<u64>) -> Result<(), String> {
         let wait = wait.map(|n| n.to_string()).unwrap_or_default();
-        SET_STATUS
+        let written: i64 = SET_STATUS
             .key(self.call_key(id))
             .key(self.answer_key(id))
             .arg(status)
             .arg(wait)
-            .invoke_async::<i64>(&mut self.store.connection())
+            .invoke_async(&mut self.store.connection())
             .await
-            .map(drop)
-            .map_err(|e| self.error(&e))
+            .map_err(|e| self.error(&e))?;
+        if written == 0 {
+            return Err(format!("call `{id}`'s record in Redis has expired"));
+        }
+        Ok(())
     }
 
     /// Record what call `id` answered with once done, kept for the
