@@ -84,6 +84,20 @@ impl FileStamp {
     }
 }
 
+/// The names (as UTF-8) of what folder `dir` holds; none when it does not
+/// exist.
+pub(crate) fn entry_names(dir: &Path) -> anyhow::Result<Vec<String>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("cannot list {}", dir.display())),
+    };
+    Ok(entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .collect())
+}
+
 /// The JSON file `path` read as a `T` (`what` names it in errors), or
 /// `None` when there is no such file.
 pub(crate) fn read_json<T: serde::de::DeserializeOwned>(

@@ -40,18 +40,8 @@ impl StoredAgents {
         if let Some(shared) = &self.shared {
             return shared.definitions();
         }
-        let entries = match std::fs::read_dir(&self.root) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => {
-                return Err(e).with_context(|| format!("cannot list {}", self.root.display()));
-            }
-        };
         let mut agents = Vec::new();
-        for entry in entries.flatten() {
-            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-                continue;
-            };
+        for name in crate::files::entry_names(&self.root)? {
             match self.read(&name) {
                 Ok(Some(agent)) => agents.push(agent),
                 Ok(None) => {}

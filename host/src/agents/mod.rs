@@ -20,8 +20,6 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use anyhow::Context as _;
-
 pub use definitions::DEFINITION_FILE;
 pub(crate) use definitions::StoredAgents;
 pub use inputs::{BLOBS_DIR, VersionInputs};
@@ -269,18 +267,9 @@ impl Agents {
         if let Some(shared) = &self.shared {
             return shared.agents();
         }
-        let entries = match std::fs::read_dir(&self.root) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => {
-                return Err(e).with_context(|| format!("cannot list {}", self.root.display()));
-            }
-        };
-        Ok(entries
-            .flatten()
-            .filter_map(|entry| entry.file_name().to_str().map(str::to_string))
-            .filter(|name| name != BLOBS_DIR)
-            .collect())
+        let mut names = crate::files::entry_names(&self.root)?;
+        names.retain(|name| name != BLOBS_DIR);
+        Ok(names)
     }
 
     /// Remove the component files no kept version's inputs name.

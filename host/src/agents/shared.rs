@@ -185,14 +185,8 @@ impl SharedAgents {
         agent: &str,
         version: u64,
     ) -> anyhow::Result<Option<VersionRecord>> {
-        let json: Option<String> = self.run("read a version record", |c| {
-            c.hget(self.versions_key(agent), version)
-        })?;
-        json.map(|json| {
-            serde_json::from_str(&json)
-                .with_context(|| format!("version {version} of `{agent}` in Redis is not valid"))
-        })
-        .transpose()
+        let what = format!("version {version} of `{agent}`'s record");
+        self.field_json(&self.versions_key(agent), version, &what)
     }
 
     /// What version `version` of `agent` was loaded from, if it is kept.
@@ -201,13 +195,21 @@ impl SharedAgents {
         agent: &str,
         version: u64,
     ) -> anyhow::Result<Option<VersionInputs>> {
-        let json: Option<String> = self.run("read a version's inputs", |c| {
-            c.hget(self.inputs_key(agent), version)
-        })?;
+        let what = format!("the inputs of version {version} of `{agent}`");
+        self.field_json(&self.inputs_key(agent), version, &what)
+    }
+
+    /// The JSON in field `field` of the hash `key`, read as a `T` (`what`
+    /// names it in errors), if there is one.
+    fn field_json<T: serde::de::DeserializeOwned>(
+        &self,
+        key: &str,
+        field: u64,
+        what: &str,
+    ) -> anyhow::Result<Option<T>> {
+        let json: Option<String> = self.run(&format!("read {what}"), |c| c.hget(key, field))?;
         json.map(|json| {
-            serde_json::from_str(&json).with_context(|| {
-                format!("the inputs of version {version} of `{agent}` in Redis are not valid")
-            })
+            serde_json::from_str(&json).with_context(|| format!("{what} in Redis is not valid"))
         })
         .transpose()
     }

@@ -66,18 +66,9 @@ impl RecordShelf {
         if let Some(shared) = &self.shared {
             return shared.numbers(&self.agent);
         }
-        let entries = match std::fs::read_dir(&self.dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => {
-                return Err(e).with_context(|| format!("cannot list {}", self.dir.display()));
-            }
-        };
-        let mut numbers: Vec<u64> = entries
-            .filter_map(|entry| {
-                let name = entry.ok()?.file_name();
-                name.to_str()?.strip_suffix(".json")?.parse().ok()
-            })
+        let mut numbers: Vec<u64> = crate::files::entry_names(&self.dir)?
+            .iter()
+            .filter_map(|name| name.strip_suffix(".json")?.parse().ok())
             .collect();
         numbers.sort_unstable();
         Ok(numbers)
