@@ -44,18 +44,24 @@ impl Host {
         let Some(pin) = session.pin() else {
             return Err(unavailable);
         };
+        self.load_from_fleet(&pin).await.ok_or(unavailable)
+    }
+
+    /// Version `pin`, loaded here from the fleet's records unless it is
+    /// loaded already (one at a time); `None`, logged, when it cannot be.
+    async fn load_from_fleet(&self, pin: &AgentPin) -> Option<Arc<AgentVersion>> {
         let _restoring = self.restoring.lock().await;
-        if let Some(version) = self.agents.loaded(&pin) {
-            return Ok(version);
+        if let Some(version) = self.agents.loaded(pin) {
+            return Some(version);
         }
-        match self.restore(&pin).await {
+        match self.restore(pin).await {
             Ok(version) => {
                 tracing::info!("loaded {pin} from the fleet's records: a session is bound to it");
-                Ok(version)
+                Some(version)
             }
             Err(e) => {
                 tracing::warn!("{pin} cannot be loaded from the fleet's records: {e:#}");
-                Err(unavailable)
+                None
             }
         }
     }
@@ -113,15 +119,11 @@ impl Host {
             name: agent.to_string(),
             version,
         };
-        if self.agents.latest(agent).is_none() || self.agents.loaded(&pin).is_some() {
-            return;
-        }
-        let _restoring = self.restoring.lock().await;
-        if self.agents.loaded(&pin).is_none()
+        if self.agents.latest(agent).is_some()
+            && self.agents.loaded(&pin).is_none()
             && matches!(self.agents.record(agent, version), Ok(Some(_)))
-            && let Err(e) = self.restore(&pin).await
         {
-            tracing::warn!("{pin} cannot be loaded from the fleet's records: {e:#}");
+            self.load_from_fleet(&pin).await;
         }
     }
 
