@@ -229,7 +229,7 @@ impl Board {
                     tokio::spawn(take_answers(
                         fleet.clone(),
                         call_id.to_string(),
-                        parked.clone(),
+                        Arc::downgrade(parked),
                         applier.clone(),
                     ));
                 }
@@ -459,14 +459,17 @@ async fn mirror(
 /// Apply, with `applier`, what other servers receive for call `call_id`
 /// each time it waits, until it is done. Only an answer given while the
 /// call was in its current wait is applied; one is never cut off halfway
-/// through being applied.
+/// through being applied. Holds the call weakly: once the board forgets
+/// it (its session ended), its status ends and so does this.
 async fn take_answers(
     fleet: Arc<FleetCalls>,
     call_id: String,
-    parked: Arc<Parked>,
+    parked: std::sync::Weak<Parked>,
     applier: Applier,
 ) {
-    let mut status = parked.status.subscribe();
+    let Some(mut status) = parked.upgrade().map(|p| p.status.subscribe()) else {
+        return;
+    };
     loop {
         let now = match status
             .wait_for(|s| s.0.is_waiting() || s.0 == Status::Done)
@@ -487,7 +490,10 @@ async fn take_answers(
                 continue;
             }
         };
-        if given_in != parked.waits.load(Ordering::Relaxed) {
+        let Some(waits) = parked.upgrade().map(|p| p.waits.load(Ordering::Relaxed)) else {
+            return;
+        };
+        if given_in != waits {
             tracing::debug!(call = %call_id, "an answer to an earlier wait is dropped");
             continue;
         }
