@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use super::api::{CallInput, CallOptions, NoApprover, new_call_id};
@@ -110,11 +110,7 @@ impl Host {
                     }
                 }
             }
-            let nap = next_nap(&store).await;
-            let nap = match postponed.iter().map(|r| r.fire_at).min() {
-                Some(at) => nap.min((at - Utc::now()).to_std().unwrap_or(Duration::ZERO)),
-                None => nap,
-            };
+            let nap = next_nap(&store, postponed.iter().map(|r| r.fire_at).min()).await;
             tokio::select! {
                 () = tokio::time::sleep(nap) => {}
                 () = store.reminders().added() => {}
@@ -238,9 +234,11 @@ fn fired(session: &Session, reminder: &Reminder, outcome: Value) {
     );
 }
 
-/// How long to sleep before the next reminder is due (at most [`MAX_NAP`]).
-async fn next_nap(store: &SessionStore) -> Duration {
-    store.next_reminder_due().await.map_or(MAX_NAP, |at| {
+/// How long to sleep before the next reminder in `store`, or the one
+/// held here `also`, is due (at most [`MAX_NAP`]).
+async fn next_nap(store: &SessionStore, also: Option<DateTime<Utc>>) -> Duration {
+    let stored = store.next_reminder_due().await;
+    stored.into_iter().chain(also).min().map_or(MAX_NAP, |at| {
         (at - Utc::now())
             .to_std()
             .unwrap_or(Duration::ZERO)
