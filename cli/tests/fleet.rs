@@ -336,6 +336,11 @@ async fn a_redis_restart_gives_clear_errors_then_recovers() {
         .await
         .unwrap();
     assert_eq!(echo.status(), 200, "a tool with no kv grant still runs");
+    let (status, versions) = get(&url, "/agents/default/versions").await;
+    assert_eq!(status, 503, "not an empty list: {versions}");
+    assert_eq!(versions["error"]["code"], "state_unavailable", "{versions}");
+    let (status, version) = get(&url, "/agents/default/versions/7").await;
+    assert_eq!(status, 503, "not `agent_version_not_found`: {version}");
 
     redis.restart().unwrap();
     let mut answer = count(&client, &url, "kept", 1).await.unwrap();
@@ -1050,6 +1055,25 @@ async fn the_fleet_numbers_each_tool_set_once_and_any_server_runs_any_version() 
     let status = changed.status().as_u16();
     let changed: Value = changed.json().await.unwrap();
     assert_eq!((status, &changed["version"]), (200, &json!(2)), "{changed}");
+    // B is told: it serves version 2 as the agent's latest, without a
+    // restart, and a new session there is bound to it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, agent) = get(&fleet.url(1), "/agents/repo").await;
+        if agent["version"] == 2 {
+            assert_eq!(agent["source"], "api", "{agent}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "B serves {agent}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let latest_on_b = fleet.session(1, json!({"agent": "repo"})).await;
+    let (_, described) = get(&fleet.url(1), &format!("/sessions/{latest_on_b}")).await;
+    assert_eq!(
+        described["agent"],
+        json!({"name": "repo", "version": 2}),
+        "{described}"
+    );
     let pinned = fleet
         .session(1, json!({"agent": "repo", "version": 2}))
         .await;

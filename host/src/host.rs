@@ -1,5 +1,7 @@
 //! [`Host`]: a loaded tools folder with its engine, config and state.
 
+mod failed_loads;
+mod fleet_agents;
 mod named;
 mod restore;
 mod versions;
@@ -239,20 +241,18 @@ impl HostBuilder {
         } else {
             Commit::Recorded
         };
-        let definition = config.definition();
-        agents.commit(
-            DEFAULT_AGENT,
-            Loaded {
-                registry: Arc::new(registry),
-                config: config.clone(),
-                definition,
-                inputs: VersionInputs {
-                    config: config_text.clone(),
-                    ..VersionInputs::default()
-                },
+        let loaded = Loaded {
+            registry: Arc::new(registry),
+            config: config.clone(),
+            definition: config.definition(),
+            inputs: VersionInputs {
+                config: config_text.clone(),
+                ..VersionInputs::default()
             },
-            commit,
-        )?;
+        };
+        agents
+            .off_thread(move |agents| agents.commit(DEFAULT_AGENT, loaded, commit))
+            .await?;
         let kv: Option<Arc<dyn KvBackend>> = match &shared {
             Some(store) => Some(Arc::new(RedisBackend::new(store.clone()))),
             None if needs_kv => {
@@ -263,6 +263,7 @@ impl HostBuilder {
             }
             None => None,
         };
+        let agent_feed = shared.as_ref().map(fleet_agents::feed);
         let host = Host {
             gate: CallGate::new(&config.limits),
             file_slots: FileSlots::new(config.limits.open_files()),
@@ -290,6 +291,8 @@ impl HostBuilder {
             reload_error: RwLock::default(),
             editing: tokio::sync::Mutex::default(),
             restoring: tokio::sync::Mutex::default(),
+            failed_loads: failed_loads::FailedLoads::default(),
+            agent_feed,
         };
         if host.config().state.shared_compile_cache.is_some() {
             keep_shared_compilations(Arc::downgrade(&host.agents), host.engine.clone());
@@ -376,6 +379,10 @@ pub struct Host {
     /// Held while a version another server of the fleet made is loaded
     /// here for a call: each is loaded once.
     restoring: tokio::sync::Mutex<()>,
+    /// What failed to load from the fleet's records lately.
+    failed_loads: failed_loads::FailedLoads,
+    /// Where a fleet's servers tell each other an agent changed.
+    agent_feed: Option<Arc<redis_store::feed::Wakeups>>,
 }
 
 impl Host {
@@ -494,19 +501,20 @@ impl Host {
             lock.as_ref().is_none_or(|lock| lock.accepts(tool))
         });
         let fresh = Arc::new(fresh);
-        let committed = self.agents.commit(
-            DEFAULT_AGENT,
-            Loaded {
-                registry: fresh.clone(),
-                config: config.clone(),
-                definition: config.definition(),
-                inputs: VersionInputs {
-                    config: config_text.clone(),
-                    ..VersionInputs::default()
-                },
+        let loaded = Loaded {
+            registry: fresh.clone(),
+            config: config.clone(),
+            definition: config.definition(),
+            inputs: VersionInputs {
+                config: config_text.clone(),
+                ..VersionInputs::default()
             },
-            self.commit,
-        )?;
+        };
+        let commit = self.commit;
+        let committed = self
+            .agents
+            .off_thread(move |agents| agents.commit(DEFAULT_AGENT, loaded, commit))
+            .await?;
         // Logged here; the fingerprint below decides the announcement.
         self.announce(DEFAULT_AGENT, &committed);
         let fingerprint = |r: &Registry| -> Vec<(String, String, bool)> {

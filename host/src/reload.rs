@@ -21,19 +21,25 @@ pub struct ReloadWatcher {
     _watcher: notify::RecommendedWatcher,
     task: tokio::task::JoinHandle<()>,
     upstream_task: tokio::task::JoinHandle<()>,
+    fleet_task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Drop for ReloadWatcher {
     fn drop(&mut self) {
         self.task.abort();
         self.upstream_task.abort();
+        if let Some(task) = &self.fleet_task {
+            task.abort();
+        }
     }
 }
 
 /// Reload `host` whenever a `.wasm` file in its tools folder, or its
 /// `toolhost.toml` or `tools.lock`, changes, or an MCP server announces
-/// that its tools changed.
+/// that its tools changed; and its named agents whenever another server of
+/// its fleet changes one.
 pub fn watch(host: Arc<Host>) -> anyhow::Result<ReloadWatcher> {
+    let host_for_fleet = host.clone();
     let (changed, mut changes) = tokio::sync::mpsc::unbounded_channel();
     let mut upstream_changes = host.upstream_changes();
     let upstream_changed = changed.clone();
@@ -80,6 +86,7 @@ pub fn watch(host: Arc<Host>) -> anyhow::Result<ReloadWatcher> {
         _watcher: watcher,
         task,
         upstream_task,
+        fleet_task: Host::follow_fleet_agents(&host_for_fleet),
     })
 }
 

@@ -16,7 +16,7 @@ pub(crate) async fn list(
     agent: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let host = load(dir).await?;
-    let version = host.resolve(agent, None)?;
+    let version = host.resolve(agent, None).await?;
     let registry = version.registry();
     if as_json {
         let mut listing = Host::listing_of(&version);

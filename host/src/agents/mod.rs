@@ -20,6 +20,8 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
+use anyhow::Context as _;
+
 pub use definitions::DEFINITION_FILE;
 pub(crate) use definitions::StoredAgents;
 pub use inputs::{BLOBS_DIR, VersionInputs};
@@ -147,9 +149,22 @@ pub enum AgentError {
         /// The agent.
         name: String,
     },
+    /// The fleet's store (Redis) did not answer.
+    #[error("{0:#}")]
+    Unavailable(anyhow::Error),
     /// The version records could not be read or written.
     #[error("{0:#}")]
-    Io(#[from] anyhow::Error),
+    Io(anyhow::Error),
+}
+
+impl From<anyhow::Error> for AgentError {
+    fn from(error: anyhow::Error) -> Self {
+        if error.chain().any(|cause| cause.is::<shared::Unavailable>()) {
+            Self::Unavailable(error)
+        } else {
+            Self::Io(error)
+        }
+    }
 }
 
 impl AgentError {
@@ -162,6 +177,7 @@ impl AgentError {
             Self::Invalid { .. } => "invalid_agent",
             Self::Exists { .. } => "agent_exists",
             Self::NotEditable { .. } => "agent_not_editable",
+            Self::Unavailable(_) => "state_unavailable",
             Self::Io(_) => "internal_error",
         }
     }
@@ -549,19 +565,22 @@ impl Agents {
         }
     }
 
-    /// `agent`'s version records kept on disk, lowest first; a record that
-    /// cannot be read is reported and skipped.
+    /// `agent`'s version records kept, lowest first; a record that cannot
+    /// be read is reported and skipped.
     pub(crate) fn records(&self, agent: &str) -> anyhow::Result<Vec<VersionRecord>> {
-        let shelf = self.shelf(agent);
-        let mut records = Vec::new();
-        for number in shelf.numbers()? {
-            match shelf.read(number) {
-                Ok(Some(record)) => records.push(record),
-                Ok(None) => {}
-                Err(e) => tracing::warn!("skipping a version record: {e:#}"),
-            }
-        }
-        Ok(records)
+        self.shelf(agent).all()
+    }
+
+    /// Run `work` (which reads or writes files, or waits for the fleet's
+    /// store) on a blocking thread, off the async workers.
+    pub(crate) async fn off_thread<T: Send + 'static>(
+        self: &Arc<Self>,
+        work: impl FnOnce(&Self) -> anyhow::Result<T> + Send + 'static,
+    ) -> anyhow::Result<T> {
+        let agents = Arc::clone(self);
+        tokio::task::spawn_blocking(move || work(&agents))
+            .await
+            .context("the agents' store task panicked")?
     }
 
     /// Version `version` of `agent` as recorded, if it is kept.

@@ -42,6 +42,12 @@ static NUMBER: LazyLock<Script> = LazyLock::new(|| {
     )
 });
 
+/// Redis did not answer a command the agents needed: surfaces answer
+/// `503 state_unavailable` rather than taking it for "none".
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Unavailable(String);
+
 /// The agents of a fleet, in Redis.
 pub(crate) struct SharedAgents {
     store: Arc<RedisStore>,
@@ -77,8 +83,12 @@ impl SharedAgents {
             .connection
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let fail =
-            |e: &redis::RedisError| anyhow::anyhow!("cannot {what}: {}", self.store.failure(e));
+        let fail = |e: &redis::RedisError| {
+            anyhow::Error::new(Unavailable(format!(
+                "cannot {what}: {}",
+                self.store.failure(e)
+            )))
+        };
         let connection = match slot.as_mut() {
             Some(connection) => connection,
             None => slot.insert(self.store.blocking_connection().map_err(|e| fail(&e))?),
@@ -187,6 +197,42 @@ impl SharedAgents {
     ) -> anyhow::Result<Option<VersionRecord>> {
         let what = format!("version {version} of `{agent}`'s record");
         self.field_json(&self.versions_key(agent), version, &what)
+    }
+
+    /// Every record of `agent` kept, lowest first (one read); one that is
+    /// not valid is reported and skipped.
+    pub(crate) fn records(&self, agent: &str) -> anyhow::Result<Vec<VersionRecord>> {
+        let what = format!("`{agent}`'s version records");
+        let mut records: Vec<VersionRecord> = self.whole_json(&self.versions_key(agent), &what)?;
+        records.sort_by_key(|record| record.version);
+        Ok(records)
+    }
+
+    /// What every version of `agent` kept was loaded from (one read); one
+    /// that is not valid is reported and skipped.
+    pub(crate) fn all_inputs(&self, agent: &str) -> anyhow::Result<Vec<VersionInputs>> {
+        let what = format!("the inputs of `{agent}`'s versions");
+        self.whole_json(&self.inputs_key(agent), &what)
+    }
+
+    /// Every field of the hash `key` read as a `T` (`what` names them in
+    /// errors); one that is not valid is reported and skipped.
+    fn whole_json<T: serde::de::DeserializeOwned>(
+        &self,
+        key: &str,
+        what: &str,
+    ) -> anyhow::Result<Vec<T>> {
+        let all: Vec<(String, String)> = self.run(&format!("read {what}"), |c| c.hgetall(key))?;
+        Ok(all
+            .into_iter()
+            .filter_map(|(field, json)| match serde_json::from_str(&json) {
+                Ok(value) => Some(value),
+                Err(e) => {
+                    tracing::warn!("skipping entry {field} of {what} in Redis: {e}");
+                    None
+                }
+            })
+            .collect())
     }
 
     /// What version `version` of `agent` was loaded from, if it is kept.

@@ -130,14 +130,39 @@ impl RecordShelf {
         Ok(())
     }
 
-    /// The digests of every component file the kept versions' inputs name.
-    pub(crate) fn referenced_files(&self) -> anyhow::Result<Vec<String>> {
-        let mut files = Vec::new();
+    /// Every record kept, lowest first. A record that cannot be read is
+    /// reported and skipped; an error when the fleet's store does not
+    /// answer.
+    pub(crate) fn all(&self) -> anyhow::Result<Vec<VersionRecord>> {
+        if let Some(shared) = &self.shared {
+            return shared.records(&self.agent);
+        }
+        let mut records = Vec::new();
         for number in self.numbers()? {
-            if let Some(inputs) = self.read_inputs(number)? {
-                files.extend(inputs.files.into_values());
+            match self.read(number) {
+                Ok(Some(record)) => records.push(record),
+                Ok(None) => {}
+                Err(e) => tracing::warn!("skipping a version record: {e:#}"),
             }
         }
-        Ok(files)
+        Ok(records)
+    }
+
+    /// The digests of every component file the kept versions' inputs name.
+    pub(crate) fn referenced_files(&self) -> anyhow::Result<Vec<String>> {
+        let inputs = match &self.shared {
+            Some(shared) => shared.all_inputs(&self.agent)?,
+            None => {
+                let mut all = Vec::new();
+                for number in self.numbers()? {
+                    all.extend(self.read_inputs(number)?);
+                }
+                all
+            }
+        };
+        Ok(inputs
+            .into_iter()
+            .flat_map(|inputs| inputs.files.into_values())
+            .collect())
     }
 }

@@ -32,7 +32,7 @@ impl Host {
     /// over the API (a name both have is the file's; the other is reported).
     /// Whether the list is whole is `false` when the agents made over the
     /// API could not be read (the fleet's store does not answer).
-    fn named_definitions(
+    async fn named_definitions(
         &self,
         config: &Config,
     ) -> (BTreeMap<String, (AgentSpec, AgentSource)>, bool) {
@@ -41,7 +41,7 @@ impl Host {
             .iter()
             .map(|(name, spec)| (name.clone(), (spec.clone(), AgentSource::Config)))
             .collect();
-        let stored = match self.agents.stored().all() {
+        let stored = match self.agents.off_thread(|agents| agents.stored().all()).await {
             Ok(stored) => stored,
             Err(e) => {
                 tracing::error!("the agents made over the API cannot be read: {e:#}");
@@ -78,20 +78,26 @@ impl Host {
     }
 
     /// Where the agent `name`'s definition comes from, if it is a named
-    /// agent.
+    /// agent this host serves.
     pub fn agent_source(&self, name: &str) -> Option<AgentSource> {
-        check_agent_name(name).ok()?;
         if self.config().agents.contains_key(name) {
-            return Some(AgentSource::Config);
+            Some(AgentSource::Config)
+        } else if name != DEFAULT_AGENT && self.agents.latest(name).is_some() {
+            // A named agent not in the file was made over the API.
+            Some(AgentSource::Api)
+        } else {
+            None
         }
-        match self.agents.stored().read(name) {
-            Ok(Some(_)) => Some(AgentSource::Api),
-            Ok(None) => None,
-            Err(e) => {
-                tracing::warn!("{e:#}");
-                None
-            }
-        }
+    }
+
+    /// The agent `name` made over the API as kept, if there is one (read
+    /// off the async workers: in a fleet it is in Redis).
+    async fn kept_agent(&self, name: &str) -> Result<Option<StoredAgent>, AgentError> {
+        let name = name.to_string();
+        Ok(self
+            .agents
+            .off_thread(move |agents| agents.stored().read(&name))
+            .await?)
     }
 
     /// Load `spec`'s tools with `config`'s settings and grants. Folder
@@ -139,7 +145,7 @@ impl Host {
     /// servers no agent declares any more are stopped.
     /// The caller holds `editing`.
     pub(super) async fn load_named_agents(&self, config: &Config, tiering: Tiering) {
-        let (named, whole) = self.named_definitions(config);
+        let (named, whole) = self.named_definitions(config).await;
         for (name, (spec, _)) in &named {
             let committed = match self.load_named(spec, config, tiering).await {
                 // One that had a version keeps it rather than lose a tool.
@@ -152,7 +158,12 @@ impl Host {
                         failure_list(loaded.registry.failures())
                     ))
                 }
-                Ok(loaded) => self.agents.commit(name, loaded, self.commit),
+                Ok(loaded) => {
+                    let (name, commit) = (name.clone(), self.commit);
+                    self.agents
+                        .off_thread(move |agents| agents.commit(&name, loaded, commit))
+                        .await
+                }
                 Err(e) => Err(e),
             };
             match committed {
@@ -189,14 +200,14 @@ impl Host {
     ) -> Result<Arc<AgentVersion>, AgentError> {
         check_agent_name(name).map_err(|e| invalid(name, &e))?;
         let _editing = self.editing.lock().await;
-        if self.agents.latest(name).is_some() || self.agent_source(name).is_some() {
+        if self.agent_source(name).is_some() || self.kept_agent(name).await?.is_some() {
             return Err(AgentError::Exists {
                 name: name.to_string(),
             });
         }
         let spec = AgentSpec::from_json(body).map_err(|e| invalid(name, &e))?;
         let config = self.config();
-        let (others, _) = self.named_definitions(&config);
+        let (others, _) = self.named_definitions(&config).await;
         if others.len() >= MAX_NAMED_AGENTS {
             return Err(AgentError::Invalid {
                 name: name.to_string(),
@@ -221,13 +232,18 @@ impl Host {
             check_agent_name(name).map_err(|e| invalid(name, &e))?;
         }
         let _editing = self.editing.lock().await;
-        let stored = match self.agent_source(name) {
-            Some(AgentSource::Api) => self.agents.stored().read(name)?,
-            Some(AgentSource::Config) => None,
-            None if name == DEFAULT_AGENT => None,
+        let kept = match name {
+            DEFAULT_AGENT => None,
+            _ if self.config().agents.contains_key(name) => None,
+            _ => self.kept_agent(name).await?,
+        };
+        let stored = match kept {
+            Some(stored) => stored,
+            None if name == DEFAULT_AGENT || self.agent_source(name).is_some() => {
+                return Err(not_editable(name));
+            }
             None => return Err(self.agent(name).err().unwrap_or_else(|| not_editable(name))),
         };
-        let stored = stored.ok_or_else(|| not_editable(name))?;
         let mut body = match stored.definition {
             Value::Object(body) => body,
             _ => Map::new(),
@@ -237,7 +253,7 @@ impl Host {
         }
         let spec = AgentSpec::from_json(&body).map_err(|e| invalid(name, &e))?;
         let config = self.config();
-        check_servers(&config, &self.named_definitions(&config).0, name, &spec)
+        check_servers(&config, &self.named_definitions(&config).await.0, name, &spec)
             .map_err(|e| invalid(name, &e))?;
         let committed = self
             .commit_api_agent(name, &spec, Some(stored.created_at))
@@ -265,29 +281,33 @@ impl Host {
                 reason: failure_list(loaded.registry.failures()),
             });
         }
-        let now = Utc::now();
-        let before = self.agents.stored().read(name)?;
-        self.agents.stored().write(&StoredAgent {
+        let stored = StoredAgent {
             name: name.to_string(),
-            created_at: created_at.unwrap_or(now),
-            updated_at: now,
+            created_at: created_at.unwrap_or_else(Utc::now),
+            updated_at: Utc::now(),
             definition: spec.to_stored_json(),
-        })?;
-        let committed = match self.agents.commit(name, loaded, self.commit) {
-            Ok(committed) => committed,
-            Err(e) => {
-                // Not served, so not kept: the definition before stands.
-                let undone = match &before {
-                    Some(before) => self.agents.stored().write(before),
-                    None => self.agents.stored().remove(name),
-                };
-                if let Err(undo) = undone {
-                    tracing::error!("agent `{name}`: {undo:#}");
-                }
-                return Err(e.into());
-            }
         };
+        let commit = self.commit;
+        let committed = self
+            .agents
+            .off_thread(move |agents| {
+                let name = stored.name.clone();
+                let before = agents.stored().read(&name)?;
+                agents.stored().write(&stored)?;
+                agents.commit(&name, loaded, commit).inspect_err(|_| {
+                    // Not served, so not kept: the definition before stands.
+                    let undone = match &before {
+                        Some(before) => agents.stored().write(before),
+                        None => agents.stored().remove(&name),
+                    };
+                    if let Err(undo) = undone {
+                        tracing::error!("agent `{name}`: {undo:#}");
+                    }
+                })
+            })
+            .await?;
         self.announce(name, &committed);
+        self.tell_fleet_agents_changed().await;
         Ok(committed)
     }
 }

@@ -45,15 +45,6 @@ impl Host {
 
     /// Load version `pin` again from its kept inputs.
     pub(super) async fn restore(&self, pin: &AgentPin) -> anyhow::Result<Arc<AgentVersion>> {
-        let (record, inputs) = self
-            .agents
-            .kept(pin)?
-            .context("what it was loaded from was not kept")?;
-        let VersionInputs {
-            config: config_text,
-            definition,
-            files,
-        } = inputs;
         let dir = self
             .state_dir()
             .join(crate::agents::AGENTS_DIR)
@@ -61,7 +52,22 @@ impl Host {
             .join(RESTORED_DIR)
             .join(pin.version.to_string());
         let tools_dir = dir.join("tools");
-        self.agents.lay_out(&files, &tools_dir)?;
+        let (kept_pin, laid_out) = (pin.clone(), tools_dir.clone());
+        let (record, inputs) = self
+            .agents
+            .off_thread(move |agents| {
+                let (record, inputs) = agents
+                    .kept(&kept_pin)?
+                    .context("what it was loaded from was not kept")?;
+                agents.lay_out(&inputs.files, &laid_out)?;
+                Ok((record, inputs))
+            })
+            .await?;
+        let VersionInputs {
+            config: config_text,
+            definition,
+            files: _,
+        } = inputs;
         let base = match &config_text {
             Some(text) => Config::parse(text, &self.dir.join(CONFIG_FILE))?,
             None => Config::clone(&self.config()),

@@ -48,11 +48,16 @@ impl Host {
     }
 
     /// Version `pin`, loaded here from the fleet's records unless it is
-    /// loaded already (one at a time); `None`, logged, when it cannot be.
+    /// loaded already (one at a time); `None`, logged, when it cannot be
+    /// (then not tried again for a while: each try compiles its tools).
     async fn load_from_fleet(&self, pin: &AgentPin) -> Option<Arc<AgentVersion>> {
         let _restoring = self.restoring.lock().await;
         if let Some(version) = self.agents.loaded(pin) {
             return Some(version);
+        }
+        let key = pin.to_string();
+        if self.failed_loads.failed_lately(&key) {
+            return None;
         }
         match self.restore(pin).await {
             Ok(version) => {
@@ -61,6 +66,7 @@ impl Host {
             }
             Err(e) => {
                 tracing::warn!("{pin} cannot be loaded from the fleet's records: {e:#}");
+                self.failed_loads.failed(key);
                 None
             }
         }
@@ -91,29 +97,42 @@ impl Host {
         version: Option<u64>,
     ) -> Result<AgentPin, AgentError> {
         if self.shared.is_some() {
-            self.catch_up(agent.unwrap_or(DEFAULT_AGENT), version).await;
+            self.catch_up(agent.unwrap_or(DEFAULT_AGENT), version)
+                .await?;
         }
-        self.resolve(agent, version).map(|v| v.pin().clone())
+        Ok(self.resolve(agent, version).await?.pin().clone())
     }
 
     /// Load the agent `agent` if the fleet keeps a definition of it this
     /// server does not serve yet, and its version `version` if the fleet
     /// recorded it and it is not loaded here. What cannot be loaded is
-    /// logged; the caller's lookup then says what is missing.
-    async fn catch_up(&self, agent: &str, version: Option<u64>) {
-        if self.agents.latest(agent).is_none()
-            && matches!(self.agents.stored().read(agent), Ok(Some(_)))
-        {
-            let _editing = self.editing.lock().await;
-            if self.agents.latest(agent).is_none() {
-                tracing::info!("serving the agent `{agent}`, made on another server");
-                let config = self.config();
-                self.load_named_agents(&config, Tiering::BaselineFirst)
-                    .await;
+    /// logged (and not tried again for a while); the caller's lookup then
+    /// says what is missing. An error when the fleet's store does not
+    /// answer.
+    async fn catch_up(&self, agent: &str, version: Option<u64>) -> Result<(), AgentError> {
+        let key = format!("agent `{agent}`");
+        if self.agents.latest(agent).is_none() && !self.failed_loads.failed_lately(&key) {
+            let name = agent.to_string();
+            let defined = self
+                .agents
+                .off_thread(move |agents| agents.stored().read(&name))
+                .await?
+                .is_some();
+            if defined {
+                let _editing = self.editing.lock().await;
+                if self.agents.latest(agent).is_none() {
+                    tracing::info!("serving the agent `{agent}`, made on another server");
+                    let config = self.config();
+                    self.load_named_agents(&config, Tiering::BaselineFirst)
+                        .await;
+                    if self.agents.latest(agent).is_none() {
+                        self.failed_loads.failed(key);
+                    }
+                }
             }
         }
         let Some(version) = version else {
-            return;
+            return Ok(());
         };
         let pin = AgentPin {
             name: agent.to_string(),
@@ -121,27 +140,37 @@ impl Host {
         };
         if self.agents.latest(agent).is_some()
             && self.agents.loaded(&pin).is_none()
-            && matches!(self.agents.record(agent, version), Ok(Some(_)))
+            && self.recorded(agent, version).await?.is_some()
         {
             self.load_from_fleet(&pin).await;
         }
+        Ok(())
+    }
+
+    /// Version `version` of `agent` as recorded, if it is kept (read off
+    /// the async workers when it is not loaded).
+    async fn recorded(&self, agent: &str, version: u64) -> anyhow::Result<Option<VersionRecord>> {
+        let agent = agent.to_string();
+        self.agents
+            .off_thread(move |agents| agents.record(&agent, version))
+            .await
     }
 
     /// Version `version` of `agent` (the default agent, its latest
     /// version, when not named), which must be loaded.
-    pub fn resolve(
+    pub async fn resolve(
         &self,
         agent: Option<&str>,
         version: Option<u64>,
     ) -> Result<Arc<AgentVersion>, AgentError> {
         let latest = self.agent(agent.unwrap_or(DEFAULT_AGENT))?;
         match version.filter(|&v| v != latest.pin().version) {
-            Some(version) => self.loaded_version(&latest, version),
+            Some(version) => self.loaded_version(&latest, version).await,
             None => Ok(latest),
         }
     }
 
-    fn loaded_version(
+    async fn loaded_version(
         &self,
         latest: &AgentVersion,
         version: u64,
@@ -155,7 +184,7 @@ impl Host {
             return Ok(loaded);
         }
         let latest = latest.pin().version;
-        match self.agents.record(agent, version)? {
+        match self.recorded(agent, version).await? {
             Some(_) => Err(AgentError::VersionNotLoaded {
                 agent: agent.clone(),
                 version,
@@ -182,12 +211,12 @@ impl Host {
         let latest = self.agent(agent)?;
         let target = match to {
             Some(version) if version != latest.pin().version => {
-                self.loaded_version(&latest, version)?
+                self.loaded_version(&latest, version).await?
             }
             _ => latest,
         };
         let before = match &from {
-            Some(pin) => self.agents.record(&pin.name, pin.version)?,
+            Some(pin) => self.recorded(&pin.name, pin.version).await?,
             None => None,
         };
         let diff = match before {
@@ -215,10 +244,14 @@ impl Host {
     }
 
     /// Version `version` of `agent` as recorded.
-    pub fn agent_version(&self, agent: &str, version: u64) -> Result<VersionRecord, AgentError> {
+    pub async fn agent_version(
+        &self,
+        agent: &str,
+        version: u64,
+    ) -> Result<VersionRecord, AgentError> {
         let latest = self.agent(agent)?;
-        self.agents
-            .record(agent, version)?
+        self.recorded(agent, version)
+            .await?
             .ok_or_else(|| AgentError::VersionNotFound {
                 agent: agent.to_string(),
                 version,

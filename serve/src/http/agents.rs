@@ -163,7 +163,7 @@ pub(super) async fn version(
     PathParams((slug, name, number)): PathParams<(String, String, u64)>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
-    let record = app.host.agent_version(&name, number)?;
+    let record = app.host.agent_version(&name, number).await?;
     let mut body = serde_json::to_value(&record).map_err(|e| ApiError::internal(e.to_string()))?;
     body["loaded"] = json!(app.host.is_loaded(&AgentPin {
         name: name.clone(),

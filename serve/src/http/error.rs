@@ -133,6 +133,7 @@ impl From<AgentError> for ApiError {
             | AgentError::Exists { .. }
             | AgentError::NotEditable { .. } => StatusCode::CONFLICT,
             AgentError::Invalid { .. } => StatusCode::BAD_REQUEST,
+            AgentError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             AgentError::Io(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         Self::new(status, error.code(), error.to_string())

@@ -195,12 +195,13 @@ impl ToolServer {
 
     /// The tools a client sees: its session's version's when it is bound
     /// to one, else the version of the agent its options name.
-    fn listed_registry(&self) -> Arc<Registry> {
+    async fn listed_registry(&self) -> Arc<Registry> {
         let version = match self.bound_session() {
             Some(session) => self.host.version_of(&session).ok(),
             None => self
                 .host
                 .resolve(self.options.agent.as_deref(), self.options.version)
+                .await
                 .ok(),
         };
         version.map_or_else(|| self.host.registry(), |v| v.registry().clone())
@@ -379,7 +380,7 @@ impl ServerHandler for ToolServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let registry = self.listed_registry();
+        let registry = self.listed_registry().await;
         let tools = registry
             .tools()
             .filter(|t| t.runs_on_host())

@@ -1,0 +1,68 @@
+//! Agents made or changed over the API on another server of the fleet: the
+//! server that commits one publishes on `<prefix>:agentfeed`, and every
+//! server reloads its named agents when told (and after each subscription,
+//! as pub/sub drops what is published while a subscriber reconnects), so a
+//! new session anywhere is bound to the agent's latest version.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use redis::AsyncCommands as _;
+
+use super::Host;
+use crate::engine::Tiering;
+use crate::redis_store::RedisStore;
+use crate::redis_store::feed::Wakeups;
+
+/// The id every message on the feed wakes.
+const CHANGED: &str = "agents";
+
+/// How long to wait before subscribing again after a failure.
+const RESUBSCRIBE: Duration = Duration::from_secs(1);
+
+/// The feed of a fleet's agent changes.
+pub(super) fn feed(store: &Arc<RedisStore>) -> Arc<Wakeups> {
+    Wakeups::new(store.clone(), store.key("agentfeed", &[]), RESUBSCRIBE)
+}
+
+impl Host {
+    /// Tell the fleet's other servers that an agent made over the API
+    /// changed here. A failure is logged: they catch up when a session
+    /// names the agent or they reload.
+    pub(super) async fn tell_fleet_agents_changed(&self) {
+        let (Some(store), Some(feed)) = (&self.shared, &self.agent_feed) else {
+            return;
+        };
+        let published: redis::RedisResult<()> = store
+            .connection()
+            .publish(feed.channel(), CHANGED)
+            .await;
+        if let Err(e) = published {
+            tracing::warn!(
+                "the fleet's other servers were not told of the agent change: {}",
+                store.failure(&e)
+            );
+        }
+    }
+
+    /// Reload the named agents whenever another server of the fleet says
+    /// one changed, while `host` lives; `None` on one machine.
+    pub fn follow_fleet_agents(host: &Arc<Self>) -> Option<tokio::task::JoinHandle<()>> {
+        let mut changes = host.agent_feed.as_ref()?.watch(CHANGED);
+        let host = Arc::downgrade(host);
+        Some(tokio::spawn(async move {
+            while let Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) =
+                changes.recv().await
+            {
+                let Some(host) = host.upgrade() else {
+                    return;
+                };
+                let _editing = host.editing.lock().await;
+                let config = host.config();
+                host.load_named_agents(&config, Tiering::BaselineFirst)
+                    .await;
+                host.release_versions();
+            }
+        }))
+    }
+}
