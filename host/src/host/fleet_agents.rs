@@ -33,10 +33,8 @@ impl Host {
         let (Some(store), Some(feed)) = (&self.shared, &self.agent_feed) else {
             return;
         };
-        let published: redis::RedisResult<()> = store
-            .connection()
-            .publish(feed.channel(), CHANGED)
-            .await;
+        let published: redis::RedisResult<()> =
+            store.connection().publish(feed.channel(), CHANGED).await;
         if let Err(e) = published {
             tracing::warn!(
                 "the fleet's other servers were not told of the agent change: {}",

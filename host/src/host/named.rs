@@ -253,8 +253,13 @@ impl Host {
         }
         let spec = AgentSpec::from_json(&body).map_err(|e| invalid(name, &e))?;
         let config = self.config();
-        check_servers(&config, &self.named_definitions(&config).await.0, name, &spec)
-            .map_err(|e| invalid(name, &e))?;
+        check_servers(
+            &config,
+            &self.named_definitions(&config).await.0,
+            name,
+            &spec,
+        )
+        .map_err(|e| invalid(name, &e))?;
         let committed = self
             .commit_api_agent(name, &spec, Some(stored.created_at))
             .await?;
