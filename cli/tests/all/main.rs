@@ -18,6 +18,7 @@ mod ask;
 mod author;
 mod cli;
 mod conformance;
+mod console;
 mod contract;
 mod http;
 mod lock;

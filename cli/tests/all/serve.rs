@@ -1047,6 +1047,7 @@ fn server_options() -> ServeOptions {
         max_waiting_calls: 1024,
         session_history_bytes: 16 << 20,
         history_bytes: 256 << 20,
+        console: true,
     }
 }
 

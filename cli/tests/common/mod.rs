@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod asker;
+pub mod browser;
 pub mod process;
 pub mod server;
 pub mod sse;

@@ -225,6 +225,9 @@ pub struct ServerSettings {
     pub session_history_mb: Option<usize>,
     /// Event payloads every session's history keeps together, in MiB.
     pub history_mb: Option<usize>,
+    /// Whether `toolhost serve` serves the web console at `/` (default
+    /// true).
+    pub console: Option<bool>,
 }
 
 /// The token is a secret: `Debug` shows only whether it is set.
@@ -246,6 +249,7 @@ impl std::fmt::Debug for ServerSettings {
             .field("max_waiting_calls", &self.max_waiting_calls)
             .field("session_history_mb", &self.session_history_mb)
             .field("history_mb", &self.history_mb)
+            .field("console", &self.console)
             .finish()
     }
 }

@@ -22,6 +22,7 @@ mod answers;
 mod approvals;
 mod artifacts;
 mod board;
+mod console;
 mod error;
 mod fleet_calls;
 mod forwarded;
@@ -36,7 +37,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -95,6 +96,8 @@ pub struct ServeOptions {
     pub session_history_bytes: usize,
     /// Event payload bytes every session's history keeps together.
     pub history_bytes: usize,
+    /// Whether the web console is served at `/`.
+    pub console: bool,
 }
 
 impl std::fmt::Debug for ServeOptions {
@@ -167,6 +170,7 @@ impl ServeOptions {
                 .session_history_mb
                 .map_or(MAX_SESSION_HISTORY_BYTES, |mb| mb << 20),
             history_bytes: server.history_mb.map_or(MAX_HISTORY_BYTES, |mb| mb << 20),
+            console: server.console.unwrap_or(true),
         })
     }
 
@@ -315,14 +319,24 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/{slug}/v1/approvals/{call_id}", post(approvals::decide))
         .route("/{slug}/v1/calls/{call_id}", get(approvals::poll))
         .route_service("/mcp", mcp_service(&app))
+        .route_layer(middleware::from_fn(refuse_cross_site))
         .route_layer(middleware::from_fn_with_state(app.clone(), require_token))
         .route_layer(middleware::from_fn_with_state(
             app.clone(),
             require_loopback_host,
         ));
+    let console = if app.options.console {
+        console::routes().route_layer(middleware::from_fn_with_state(
+            app.clone(),
+            require_loopback_host,
+        ))
+    } else {
+        Router::new()
+    };
     Router::new()
         .route("/healthz", get(healthz))
         .merge(api)
+        .merge(console)
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(app.options.max_body_bytes))
@@ -578,6 +592,42 @@ async fn require_loopback_host(
         ),
     )
     .into_response()
+}
+
+/// Refuse a request that changes state when a browser says another site
+/// sent it (`Sec-Fetch-Site: cross-site` or `same-site`, or an `Origin`
+/// other than the server's own): a page elsewhere cannot use a visitor's
+/// browser to call tools. `/mcp` checks origins itself (`[server]
+/// allowed_origins`).
+async fn refuse_cross_site(request: Request, next: Next) -> Response {
+    let safe = matches!(
+        *request.method(),
+        Method::GET | Method::HEAD | Method::OPTIONS
+    );
+    if safe || request.uri().path() == "/mcp" {
+        return next.run(request).await;
+    }
+    let headers = request.headers();
+    let text = |name| {
+        headers
+            .get(name)
+            .and_then(|v: &HeaderValue| v.to_str().ok())
+    };
+    let fetch_site = text("sec-fetch-site");
+    let host = text(header::HOST.as_str());
+    let foreign_origin = text(header::ORIGIN.as_str()).is_some_and(|origin| {
+        let authority = origin.split_once("://").map_or(origin, |(_, rest)| rest);
+        origin == "null" || Some(authority) != host
+    });
+    if matches!(fetch_site, Some("cross-site" | "same-site")) || foreign_origin {
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            "cross_site_request",
+            "a request that changes state must come from this server's own pages or from a              client that is not a browser page on another site",
+        )
+        .into_response();
+    }
+    next.run(request).await
 }
 
 /// Whether `authority` (`name[:port]`) names this machine.

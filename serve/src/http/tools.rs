@@ -33,7 +33,10 @@ pub(super) async fn list(
     Query(query): Query<VersionQuery>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
-    let version = app.host.resolve(query.agent.as_deref(), query.version).await?;
+    let version = app
+        .host
+        .resolve(query.agent.as_deref(), query.version)
+        .await?;
     Ok(Json(Host::listing_of(&version)))
 }
 

@@ -1,0 +1,255 @@
+//! The web console in a real browser (Debian's headless Chromium): the
+//! page lists the tools, calls one from the form generated from its input
+//! schema, shows a field's validation error beside it and a dry run's stub,
+//! renders whatever a tool supplies as text only, and loads no data before
+//! login when the server has a token. Screenshots go to
+//! `target/console-screenshots`.
+
+use crate::common;
+use crate::serve::{self, Server};
+
+use common::browser::{Browser, eval, screenshot, until};
+use serde_json::Value;
+
+/// A custom tool whose description tries to run script in the page.
+const HOSTILE: &str = r#"
+[custom_tools.hostile]
+description = "<script>window.__ran = 1</script><img src=x onerror=\"window.__ran = 2\"> look"
+input_schema = { type = "object", properties = { text = { type = "string" } } }
+effect = "read"
+"#;
+
+/// Tools of the examples the page is tried with.
+const TOOLS: &[&str] = &["echo", "counter", "publish_release"];
+
+/// The config the examples run with, and the hostile tool.
+fn config() -> String {
+    format!(
+        "[tools.counter]\nkv = [\"default\"]\n\n[tools.publish_release]\nworkspace = \
+         \"write\"\npermission = \"always_ask\"\n{HOSTILE}"
+    )
+}
+
+/// Show the console page `hash` (a change of the fragment: no navigation).
+async fn go(page: &chromiumoxide::Page, hash: &str) {
+    eval::<bool>(page, &format!("(location.hash = {hash:?}, true)")).await;
+}
+
+/// Set the form field `id` to `value`, as typing would.
+fn fill(id: &str, value: &str) -> String {
+    format!(
+        "(() => {{ const f = document.getElementById({id:?}); f.value = {value:?}; \
+         f.dispatchEvent(new Event('input')); return true; }})()"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_lists_tools_calls_one_from_its_form_and_runs_no_tool_supplied_script() {
+    let Some(browser) = Browser::start().await else {
+        return;
+    };
+    let server = serve::start(TOOLS, &config()).await;
+    let listed: Value = server
+        .auth(server.client.get(server.url("/tools")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+
+    let page = browser.open(&format!("{}/#/tools", server.base)).await;
+    until(
+        &page,
+        "document.querySelectorAll('table.tools tbody tr').length > 0",
+    )
+    .await;
+    let rows: Vec<String> = eval(
+        &page,
+        "[...document.querySelectorAll('table.tools tbody tr')].map(r => r.dataset.tool)",
+    )
+    .await;
+    assert_eq!(rows, names, "every tool is listed, in the API's order");
+    let shown: String = eval(
+        &page,
+        "document.querySelector('tr[data-tool=hostile] td.description').textContent",
+    )
+    .await;
+    assert!(shown.starts_with("<script>"), "shown as text: {shown}");
+    screenshot(&page, "tools").await;
+
+    // A call from the form: the result is shown, as text.
+    go(&page, "#/tools/echo").await;
+    until(&page, "document.getElementById('field_text')").await;
+    let hostile_text = "<img src=x onerror=\"window.__ran = 3\"><script>window.__ran = 4</script>";
+    assert!(eval::<bool>(&page, &fill("field_text", hostile_text)).await);
+    eval::<bool>(&page, "(document.getElementById('run').click(), true)").await;
+    until(&page, "document.querySelector('.envelope .result pre')").await;
+    let result: String = eval(
+        &page,
+        "document.querySelector('.envelope .result pre').textContent",
+    )
+    .await;
+    assert_eq!(result, hostile_text);
+    assert!(eval::<bool>(&page, "document.querySelector('.badge.ok') !== null").await);
+    screenshot(&page, "call").await;
+
+    // Invalid input: the error is shown beside its field.
+    go(&page, "#/tools/counter").await;
+    until(&page, "document.getElementById('field_by')").await;
+    eval::<bool>(&page, &fill("field_name", "visits")).await;
+    eval::<bool>(&page, &fill("field_by", "1.5")).await;
+    eval::<bool>(&page, "(document.getElementById('run').click(), true)").await;
+    let beside = "document.querySelector('.field[data-pointer=\"/by\"] ul.errors li')";
+    until(&page, beside).await;
+    let error: String = eval(&page, &format!("{beside}.textContent")).await;
+    assert!(error.contains("integer"), "{error}");
+    screenshot(&page, "invalid").await;
+
+    // A dry run of a write tool: stubbed, nothing to approve.
+    go(&page, "#/tools/publish_release").await;
+    until(&page, "document.getElementById('field_version')").await;
+    eval::<bool>(&page, &fill("field_version", "1.0.0")).await;
+    eval::<bool>(&page, &fill("session", "dry-run")).await;
+    eval::<bool>(&page, "(document.getElementById('run').click(), true)").await;
+    until(&page, "document.querySelector('.badge.stubbed')").await;
+    screenshot(&page, "dry-run").await;
+
+    let ran: String = eval(&page, "typeof window.__ran").await;
+    assert_eq!(ran, "undefined", "no script a tool supplied ran");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_token_the_console_loads_no_data_before_login() {
+    let Some(browser) = Browser::start().await else {
+        return;
+    };
+    let server: Server =
+        serve::start(&["echo"], "[server]\ntoken = \"a-long-s3cret-token\"\n").await;
+    let page = browser.open(&format!("{}/#/tools", server.base)).await;
+    until(&page, "document.getElementById('login')").await;
+    let rows: usize = eval(&page, "document.querySelectorAll('table.tools tr').length").await;
+    assert_eq!(rows, 0, "no tool is shown before login");
+    screenshot(&page, "login").await;
+
+    eval::<bool>(&page, &fill("token", "wrong")).await;
+    eval::<bool>(
+        &page,
+        "(document.querySelector('#login button').click(), true)",
+    )
+    .await;
+    until(&page, "document.querySelector('#login .error')").await;
+    eval::<bool>(&page, &fill("token", "a-long-s3cret-token")).await;
+    eval::<bool>(
+        &page,
+        "(document.querySelector('#login button').click(), true)",
+    )
+    .await;
+    until(&page, "document.querySelector('tr[data-tool=echo]')").await;
+    let url: String = eval(&page, "location.href").await;
+    assert!(
+        !url.contains("a-long-s3cret-token"),
+        "the token is never in the URL: {url}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_is_served_with_a_strict_policy_and_cross_site_writes_are_refused() {
+    let server = serve::start(&["echo"], "").await;
+    let page = server
+        .client
+        .get(format!("{}/", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    let header = |name: &str| {
+        page.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let policy = header("content-security-policy");
+    for rule in [
+        "default-src 'none'",
+        "script-src 'self'",
+        "frame-ancestors 'none'",
+    ] {
+        assert!(policy.contains(rule), "{policy}");
+    }
+    assert!(!policy.contains("unsafe-inline"), "{policy}");
+    assert_eq!(header("x-content-type-options"), "nosniff");
+    let html = page.text().await.unwrap();
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "no third-party asset"
+    );
+    let script = server
+        .client
+        .get(format!("{}/console/console.js", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        script.headers()["content-type"],
+        "text/javascript; charset=utf-8"
+    );
+    let script = script.text().await.unwrap();
+    assert!(
+        !script.contains("innerHTML"),
+        "the console never parses HTML"
+    );
+
+    let echo = |origin: Option<&str>, site: Option<&str>| {
+        let mut request = server
+            .client
+            .post(server.url("/tools/echo"))
+            .json(&serde_json::json!({"input": {"text": "x"}}));
+        if let Some(origin) = origin {
+            request = request.header("origin", origin);
+        }
+        if let Some(site) = site {
+            request = request.header("sec-fetch-site", site);
+        }
+        request.send()
+    };
+    let own = server.base.clone();
+    assert_eq!(
+        echo(Some(&own), Some("same-origin"))
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(
+        echo(None, None).await.unwrap().status(),
+        200,
+        "a client that is not a browser"
+    );
+    for (origin, site) in [
+        (Some("https://evil.example"), None),
+        (Some("null"), None),
+        (None, Some("cross-site")),
+    ] {
+        let refused = echo(origin, site).await.unwrap();
+        assert_eq!(refused.status(), 403, "{origin:?} {site:?}");
+        let body: Value = refused.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "cross_site_request", "{body}");
+    }
+
+    let off = serve::start(&["echo"], "[server]\nconsole = false\n").await;
+    let gone = off
+        .client
+        .get(format!("{}/", off.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 404, "[server] console = false turns it off");
+}

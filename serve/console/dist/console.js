@@ -1,0 +1,508 @@
+(() => {
+  var __defProp = Object.defineProperty;
+  var __defNormalProp = (obj, key, value) => key in obj ? __defProp(obj, key, { enumerable: true, configurable: true, writable: true, value }) : obj[key] = value;
+  var __publicField = (obj, key, value) => __defNormalProp(obj, typeof key !== "symbol" ? key + "" : key, value);
+
+  // serve/console/src/api.ts
+  var LoginNeeded = class extends Error {
+  };
+  var Api = class {
+    constructor(slug) {
+      __publicField(this, "slug", slug);
+      __publicField(this, "token", null);
+    }
+    /** Use `token` from now on (kept in this page's memory only). */
+    login(token) {
+      this.token = token;
+    }
+    /** Forget the token; whether there was one. */
+    logout() {
+      const had = this.token !== null;
+      this.token = null;
+      return had;
+    }
+    /** `method` on `path` (under `/<slug>/v1`) with `body` as JSON. */
+    async request(method, path, body) {
+      const response = await fetch(this.url(path), {
+        method,
+        headers: this.headers(body !== void 0),
+        body: body === void 0 ? void 0 : JSON.stringify(body),
+        credentials: "omit"
+      });
+      if (response.status === 401) throw new LoginNeeded("the server needs its token");
+      const text = await response.text();
+      let parsed = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+      }
+      return { status: response.status, body: parsed };
+    }
+    /** A GET whose body is the answer; any other status is an error. */
+    async get(path) {
+      const answer = await this.request("GET", path);
+      if (answer.status !== 200) throw new Error(describeError(answer));
+      return answer.body;
+    }
+    /** The raw response of a GET (a stream, a download). */
+    async raw(path, extra = {}) {
+      const response = await fetch(this.url(path), {
+        headers: { ...this.headers(false), ...extra },
+        credentials: "omit"
+      });
+      if (response.status === 401) throw new LoginNeeded("the server needs its token");
+      return response;
+    }
+    url(path) {
+      return `/${encodeURIComponent(this.slug)}/v1${path}`;
+    }
+    headers(json) {
+      const headers = { "x-toolhost-console": "1" };
+      if (json) headers["content-type"] = "application/json";
+      if (this.token !== null) headers["authorization"] = `Bearer ${this.token}`;
+      return headers;
+    }
+  };
+  function describeError(answer) {
+    const error = answer.body && typeof answer.body === "object" ? answer.body.error : null;
+    if (error && typeof error === "object") return `${error.code}: ${error.message}`;
+    return `HTTP ${answer.status}: ${String(answer.body).slice(0, 500)}`;
+  }
+
+  // serve/console/src/dom.ts
+  function h(tag, attrs = {}, ...children) {
+    const element = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs)) {
+      if (value === void 0 || value === false) continue;
+      if (typeof value === "function") {
+        element.addEventListener(name.slice(2), value);
+      } else {
+        element.setAttribute(name, value === true ? "" : value);
+      }
+    }
+    append(element, ...children);
+    return element;
+  }
+  function append(parent, ...children) {
+    for (const child of children) {
+      if (child === null || child === void 0 || child === false) continue;
+      parent.appendChild(typeof child === "object" ? child : document.createTextNode(String(child)));
+    }
+  }
+  function replace(parent, ...children) {
+    while (parent.firstChild) parent.removeChild(parent.firstChild);
+    append(parent, ...children);
+  }
+
+  // serve/console/src/form.ts
+  function schemaForm(schema) {
+    const slots = /* @__PURE__ */ new Map();
+    const general = h("ul", { class: "errors", "data-pointer": "" });
+    const root = field(schema ?? {}, "", "input", true, slots);
+    return {
+      element: h("div", { class: "schema-form" }, general, root.element),
+      read: () => root.read() ?? {},
+      showErrors(errors) {
+        for (const slot of [...slots.values(), general]) replace(slot);
+        for (const error of errors) {
+          const slot = slots.get(error.pointer) ?? general;
+          slot.appendChild(h("li", {}, error.pointer ? `${error.pointer}: ` : "", error.message));
+        }
+      }
+    };
+  }
+  function typeOf(schema) {
+    const type = schema?.type;
+    if (Array.isArray(type)) return type.find((t) => t !== "null");
+    return type;
+  }
+  function field(schema, pointer, label, required, slots) {
+    var _a;
+    const errors = h("ul", { class: "errors", "data-pointer": pointer });
+    slots.set(pointer, errors);
+    const help = typeof schema?.description === "string" ? schema.description : null;
+    const control = controlFor(schema, pointer, required, slots);
+    const id = `field${pointer.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+    (_a = control.element).id || (_a.id = id);
+    const heading = [
+      h("label", { for: control.element.id }, label, required ? h("span", { class: "required" }, " *") : null),
+      help ? h("small", { class: "help" }, help) : null
+    ];
+    return {
+      element: h("div", { class: "field", "data-pointer": pointer }, ...heading, control.element, errors),
+      read: control.read
+    };
+  }
+  function controlFor(schema, pointer, required, slots) {
+    if (Array.isArray(schema?.enum)) return enumControl(schema.enum, required);
+    switch (typeOf(schema)) {
+      case "string":
+        return stringControl(schema, required);
+      case "integer":
+      case "number":
+        return numberControl(schema, typeOf(schema) === "integer");
+      case "boolean":
+        return booleanControl(required);
+      case "array":
+        if (schema.items && typeof schema.items === "object" && !Array.isArray(schema.items)) {
+          return arrayControl(schema, pointer, slots);
+        }
+        return jsonControl(schema, required);
+      case "object":
+        if (schema.properties && typeof schema.properties === "object") {
+          return objectControl(schema, pointer, slots);
+        }
+        return jsonControl(schema, required);
+      default:
+        return jsonControl(schema, required);
+    }
+  }
+  function stringControl(schema, required) {
+    const long = (schema.maxLength ?? 0) > 200 || schema.format === "textarea";
+    const input = long ? h("textarea", { rows: "4" }) : h("input", { type: "text" });
+    if (typeof schema.default === "string") input.value = schema.default;
+    return { element: input, read: () => input.value === "" && !required ? void 0 : input.value };
+  }
+  function numberControl(schema, integer) {
+    const input = h("input", { type: "number", step: integer ? "1" : "any" });
+    if (typeof schema.default === "number") input.value = String(schema.default);
+    return {
+      element: input,
+      // A value that is not a number is sent as typed: the server names it.
+      read: () => input.value === "" ? void 0 : Number.isNaN(Number(input.value)) ? input.value : Number(input.value)
+    };
+  }
+  function booleanControl(required) {
+    if (required) {
+      const box = h("input", { type: "checkbox" });
+      return { element: box, read: () => box.checked };
+    }
+    const select = h("select", {}, h("option", { value: "" }, "(not set)"), h("option", { value: "true" }, "true"), h("option", { value: "false" }, "false"));
+    return { element: select, read: () => select.value === "" ? void 0 : select.value === "true" };
+  }
+  function enumControl(values, required) {
+    const select = h("select", {}, required ? null : h("option", { value: "" }, "(not set)"));
+    values.forEach((value, index) => {
+      select.appendChild(h("option", { value: String(index) }, typeof value === "string" ? value : JSON.stringify(value)));
+    });
+    return { element: select, read: () => select.value === "" ? void 0 : values[Number(select.value)] };
+  }
+  function jsonControl(schema, required) {
+    const box = h("textarea", { rows: "3", class: "json", placeholder: "JSON" });
+    if (schema?.default !== void 0) box.value = JSON.stringify(schema.default);
+    return {
+      element: box,
+      read: () => {
+        if (box.value.trim() === "") return required ? null : void 0;
+        return JSON.parse(box.value);
+      }
+    };
+  }
+  function objectControl(schema, pointer, slots) {
+    const needed = new Set(Array.isArray(schema.required) ? schema.required : []);
+    const fields = Object.entries(schema.properties).map(([name, property]) => ({
+      name,
+      field: field(property, `${pointer}/${escapePointer(name)}`, name, needed.has(name), slots)
+    }));
+    return {
+      element: h("fieldset", {}, ...fields.map((f) => f.field.element)),
+      read: () => {
+        const value = {};
+        for (const { name, field: field2 } of fields) {
+          const item = field2.read();
+          if (item !== void 0) value[name] = item;
+        }
+        return value;
+      }
+    };
+  }
+  function arrayControl(schema, pointer, slots) {
+    const list = h("ol", { class: "items" });
+    const items = [];
+    const redraw = () => {
+      replace(list);
+      items.forEach((item, index) => {
+        const remove = h("button", { type: "button", class: "remove", onclick: () => {
+          items.splice(index, 1);
+          redraw();
+        } }, "remove");
+        list.appendChild(h("li", {}, item.element, remove));
+      });
+    };
+    const add = h("button", { type: "button", onclick: () => {
+      items.push(field(schema.items, `${pointer}/${items.length}`, `item ${items.length + 1}`, true, slots));
+      redraw();
+    } }, "add item");
+    return {
+      element: h("div", { class: "array" }, list, add),
+      read: () => items.map((item) => item.read())
+    };
+  }
+  function escapePointer(name) {
+    return name.replace(/~/g, "~0").replace(/\//g, "~1");
+  }
+
+  // serve/console/src/result.ts
+  var SHOWN_IMAGES = /* @__PURE__ */ new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"]);
+  function renderEnvelope(envelope) {
+    const facts = [
+      badge(envelope.isError ? "error" : "ok", envelope.isError ? "isError" : "ok"),
+      envelope.stubbed ? badge("stubbed", "stubbed (dry run)") : null,
+      fact("tool", envelope.toolName),
+      fact("call", envelope.callId),
+      fact("agent", envelope.agent ? `${envelope.agent.name} v${envelope.agent.version}` : void 0),
+      fact("duration", envelope.durationMs !== void 0 ? `${envelope.durationMs} ms` : void 0),
+      fact("attempts", envelope.attempts)
+    ];
+    return h(
+      "section",
+      { class: "envelope" },
+      h("div", { class: "facts" }, ...facts),
+      h("h3", {}, "Result"),
+      h("div", { class: "result" }, renderResult(envelope.result)),
+      envelope.trace ? h("details", {}, h("summary", {}, "Trace"), jsonTree(envelope.trace)) : null,
+      envelope.usage ? h("details", { class: "usage" }, h("summary", {}, "Receipt (usage)"), receipt(envelope.usage)) : null
+    );
+  }
+  function badge(kind, text) {
+    return h("span", { class: `badge ${kind}` }, text);
+  }
+  function fact(name, value) {
+    if (value === void 0 || value === null) return null;
+    return h("span", { class: "fact" }, h("b", {}, `${name} `), String(value));
+  }
+  function renderResult(result) {
+    if (typeof result === "string") return h("pre", { class: "text" }, result);
+    if (result && typeof result === "object" && Array.isArray(result.content)) {
+      return h("div", { class: "blocks" }, ...result.content.map(renderBlock));
+    }
+    return jsonTree(result);
+  }
+  function renderBlock(block) {
+    switch (block?.type) {
+      case "text":
+        return h("pre", { class: "text" }, String(block.text ?? ""));
+      case "json":
+        return jsonTree(block.json);
+      case "image":
+        if (SHOWN_IMAGES.has(block.mediaType)) {
+          return h("img", { class: "image", alt: "image result", src: blobUrl(block.data, block.mediaType) });
+        }
+        return download(block, "image");
+      case "search_result":
+        return h("div", { class: "search" }, h("b", {}, String(block.title ?? "")), " ", h("code", {}, String(block.source ?? "")), h("pre", { class: "text" }, String(block.text ?? "")));
+      case "resource_link":
+        return h("div", { class: "link" }, "resource ", h("code", {}, String(block.uri ?? "")), block.name ? ` (${block.name})` : "");
+      case "audio":
+      case "document":
+        return download(block, block.type);
+      default:
+        return jsonTree(block);
+    }
+  }
+  function download(block, kind) {
+    const name = typeof block.name === "string" && block.name ? block.name : `${kind}-result`;
+    const link = h("a", { href: blobUrl(block.data, "application/octet-stream"), download: name }, `download ${kind}: ${name}`);
+    return h("div", { class: "download" }, link, ` (${String(block.mediaType ?? "unknown type")})`);
+  }
+  function blobUrl(base64, type) {
+    const text = atob(typeof base64 === "string" ? base64 : "");
+    const bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    return URL.createObjectURL(new Blob([bytes], { type }));
+  }
+  function jsonTree(value, key) {
+    const label = key === void 0 ? null : h("span", { class: "key" }, `${key}: `);
+    if (value === null || typeof value !== "object") {
+      return h("div", { class: "leaf" }, label, h("span", { class: `json-${value === null ? "null" : typeof value}` }, JSON.stringify(value) ?? "undefined"));
+    }
+    const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
+    const summary = Array.isArray(value) ? `[${entries.length}]` : `{${entries.length}}`;
+    return h(
+      "details",
+      { class: "tree", open: true },
+      h("summary", {}, label, summary),
+      ...entries.map(([k, v]) => jsonTree(v, k))
+    );
+  }
+  function receipt(usage) {
+    return h(
+      "table",
+      { class: "receipt" },
+      ...Object.entries(usage).map(([name, value]) => h("tr", {}, h("th", {}, name), h("td", {}, typeof value === "object" ? JSON.stringify(value) : String(value))))
+    );
+  }
+
+  // serve/console/src/tools.ts
+  async function toolsPage(api, main) {
+    const listing = await api.get("/tools");
+    const rows = listing.tools.map(
+      (tool) => h(
+        "tr",
+        { "data-tool": tool.name },
+        h("td", {}, h("a", { href: `#/tools/${encodeURIComponent(tool.name)}` }, tool.name)),
+        h("td", { class: "description" }, String(tool.description ?? "")),
+        h("td", {}, String(tool.effect)),
+        h("td", {}, String(tool.permission ?? "")),
+        h("td", {}, origin(tool)),
+        h("td", {}, tool.enabled === false ? "disabled" : "enabled")
+      )
+    );
+    const unavailable = listing.unavailable ?? [];
+    replace(
+      main,
+      h("h2", {}, `Tools of ${listing.agent?.name ?? "the default agent"} v${listing.agent?.version ?? "?"}`),
+      h(
+        "table",
+        { class: "tools" },
+        h("thead", {}, h("tr", {}, ...["Tool", "Description", "Effect", "Permission", "Origin", "State"].map((c) => h("th", {}, c)))),
+        h("tbody", {}, ...rows)
+      ),
+      unavailable.length ? h("section", { class: "failures" }, h("h3", {}, "Not loaded"), h("ul", {}, ...unavailable.map((u) => h("li", {}, JSON.stringify(u))))) : null
+    );
+  }
+  function origin(tool) {
+    if (tool.custom) return "custom";
+    if (tool.mcpServer) return `MCP server ${tool.mcpServer}`;
+    return typeof tool.origin === "string" ? tool.origin : JSON.stringify(tool.origin ?? "file");
+  }
+  async function tryPage(api, main, name) {
+    const listing = await api.get("/tools");
+    const tool = listing.tools.find((t) => t.name === name);
+    if (!tool) {
+      replace(main, h("p", { class: "error" }, `No tool named ${name}.`));
+      return;
+    }
+    const form = schemaForm(tool.inputSchema);
+    const raw = h("textarea", { class: "json raw", rows: "8", hidden: true });
+    const rawToggle = h("input", { type: "checkbox", id: "raw-json" });
+    rawToggle.addEventListener("change", () => {
+      if (rawToggle.checked) {
+        try {
+          raw.value = JSON.stringify(form.read(), null, 2);
+        } catch {
+          raw.value = "{}";
+        }
+      }
+      raw.hidden = !rawToggle.checked;
+      form.element.hidden = rawToggle.checked;
+    });
+    const session = h(
+      "select",
+      { id: "session" },
+      h("option", { value: "scratch" }, "scratch session (one call)"),
+      h("option", { value: "new" }, "new session"),
+      h("option", { value: "dry-run" }, "new dry-run session"),
+      h("option", { value: "existing" }, "existing session…")
+    );
+    const sessionId = h("input", { type: "text", id: "session-id", placeholder: "ses_…", hidden: true });
+    session.addEventListener("change", () => sessionId.hidden = session.value !== "existing");
+    const status = h("p", { class: "status" });
+    const output = h("div", { class: "output" });
+    const run = h("button", { type: "submit", id: "run" }, "Call");
+    const submit = async (event) => {
+      event.preventDefault();
+      replace(output);
+      let input;
+      try {
+        input = rawToggle.checked ? JSON.parse(raw.value) : form.read();
+      } catch (e) {
+        replace(status, `The input is not valid JSON: ${e.message}`);
+        return;
+      }
+      run.disabled = true;
+      replace(status, "calling…");
+      try {
+        const body = { input };
+        const chosen = await sessionFor(api, session.value, sessionId.value.trim());
+        if (chosen) body.sessionId = chosen;
+        const answer = await api.request("POST", `/tools/${encodeURIComponent(name)}`, body);
+        if (answer.status === 200) {
+          form.showErrors([]);
+          replace(status, chosen ? `done in session ${chosen}` : "done");
+          replace(output, renderEnvelope(answer.body));
+        } else {
+          const errors = answer.body?.error?.errors ?? [];
+          form.showErrors(errors);
+          replace(status, describeError(answer));
+        }
+      } catch (e) {
+        replace(status, e.message);
+      } finally {
+        run.disabled = false;
+      }
+    };
+    replace(
+      main,
+      h("h2", {}, tool.name),
+      h("p", { class: "description" }, String(tool.description ?? "")),
+      h("p", { class: "facts" }, `effect ${tool.effect}`, tool.hasDryRunResult ? " · has a dry-run result" : ""),
+      h(
+        "form",
+        { id: "try", novalidate: true, onsubmit: submit },
+        form.element,
+        raw,
+        h("p", {}, rawToggle, h("label", { for: "raw-json" }, " edit the input as raw JSON")),
+        h("p", {}, h("label", { for: "session" }, "Session "), session, " ", sessionId),
+        run
+      ),
+      status,
+      output
+    );
+  }
+  async function sessionFor(api, choice, typed) {
+    if (choice === "scratch") return null;
+    if (choice === "existing") {
+      if (!typed) throw new Error("Type the id of the session to call in.");
+      return typed;
+    }
+    const answer = await api.request("POST", "/sessions", choice === "dry-run" ? { mode: "dry-run" } : {});
+    if (answer.status !== 201) throw new Error(`The session was not made: ${describeError(answer)}`);
+    return answer.body.id;
+  }
+
+  // serve/console/src/main.ts
+  async function start() {
+    const main = document.getElementById("main");
+    const nav = document.getElementById("nav");
+    if (!main || !nav) return;
+    const health = await (await fetch("/healthz", { credentials: "omit" })).json();
+    const api = new Api(String(health.slug));
+    replace(nav, h("a", { href: "#/tools" }, "Tools"), h("span", { class: "slug" }, `/${api.slug}/v1`));
+    const show = async () => {
+      const route = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+      try {
+        if (route[0] === "tools" && route[1]) await tryPage(api, main, route[1]);
+        else await toolsPage(api, main);
+      } catch (e) {
+        if (e instanceof LoginNeeded) loginForm(api, main, show, api.logout());
+        else replace(main, h("p", { class: "error" }, e.message));
+      }
+    };
+    window.addEventListener("hashchange", show);
+    await show();
+  }
+  function loginForm(api, main, then, refused) {
+    const token = h("input", { type: "password", id: "token", autocomplete: "off" });
+    const submit = (event) => {
+      event.preventDefault();
+      api.login(token.value);
+      void then();
+    };
+    replace(
+      main,
+      h(
+        "form",
+        { id: "login", onsubmit: submit },
+        h("h2", {}, "Log in"),
+        h("p", {}, "This server needs its token ([server] token). It is kept in this page's memory only."),
+        refused ? h("p", { class: "error" }, "The server did not accept that token.") : null,
+        h("label", { for: "token" }, "Token "),
+        token,
+        " ",
+        h("button", { type: "submit" }, "Log in")
+      )
+    );
+  }
+  void start();
+})();

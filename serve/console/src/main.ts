@@ -1,0 +1,55 @@
+// The console's entry point: learns the API's slug from `/healthz`, asks
+// for the token when the server wants one (kept in memory only), and shows
+// the page the address's fragment names.
+
+import { Api, LoginNeeded } from "./api";
+import { h, replace } from "./dom";
+import { toolsPage, tryPage } from "./tools";
+
+async function start(): Promise<void> {
+  const main = document.getElementById("main");
+  const nav = document.getElementById("nav");
+  if (!main || !nav) return;
+  const health = await (await fetch("/healthz", { credentials: "omit" })).json();
+  const api = new Api(String(health.slug));
+  replace(nav, h("a", { href: "#/tools" }, "Tools"), h("span", { class: "slug" }, `/${api.slug}/v1`));
+  const show = async () => {
+    const route = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+    try {
+      if (route[0] === "tools" && route[1]) await tryPage(api, main, route[1]);
+      else await toolsPage(api, main);
+    } catch (e) {
+      if (e instanceof LoginNeeded) loginForm(api, main, show, api.logout());
+      else replace(main, h("p", { class: "error" }, (e as Error).message));
+    }
+  };
+  window.addEventListener("hashchange", show);
+  await show();
+}
+
+/** Ask for the server's token (saying so when the one given was refused),
+ * then show the page again. */
+function loginForm(api: Api, main: HTMLElement, then: () => Promise<void>, refused: boolean): void {
+  const token = h("input", { type: "password", id: "token", autocomplete: "off" });
+  const submit = (event: Event) => {
+    event.preventDefault();
+    api.login(token.value);
+    void then();
+  };
+  replace(
+    main,
+    h(
+      "form",
+      { id: "login", onsubmit: submit },
+      h("h2", {}, "Log in"),
+      h("p", {}, "This server needs its token ([server] token). It is kept in this page's memory only."),
+      refused ? h("p", { class: "error" }, "The server did not accept that token.") : null,
+      h("label", { for: "token" }, "Token "),
+      token,
+      " ",
+      h("button", { type: "submit" }, "Log in"),
+    ),
+  );
+}
+
+void start();

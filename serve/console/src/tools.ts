@@ -1,0 +1,143 @@
+// The Tools page (every tool of the default agent with what it may do) and
+// the Try page (a form from the tool's input schema, or raw JSON, called in
+// a scratch, existing or new session).
+
+import { Api, describeError } from "./api";
+import { h, replace } from "./dom";
+import { InputError, schemaForm } from "./form";
+import { renderEnvelope } from "./result";
+
+/** Show every tool in `main`. */
+export async function toolsPage(api: Api, main: HTMLElement): Promise<void> {
+  const listing = await api.get("/tools");
+  const rows = (listing.tools as any[]).map((tool) =>
+    h(
+      "tr",
+      { "data-tool": tool.name },
+      h("td", {}, h("a", { href: `#/tools/${encodeURIComponent(tool.name)}` }, tool.name)),
+      h("td", { class: "description" }, String(tool.description ?? "")),
+      h("td", {}, String(tool.effect)),
+      h("td", {}, String(tool.permission ?? "")),
+      h("td", {}, origin(tool)),
+      h("td", {}, tool.enabled === false ? "disabled" : "enabled"),
+    ),
+  );
+  const unavailable = (listing.unavailable ?? []) as any[];
+  replace(
+    main,
+    h("h2", {}, `Tools of ${listing.agent?.name ?? "the default agent"} v${listing.agent?.version ?? "?"}`),
+    h(
+      "table",
+      { class: "tools" },
+      h("thead", {}, h("tr", {}, ...["Tool", "Description", "Effect", "Permission", "Origin", "State"].map((c) => h("th", {}, c)))),
+      h("tbody", {}, ...rows),
+    ),
+    unavailable.length
+      ? h("section", { class: "failures" }, h("h3", {}, "Not loaded"), h("ul", {}, ...unavailable.map((u) => h("li", {}, JSON.stringify(u)))))
+      : null,
+  );
+}
+
+function origin(tool: any): string {
+  if (tool.custom) return "custom";
+  if (tool.mcpServer) return `MCP server ${tool.mcpServer}`;
+  return typeof tool.origin === "string" ? tool.origin : JSON.stringify(tool.origin ?? "file");
+}
+
+/** Show the Try page of the tool `name` in `main`. */
+export async function tryPage(api: Api, main: HTMLElement, name: string): Promise<void> {
+  const listing = await api.get("/tools");
+  const tool = (listing.tools as any[]).find((t) => t.name === name);
+  if (!tool) {
+    replace(main, h("p", { class: "error" }, `No tool named ${name}.`));
+    return;
+  }
+  const form = schemaForm(tool.inputSchema);
+  const raw = h("textarea", { class: "json raw", rows: "8", hidden: true });
+  const rawToggle = h("input", { type: "checkbox", id: "raw-json" });
+  rawToggle.addEventListener("change", () => {
+    if (rawToggle.checked) {
+      try {
+        raw.value = JSON.stringify(form.read(), null, 2);
+      } catch {
+        raw.value = "{}";
+      }
+    }
+    raw.hidden = !rawToggle.checked;
+    form.element.hidden = rawToggle.checked;
+  });
+  const session = h(
+    "select",
+    { id: "session" },
+    h("option", { value: "scratch" }, "scratch session (one call)"),
+    h("option", { value: "new" }, "new session"),
+    h("option", { value: "dry-run" }, "new dry-run session"),
+    h("option", { value: "existing" }, "existing session…"),
+  );
+  const sessionId = h("input", { type: "text", id: "session-id", placeholder: "ses_…", hidden: true });
+  session.addEventListener("change", () => (sessionId.hidden = session.value !== "existing"));
+  const status = h("p", { class: "status" });
+  const output = h("div", { class: "output" });
+  const run = h("button", { type: "submit", id: "run" }, "Call");
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    replace(output);
+    let input: unknown;
+    try {
+      input = rawToggle.checked ? JSON.parse(raw.value) : form.read();
+    } catch (e) {
+      replace(status, `The input is not valid JSON: ${(e as Error).message}`);
+      return;
+    }
+    run.disabled = true;
+    replace(status, "calling…");
+    try {
+      const body: Record<string, unknown> = { input };
+      const chosen = await sessionFor(api, session.value, sessionId.value.trim());
+      if (chosen) body.sessionId = chosen;
+      const answer = await api.request("POST", `/tools/${encodeURIComponent(name)}`, body);
+      if (answer.status === 200) {
+        form.showErrors([]);
+        replace(status, chosen ? `done in session ${chosen}` : "done");
+        replace(output, renderEnvelope(answer.body));
+      } else {
+        const errors: InputError[] = answer.body?.error?.errors ?? [];
+        form.showErrors(errors);
+        replace(status, describeError(answer));
+      }
+    } catch (e) {
+      replace(status, (e as Error).message);
+    } finally {
+      run.disabled = false;
+    }
+  };
+  replace(
+    main,
+    h("h2", {}, tool.name),
+    h("p", { class: "description" }, String(tool.description ?? "")),
+    h("p", { class: "facts" }, `effect ${tool.effect}`, tool.hasDryRunResult ? " · has a dry-run result" : ""),
+    h(
+      "form",
+      { id: "try", novalidate: true, onsubmit: submit },
+      form.element,
+      raw,
+      h("p", {}, rawToggle, h("label", { for: "raw-json" }, " edit the input as raw JSON")),
+      h("p", {}, h("label", { for: "session" }, "Session "), session, " ", sessionId),
+      run,
+    ),
+    status,
+    output,
+  );
+}
+
+/** The session id a call runs in: none (scratch), a new one, or the one typed. */
+async function sessionFor(api: Api, choice: string, typed: string): Promise<string | null> {
+  if (choice === "scratch") return null;
+  if (choice === "existing") {
+    if (!typed) throw new Error("Type the id of the session to call in.");
+    return typed;
+  }
+  const answer = await api.request("POST", "/sessions", choice === "dry-run" ? { mode: "dry-run" } : {});
+  if (answer.status !== 201) throw new Error(`The session was not made: ${describeError(answer)}`);
+  return answer.body.id;
+}
