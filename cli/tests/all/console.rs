@@ -253,3 +253,127 @@ async fn the_console_is_served_with_a_strict_policy_and_cross_site_writes_are_re
         .unwrap();
     assert_eq!(gone.status(), 404, "[server] console = false turns it off");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_asked_over_the_api_is_given_in_the_console_and_the_call_finishes() {
+    let Some(browser) = Browser::start().await else {
+        return;
+    };
+    let server = serve::start(TOOLS, &config()).await;
+    let asked: Value = server
+        .client
+        .post(server.url("/tools/publish_release"))
+        .json(&serde_json::json!({"input": {"version": "2.0.0"}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(asked["status"], "awaiting_approval", "{asked}");
+    let call_id = asked["callId"].as_str().unwrap().to_string();
+
+    let page = browser.open(&format!("{}/#/approvals", server.base)).await;
+    let item = format!("#pending li[data-call={call_id:?}]");
+    until(&page, &format!("document.querySelector('{item}')")).await;
+    let shown: String = eval(
+        &page,
+        &format!("document.querySelector('{item}').textContent"),
+    )
+    .await;
+    assert!(
+        shown.contains("publish_release") && shown.contains("2.0.0"),
+        "{shown}"
+    );
+    screenshot(&page, "approvals").await;
+    eval::<bool>(&page, &fill("claimed-name", "Ada")).await;
+    eval::<bool>(
+        &page,
+        &format!("(document.querySelector('{item} button.approve').click(), true)"),
+    )
+    .await;
+    let done = format!("#resolved li[data-call={call_id:?}][data-decision=approved]");
+    until(&page, &format!("document.querySelector('{done}')")).await;
+
+    let finished: Value = server
+        .client
+        .get(server.url(&format!("/calls/{call_id}?wait=10")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(finished["isError"], false, "the call ran: {finished}");
+    let listed: Value = server
+        .client
+        .get(server.url("/approvals"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let resolved = &listed["resolved"][0];
+    assert_eq!(
+        resolved["decidedBy"],
+        serde_json::json!({"principal": "loopback", "claimedName": "Ada"}),
+        "the approver is who the server vouches for; the typed name is only claimed: {listed}"
+    );
+    assert!(
+        resolved.get("input").is_none(),
+        "a resolved approval keeps no input"
+    );
+    screenshot(&page, "approved").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_events_appear_in_the_console_as_calls_are_made() {
+    let Some(browser) = Browser::start().await else {
+        return;
+    };
+    let server = serve::start(TOOLS, &config()).await;
+    let made: Value = server
+        .client
+        .post(server.url("/sessions"))
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = made["id"].as_str().unwrap().to_string();
+    let page = browser.open(&format!("{}/#/sessions", server.base)).await;
+    until(
+        &page,
+        &format!("document.querySelector('tr[data-session={id:?}]')"),
+    )
+    .await;
+    screenshot(&page, "sessions").await;
+    go(&page, &format!("#/sessions/{id}")).await;
+    until(&page, "document.getElementById('events')").await;
+
+    for text in ["first", "second"] {
+        let called = server
+            .client
+            .post(server.url("/tools/echo"))
+            .json(&serde_json::json!({"input": {"text": text}, "sessionId": id}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(called.status(), 200);
+    }
+    until(
+        &page,
+        "document.querySelectorAll('#events li[data-type=\"action.result\"]').length === 2",
+    )
+    .await;
+    let last: String = eval(
+        &page,
+        "[...document.querySelectorAll('#events li[data-type=\"action.result\"]')].pop().textContent",
+    )
+    .await;
+    assert!(last.contains("second"), "{last}");
+    screenshot(&page, "session").await;
+}

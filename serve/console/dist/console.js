@@ -45,10 +45,11 @@
       return answer.body;
     }
     /** The raw response of a GET (a stream, a download). */
-    async raw(path, extra = {}) {
+    async raw(path, extra = {}, signal) {
       const response = await fetch(this.url(path), {
         headers: { ...this.headers(false), ...extra },
-        credentials: "omit"
+        credentials: "omit",
+        signal
       });
       if (response.status === 401) throw new LoginNeeded("the server needs its token");
       return response;
@@ -92,6 +93,299 @@
   function replace(parent, ...children) {
     while (parent.firstChild) parent.removeChild(parent.firstChild);
     append(parent, ...children);
+  }
+
+  // serve/console/src/result.ts
+  var SHOWN_IMAGES = /* @__PURE__ */ new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"]);
+  function renderEnvelope(envelope) {
+    const facts = [
+      badge(envelope.isError ? "error" : "ok", envelope.isError ? "isError" : "ok"),
+      envelope.stubbed ? badge("stubbed", "stubbed (dry run)") : null,
+      fact("tool", envelope.toolName),
+      fact("call", envelope.callId),
+      fact("agent", envelope.agent ? `${envelope.agent.name} v${envelope.agent.version}` : void 0),
+      fact("duration", envelope.durationMs !== void 0 ? `${envelope.durationMs} ms` : void 0),
+      fact("attempts", envelope.attempts)
+    ];
+    return h(
+      "section",
+      { class: "envelope" },
+      h("div", { class: "facts" }, ...facts),
+      h("h3", {}, "Result"),
+      h("div", { class: "result" }, renderResult(envelope.result)),
+      envelope.trace ? h("details", {}, h("summary", {}, "Trace"), jsonTree(envelope.trace)) : null,
+      envelope.usage ? h("details", { class: "usage" }, h("summary", {}, "Receipt (usage)"), receipt(envelope.usage)) : null
+    );
+  }
+  function badge(kind, text) {
+    return h("span", { class: `badge ${kind}` }, text);
+  }
+  function fact(name, value) {
+    if (value === void 0 || value === null) return null;
+    return h("span", { class: "fact" }, h("b", {}, `${name} `), String(value));
+  }
+  function renderResult(result) {
+    if (typeof result === "string") return h("pre", { class: "text" }, result);
+    if (result && typeof result === "object" && Array.isArray(result.content)) {
+      return h("div", { class: "blocks" }, ...result.content.map(renderBlock));
+    }
+    return jsonTree(result);
+  }
+  function renderBlock(block) {
+    switch (block?.type) {
+      case "text":
+        return h("pre", { class: "text" }, String(block.text ?? ""));
+      case "json":
+        return jsonTree(block.json);
+      case "image":
+        if (SHOWN_IMAGES.has(block.mediaType)) {
+          return h("img", { class: "image", alt: "image result", src: blobUrl(block.data, block.mediaType) });
+        }
+        return download(block, "image");
+      case "search_result":
+        return h("div", { class: "search" }, h("b", {}, String(block.title ?? "")), " ", h("code", {}, String(block.source ?? "")), h("pre", { class: "text" }, String(block.text ?? "")));
+      case "resource_link":
+        return h("div", { class: "link" }, "resource ", h("code", {}, String(block.uri ?? "")), block.name ? ` (${block.name})` : "");
+      case "audio":
+      case "document":
+        return download(block, block.type);
+      default:
+        return jsonTree(block);
+    }
+  }
+  function download(block, kind) {
+    const name = typeof block.name === "string" && block.name ? block.name : `${kind}-result`;
+    const link = h("a", { href: blobUrl(block.data, "application/octet-stream"), download: name }, `download ${kind}: ${name}`);
+    return h("div", { class: "download" }, link, ` (${String(block.mediaType ?? "unknown type")})`);
+  }
+  function blobUrl(base64, type) {
+    const text = atob(typeof base64 === "string" ? base64 : "");
+    const bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    return URL.createObjectURL(new Blob([bytes], { type }));
+  }
+  function jsonTree(value, key) {
+    const label = key === void 0 ? null : h("span", { class: "key" }, `${key}: `);
+    if (value === null || typeof value !== "object") {
+      return h("div", { class: "leaf" }, label, h("span", { class: `json-${value === null ? "null" : typeof value}` }, JSON.stringify(value) ?? "undefined"));
+    }
+    const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
+    const summary = Array.isArray(value) ? `[${entries.length}]` : `{${entries.length}}`;
+    return h(
+      "details",
+      { class: "tree", open: true },
+      h("summary", {}, label, summary),
+      ...entries.map(([k, v]) => jsonTree(v, k))
+    );
+  }
+  function receipt(usage) {
+    return h(
+      "table",
+      { class: "receipt" },
+      ...Object.entries(usage).map(([name, value]) => h("tr", {}, h("th", {}, name), h("td", {}, typeof value === "object" ? JSON.stringify(value) : String(value))))
+    );
+  }
+
+  // serve/console/src/approvals.ts
+  var REFRESH_MS = 1e3;
+  async function approvalsPage(api, main, stop) {
+    const name = h("input", { type: "text", id: "claimed-name", placeholder: "your name (recorded as claimed)" });
+    const pending = h("div", { id: "pending" });
+    const resolved = h("div", { id: "resolved" });
+    const status = h("p", { class: "status" });
+    replace(main, h("h2", {}, "Approvals"), h("p", {}, h("label", { for: "claimed-name" }, "Deciding as "), name), status, h("h3", {}, "Waiting"), pending, h("h3", {}, "Resolved"), resolved);
+    const decide = async (callId, decision, reason) => {
+      const body = { decision };
+      if (name.value.trim()) body.claimedName = name.value.trim();
+      if (reason.trim()) body.reason = reason.trim();
+      const answer = await api.request("POST", `/approvals/${encodeURIComponent(callId)}`, body);
+      replace(status, answer.status === 200 ? `${decision === "approve" ? "Approved" : "Denied"} ${callId}.` : describeError(answer));
+      await draw();
+    };
+    let shown = "";
+    const draw = async () => {
+      const listed = await api.get("/approvals");
+      const text = JSON.stringify(listed);
+      if (text === shown) return;
+      shown = text;
+      const waiting = listed.pending;
+      replace(
+        pending,
+        waiting.length ? h("ul", { class: "approvals" }, ...waiting.map((a) => pendingItem(a, decide))) : h("p", {}, "Nothing waits for approval.")
+      );
+      replace(resolved, h("ul", { class: "approvals" }, ...listed.resolved.map(resolvedItem)));
+    };
+    await draw();
+    const timer = setInterval(() => void draw().catch(() => void 0), REFRESH_MS);
+    stop.addEventListener("abort", () => clearInterval(timer));
+  }
+  function pendingItem(a, decide) {
+    const reason = h("input", { type: "text", class: "reason", placeholder: "reason (optional)" });
+    return h(
+      "li",
+      { "data-call": a.callId },
+      h("b", {}, a.toolName),
+      ` in ${a.sessionId}, asked ${a.requestedAt}`,
+      a.requestedBy ? h("span", {}, " for ", h("code", {}, JSON.stringify(a.requestedBy))) : null,
+      a.expiresAt ? ` (expires ${a.expiresAt})` : "",
+      jsonTree(a.input, "input"),
+      h("button", { type: "button", class: "approve", onclick: () => void decide(a.callId, "approve", reason.value) }, "Approve"),
+      " ",
+      h("button", { type: "button", class: "deny", onclick: () => void decide(a.callId, "deny", reason.value) }, "Deny"),
+      " ",
+      reason
+    );
+  }
+  function resolvedItem(a) {
+    return h(
+      "li",
+      { "data-call": a.callId, "data-decision": a.decision },
+      h("b", {}, a.toolName),
+      ` ${a.decision} ${a.decidedAt}`,
+      a.decidedBy ? h("span", {}, " by ", h("code", {}, JSON.stringify(a.decidedBy))) : null,
+      a.reason ? `: ${a.reason}` : ""
+    );
+  }
+
+  // serve/console/src/events.ts
+  var SseParser = class {
+    constructor() {
+      __publicField(this, "buffer", "");
+      __publicField(this, "id", null);
+      __publicField(this, "type", "message");
+      __publicField(this, "data", []);
+    }
+    /** Feed `chunk`; the events it completes. */
+    push(chunk) {
+      this.buffer += chunk;
+      const events = [];
+      let newline;
+      while ((newline = this.buffer.search(/\r\n|\r|\n/)) >= 0) {
+        const line = this.buffer.slice(0, newline);
+        const width = this.buffer.startsWith("\r\n", newline) ? 2 : 1;
+        this.buffer = this.buffer.slice(newline + width);
+        if (line === "") {
+          if (this.data.length) events.push({ id: this.id, type: this.type, data: this.data.join("\n") });
+          this.type = "message";
+          this.data = [];
+          continue;
+        }
+        if (line.startsWith(":")) continue;
+        const colon = line.indexOf(":");
+        const field2 = colon < 0 ? line : line.slice(0, colon);
+        let value = colon < 0 ? "" : line.slice(colon + 1);
+        if (value.startsWith(" ")) value = value.slice(1);
+        if (field2 === "id") this.id = value;
+        else if (field2 === "event") this.type = value;
+        else if (field2 === "data") this.data.push(value);
+      }
+      return events;
+    }
+  };
+  async function followEvents(api, id, seen, stop) {
+    let last = null;
+    while (!stop.aborted) {
+      try {
+        const headers = { accept: "text/event-stream" };
+        if (last !== null) headers["last-event-id"] = last;
+        const response = await api.raw(`/sessions/${encodeURIComponent(id)}/events`, headers, stop);
+        if (!response.ok || !response.body) return;
+        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+        const parser = new SseParser();
+        for (; ; ) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          for (const event of parser.push(value)) {
+            if (event.id !== null) last = event.id;
+            seen(event);
+          }
+        }
+      } catch (e) {
+        if (stop.aborted) return;
+        if (e instanceof Error && e.name !== "TypeError") throw e;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1e3));
+    }
+  }
+
+  // serve/console/src/sessions.ts
+  async function sessionsPage(api, main) {
+    const listed = await api.get("/sessions");
+    const rows = listed.sessions.map(
+      (s) => h(
+        "tr",
+        { "data-session": s.id },
+        h("td", {}, h("a", { href: `#/sessions/${encodeURIComponent(s.id)}` }, s.id)),
+        h("td", {}, String(s.mode)),
+        h("td", {}, s.agent ? `${s.agent.name} v${s.agent.version}` : ""),
+        h("td", {}, s.owner ? String(s.owner) : ""),
+        h("td", {}, String(s.lastActiveAt)),
+        h("td", {}, s.busy ? "busy" : "")
+      )
+    );
+    const mode = h("select", { id: "new-mode" }, h("option", { value: "live" }, "live"), h("option", { value: "dry-run" }, "dry-run"));
+    const asOf = h("input", { type: "text", id: "new-as-of", placeholder: "asOf (RFC 3339), optional" });
+    const status = h("span", { class: "status" });
+    const create = async (event) => {
+      event.preventDefault();
+      const body = { mode: mode.value };
+      if (asOf.value.trim()) body.asOf = asOf.value.trim();
+      const answer = await api.request("POST", "/sessions", body);
+      if (answer.status === 201) location.hash = `#/sessions/${encodeURIComponent(answer.body.id)}`;
+      else replace(status, describeError(answer));
+    };
+    replace(
+      main,
+      h("h2", {}, "Sessions"),
+      h("form", { id: "new-session", novalidate: true, onsubmit: create }, "New session: ", mode, " ", asOf, " ", h("button", { type: "submit" }, "Create"), " ", status),
+      rows.length ? h(
+        "table",
+        { class: "sessions" },
+        h("thead", {}, h("tr", {}, ...["Session", "Mode", "Agent", "Owner", "Last active", ""].map((c) => h("th", {}, c)))),
+        h("tbody", {}, ...rows)
+      ) : h("p", {}, "No sessions.")
+    );
+  }
+  async function sessionPage(api, main, id, stop) {
+    const path = `/sessions/${encodeURIComponent(id)}`;
+    const session = await api.get(path);
+    const artifacts = await api.get(`${path}/artifacts`);
+    const events = h("ol", { class: "events", id: "events" });
+    const files = artifacts.artifacts.map(
+      (a) => h("li", {}, h("button", { type: "button", class: "download", onclick: () => void save(api, `${path}/artifacts/${encodeURIComponent(a.name)}`, a.name) }, a.name), ` ${a.mediaType}, ${a.size} bytes, by ${a.tool ?? "?"}`)
+    );
+    replace(
+      main,
+      h("h2", {}, `Session ${session.id}`),
+      jsonTree(session),
+      h("h3", {}, "Artifacts"),
+      files.length ? h("ul", { class: "artifacts" }, ...files) : h("p", {}, "None."),
+      h("h3", {}, "Events (live)"),
+      events
+    );
+    void followEvents(
+      api,
+      id,
+      (event) => {
+        let data = event.data;
+        try {
+          data = JSON.parse(event.data);
+        } catch {
+        }
+        const item = h("li", { "data-event": event.id ?? "", "data-type": event.type }, h("b", {}, `#${event.id ?? "?"} ${event.type}`), jsonTree(data));
+        item.querySelectorAll("details").forEach((d) => d.removeAttribute("open"));
+        events.appendChild(item);
+      },
+      stop
+    ).catch((e) => events.appendChild(h("li", { class: "error" }, `The stream stopped: ${e.message}`)));
+  }
+  async function save(api, path, name) {
+    const response = await api.raw(path);
+    if (!response.ok) return;
+    const url = URL.createObjectURL(new Blob([await response.arrayBuffer()], { type: "application/octet-stream" }));
+    const link = h("a", { href: url, download: name });
+    link.click();
+    setTimeout(() => URL.revokeObjectURL(url), 1e4);
   }
 
   // serve/console/src/form.ts
@@ -242,97 +536,6 @@
     return name.replace(/~/g, "~0").replace(/\//g, "~1");
   }
 
-  // serve/console/src/result.ts
-  var SHOWN_IMAGES = /* @__PURE__ */ new Set(["image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"]);
-  function renderEnvelope(envelope) {
-    const facts = [
-      badge(envelope.isError ? "error" : "ok", envelope.isError ? "isError" : "ok"),
-      envelope.stubbed ? badge("stubbed", "stubbed (dry run)") : null,
-      fact("tool", envelope.toolName),
-      fact("call", envelope.callId),
-      fact("agent", envelope.agent ? `${envelope.agent.name} v${envelope.agent.version}` : void 0),
-      fact("duration", envelope.durationMs !== void 0 ? `${envelope.durationMs} ms` : void 0),
-      fact("attempts", envelope.attempts)
-    ];
-    return h(
-      "section",
-      { class: "envelope" },
-      h("div", { class: "facts" }, ...facts),
-      h("h3", {}, "Result"),
-      h("div", { class: "result" }, renderResult(envelope.result)),
-      envelope.trace ? h("details", {}, h("summary", {}, "Trace"), jsonTree(envelope.trace)) : null,
-      envelope.usage ? h("details", { class: "usage" }, h("summary", {}, "Receipt (usage)"), receipt(envelope.usage)) : null
-    );
-  }
-  function badge(kind, text) {
-    return h("span", { class: `badge ${kind}` }, text);
-  }
-  function fact(name, value) {
-    if (value === void 0 || value === null) return null;
-    return h("span", { class: "fact" }, h("b", {}, `${name} `), String(value));
-  }
-  function renderResult(result) {
-    if (typeof result === "string") return h("pre", { class: "text" }, result);
-    if (result && typeof result === "object" && Array.isArray(result.content)) {
-      return h("div", { class: "blocks" }, ...result.content.map(renderBlock));
-    }
-    return jsonTree(result);
-  }
-  function renderBlock(block) {
-    switch (block?.type) {
-      case "text":
-        return h("pre", { class: "text" }, String(block.text ?? ""));
-      case "json":
-        return jsonTree(block.json);
-      case "image":
-        if (SHOWN_IMAGES.has(block.mediaType)) {
-          return h("img", { class: "image", alt: "image result", src: blobUrl(block.data, block.mediaType) });
-        }
-        return download(block, "image");
-      case "search_result":
-        return h("div", { class: "search" }, h("b", {}, String(block.title ?? "")), " ", h("code", {}, String(block.source ?? "")), h("pre", { class: "text" }, String(block.text ?? "")));
-      case "resource_link":
-        return h("div", { class: "link" }, "resource ", h("code", {}, String(block.uri ?? "")), block.name ? ` (${block.name})` : "");
-      case "audio":
-      case "document":
-        return download(block, block.type);
-      default:
-        return jsonTree(block);
-    }
-  }
-  function download(block, kind) {
-    const name = typeof block.name === "string" && block.name ? block.name : `${kind}-result`;
-    const link = h("a", { href: blobUrl(block.data, "application/octet-stream"), download: name }, `download ${kind}: ${name}`);
-    return h("div", { class: "download" }, link, ` (${String(block.mediaType ?? "unknown type")})`);
-  }
-  function blobUrl(base64, type) {
-    const text = atob(typeof base64 === "string" ? base64 : "");
-    const bytes = new Uint8Array(text.length);
-    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    return URL.createObjectURL(new Blob([bytes], { type }));
-  }
-  function jsonTree(value, key) {
-    const label = key === void 0 ? null : h("span", { class: "key" }, `${key}: `);
-    if (value === null || typeof value !== "object") {
-      return h("div", { class: "leaf" }, label, h("span", { class: `json-${value === null ? "null" : typeof value}` }, JSON.stringify(value) ?? "undefined"));
-    }
-    const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
-    const summary = Array.isArray(value) ? `[${entries.length}]` : `{${entries.length}}`;
-    return h(
-      "details",
-      { class: "tree", open: true },
-      h("summary", {}, label, summary),
-      ...entries.map(([k, v]) => jsonTree(v, k))
-    );
-  }
-  function receipt(usage) {
-    return h(
-      "table",
-      { class: "receipt" },
-      ...Object.entries(usage).map(([name, value]) => h("tr", {}, h("th", {}, name), h("td", {}, typeof value === "object" ? JSON.stringify(value) : String(value))))
-    );
-  }
-
   // serve/console/src/tools.ts
   async function toolsPage(api, main) {
     const listing = await api.get("/tools");
@@ -468,11 +671,23 @@
     if (!main || !nav) return;
     const health = await (await fetch("/healthz", { credentials: "omit" })).json();
     const api = new Api(String(health.slug));
-    replace(nav, h("a", { href: "#/tools" }, "Tools"), h("span", { class: "slug" }, `/${api.slug}/v1`));
+    replace(
+      nav,
+      h("a", { href: "#/tools" }, "Tools"),
+      h("a", { href: "#/sessions" }, "Sessions"),
+      h("a", { href: "#/approvals" }, "Approvals"),
+      h("span", { class: "slug" }, `/${api.slug}/v1`)
+    );
+    let leaving = new AbortController();
     const show = async () => {
+      leaving.abort();
+      leaving = new AbortController();
       const route = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
       try {
         if (route[0] === "tools" && route[1]) await tryPage(api, main, route[1]);
+        else if (route[0] === "sessions" && route[1]) await sessionPage(api, main, route[1], leaving.signal);
+        else if (route[0] === "sessions") await sessionsPage(api, main);
+        else if (route[0] === "approvals") await approvalsPage(api, main, leaving.signal);
         else await toolsPage(api, main);
       } catch (e) {
         if (e instanceof LoginNeeded) loginForm(api, main, show, api.logout());

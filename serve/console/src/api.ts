@@ -56,10 +56,11 @@ export class Api {
   }
 
   /** The raw response of a GET (a stream, a download). */
-  async raw(path: string, extra: Record<string, string> = {}): Promise<Response> {
+  async raw(path: string, extra: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
     const response = await fetch(this.url(path), {
       headers: { ...this.headers(false), ...extra },
       credentials: "omit",
+      signal,
     });
     if (response.status === 401) throw new LoginNeeded("the server needs its token");
     return response;

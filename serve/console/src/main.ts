@@ -4,6 +4,8 @@
 
 import { Api, LoginNeeded } from "./api";
 import { h, replace } from "./dom";
+import { approvalsPage } from "./approvals";
+import { sessionPage, sessionsPage } from "./sessions";
 import { toolsPage, tryPage } from "./tools";
 
 async function start(): Promise<void> {
@@ -12,11 +14,24 @@ async function start(): Promise<void> {
   if (!main || !nav) return;
   const health = await (await fetch("/healthz", { credentials: "omit" })).json();
   const api = new Api(String(health.slug));
-  replace(nav, h("a", { href: "#/tools" }, "Tools"), h("span", { class: "slug" }, `/${api.slug}/v1`));
+  replace(
+    nav,
+    h("a", { href: "#/tools" }, "Tools"),
+    h("a", { href: "#/sessions" }, "Sessions"),
+    h("a", { href: "#/approvals" }, "Approvals"),
+    h("span", { class: "slug" }, `/${api.slug}/v1`),
+  );
+  // What the page shown follows (a stream, a timer) stops when another is shown.
+  let leaving = new AbortController();
   const show = async () => {
+    leaving.abort();
+    leaving = new AbortController();
     const route = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
     try {
       if (route[0] === "tools" && route[1]) await tryPage(api, main, route[1]);
+      else if (route[0] === "sessions" && route[1]) await sessionPage(api, main, route[1], leaving.signal);
+      else if (route[0] === "sessions") await sessionsPage(api, main);
+      else if (route[0] === "approvals") await approvalsPage(api, main, leaving.signal);
       else await toolsPage(api, main);
     } catch (e) {
       if (e instanceof LoginNeeded) loginForm(api, main, show, api.logout());

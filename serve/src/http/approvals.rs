@@ -25,22 +25,55 @@ const FLEET_POLL: Duration = Duration::from_millis(100);
 
 /// The body of an approval.
 #[derive(Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub(super) struct DecisionBody {
     /// `approve` or `deny`.
     decision: String,
-    /// Who decides: reaches the tool as `approved-by`, names the denier.
-    auth: Value,
+    /// Who decides, as the client's application vouches: reaches the tool
+    /// as `approved-by`, names the denier. Without it, the approver is
+    /// who the server itself can vouch for ([`vouched_approver`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    auth: Option<Value>,
+    /// A name the person deciding typed (the console asks for one): kept
+    /// beside the approver as `claimedName`, never taken for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    claimed_name: Option<String>,
     /// Why (for a denial).
     reason: Option<String>,
+}
+
+/// The longest `claimedName` and `reason` kept.
+const MAX_NOTE_CHARS: usize = 1000;
+
+/// The approver the server can vouch for when a decision names none: the
+/// holder of its token, or whoever reached its loopback address.
+fn vouched_approver(app: &App) -> &'static str {
+    if app.options.token.is_some() {
+        "server-token"
+    } else {
+        "loopback"
+    }
+}
+
+/// `GET /<slug>/v1/approvals`: the approvals this server asked for.
+pub(super) async fn list(
+    State(app): State<Arc<App>>,
+    PathParams(slug): PathParams<String>,
+) -> Result<Json<Value>, ApiError> {
+    app.check_slug(&slug)?;
+    Ok(Json(app.board.approvals().to_json()))
 }
 
 pub(super) async fn decide(
     State(app): State<Arc<App>>,
     PathParams((slug, call_id)): PathParams<(String, String)>,
-    JsonBody(body): JsonBody<DecisionBody>,
+    JsonBody(mut body): JsonBody<DecisionBody>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
+    // Vouched for here, where the request was authenticated (a decision
+    // forwarded to the call's server carries it).
+    body.auth
+        .get_or_insert_with(|| json!({ "principal": vouched_approver(&app) }));
     let raw = serde_json::to_value(&body).map_err(|e| ApiError::internal(e.to_string()))?;
     let decision = decision_of(body)?;
     match app.board.decide(&call_id, decision) {
@@ -68,13 +101,26 @@ pub(super) async fn decide(
 /// The decision an approval's body gives.
 pub(super) fn decision_of(body: DecisionBody) -> Result<ApprovalDecision, ApiError> {
     let invalid = |m: &str| ApiError::new(StatusCode::BAD_REQUEST, "invalid_request", m);
-    if !body.auth.is_object() {
+    let Some(mut by @ Value::Object(_)) = body.auth else {
         return Err(invalid("`auth` must be the approver's auth, a JSON object"));
+    };
+    if let Some(name) = body.claimed_name {
+        if name.chars().count() > MAX_NOTE_CHARS {
+            return Err(invalid("`claimedName` is longer than 1000 characters"));
+        }
+        by["claimedName"] = json!(name);
+    }
+    if body
+        .reason
+        .as_ref()
+        .is_some_and(|r| r.chars().count() > MAX_NOTE_CHARS)
+    {
+        return Err(invalid("`reason` is longer than 1000 characters"));
     }
     match body.decision.as_str() {
-        "approve" => Ok(ApprovalDecision::Approved { by: body.auth }),
+        "approve" => Ok(ApprovalDecision::Approved { by }),
         "deny" => Ok(ApprovalDecision::Denied {
-            by: body.auth,
+            by,
             reason: body.reason,
         }),
         _ => Err(invalid("`decision` must be \"approve\" or \"deny\"")),

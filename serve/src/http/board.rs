@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::sync::{oneshot, watch};
 
 use toolhost::ask::{AskError, Asker, ElicitAnswer, Elicitation, Sampling, SamplingResult};
@@ -26,6 +26,7 @@ use toolhost::session::{EventData, EventKind, Session};
 
 use axum::http::StatusCode;
 
+use super::approval_log::ApprovalLog;
 use super::error::ApiError;
 use super::fleet_calls::{FleetCalls, Forwarded};
 
@@ -153,6 +154,8 @@ pub struct Board {
     fleet: Option<Arc<FleetCalls>>,
     /// Applies what another server received for a call parked here.
     applier: OnceLock<Applier>,
+    /// The approvals asked for here, pending and resolved.
+    approvals: ApprovalLog,
 }
 
 /// Applies, on the server a call is parked on, what another server
@@ -175,6 +178,7 @@ impl Board {
             waiting: AtomicUsize::new(0),
             fleet: None,
             applier: OnceLock::new(),
+            approvals: ApprovalLog::default(),
         }
     }
 
@@ -187,6 +191,11 @@ impl Board {
     /// The fleet's parked calls, when the board shares them.
     pub fn fleet(&self) -> Option<&Arc<FleetCalls>> {
         self.fleet.as_ref()
+    }
+
+    /// The approvals asked for on this server.
+    pub fn approvals(&self) -> &ApprovalLog {
+        &self.approvals
     }
 
     /// Apply answers that reach other servers with `applier`.
@@ -541,6 +550,8 @@ pub struct BoardApprover {
     pub signal: Arc<ParkSignal>,
     /// How long to wait before the approval expires.
     pub timeout: Duration,
+    /// Who the call is made for (its session owner's auth), as listed.
+    pub requested_by: Option<Value>,
 }
 
 impl Approver for BoardApprover {
@@ -567,6 +578,11 @@ impl Approver for BoardApprover {
             self.board.share(&request.call_id, &parked).await;
             let expires_at = chrono::Utc::now()
                 + chrono::Duration::from_std(self.timeout).unwrap_or(chrono::Duration::MAX);
+            let asked = self.board.approvals.requested(
+                request,
+                self.requested_by.clone(),
+                Some(expires_at),
+            );
             request.waiting(Some(expires_at));
             self.signal.raise(Status::AwaitingApproval);
             let decision = match tokio::time::timeout(self.timeout, rx).await {
@@ -582,6 +598,7 @@ impl Approver for BoardApprover {
                     }
                 }
             };
+            asked.decided(&decision);
             self.board.set_status(&parked, Status::Running, None);
             decision
         })

@@ -19,6 +19,7 @@
 
 mod agents;
 mod answers;
+mod approval_log;
 mod approvals;
 mod artifacts;
 mod board;
@@ -316,6 +317,7 @@ pub fn router(app: Arc<App>) -> Router {
             "/{slug}/v1/sessions/{id}/events",
             get(sessions::stream).post(sessions::post_events),
         )
+        .route("/{slug}/v1/approvals", get(approvals::list))
         .route("/{slug}/v1/approvals/{call_id}", post(approvals::decide))
         .route("/{slug}/v1/calls/{call_id}", get(approvals::poll))
         .route_service("/mcp", mcp_service(&app))

@@ -109,6 +109,7 @@ pub(super) async fn call(
                 board: app.board.clone(),
                 signal,
                 timeout: app.options.approval_timeout,
+                requested_by: bound.session.auth().cloned(),
             }))
             .with_custom_tools(Arc::new(NoCustomTools))
             .with_asker(Arc::new(NoAsker(
@@ -168,6 +169,7 @@ pub(super) fn parked_options(
             board: app.board.clone(),
             signal: signal.clone(),
             timeout: app.options.approval_timeout,
+            requested_by: session.auth().cloned(),
         }))
         .with_custom_tools(Arc::new(BoardCustomTools {
             board: app.board.clone(),
