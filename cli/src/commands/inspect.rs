@@ -68,7 +68,7 @@ pub(crate) async fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         }
     };
     if args.json {
-        let mut described: Vec<Value> = tools.iter().map(|t| inspection(t)).collect();
+        let mut described: Vec<Value> = tools.iter().map(|t| t.inspection()).collect();
         let out = if described.len() == 1 {
             described.remove(0)
         } else {
@@ -91,23 +91,6 @@ pub(crate) async fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         print_inspection(tool)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A tool as `inspect --json` shows it.
-fn inspection(tool: &Tool) -> Value {
-    let imports: Vec<Value> = tool
-        .imports()
-        .iter()
-        .map(|i| json!({ "import": i, "status": caps::import_status(&tool.policy().grants, i) }))
-        .collect();
-    let mut out = tool.to_json();
-    out["file"] = json!(tool.path());
-    out["sha256"] = json!(tool.sha256());
-    out["imports"] = json!(imports);
-    if let Some(function) = tool.plain_export() {
-        out["function"] = json!(function);
-    }
-    out
 }
 
 /// A tool as `inspect` prints it.

@@ -82,6 +82,12 @@ async fn the_console_lists_tools_calls_one_from_its_form_and_runs_no_tool_suppli
     )
     .await;
     assert!(shown.starts_with("<script>"), "shown as text: {shown}");
+    let grants: String = eval(
+        &page,
+        "document.querySelector('tr[data-tool=counter] td.grants').textContent",
+    )
+    .await;
+    assert_eq!(grants, "kv: default");
     screenshot(&page, "tools").await;
 
     // A call from the form: the result is shown, as text.
@@ -376,4 +382,51 @@ async fn a_sessions_events_appear_in_the_console_as_calls_are_made() {
     .await;
     assert!(last.contains("second"), "{last}");
     screenshot(&page, "session").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tools_detail_names_env_values_never_and_says_where_it_stands_with_the_lock() {
+    let config = format!("{}\n[tools.echo]\nenv = {{ API_KEY = \"hunter2-secret\" }}\n", config());
+    let server = serve::start(TOOLS, &config).await;
+    let detail = |name: &'static str| {
+        let request = server.client.get(server.url(&format!("/tools/{name}")));
+        async move { request.send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let echo = detail("echo").await;
+    assert_eq!(echo["grants"]["env"], serde_json::json!(["API_KEY"]), "{echo}");
+    assert!(!echo.to_string().contains("hunter2"), "no value, no digest of one: {echo}");
+    assert_eq!(echo["lock"]["state"], "no_lock");
+    assert!(echo["imports"].as_array().is_some_and(|i| !i.is_empty()), "{echo}");
+    assert_eq!(echo["file"], "echo.wasm", "no server path: {echo}");
+
+    let mut lock = toolhost::lock::Lockfile::of(server.host.registry().all().map(|t| &**t));
+    lock.tools.remove("counter");
+    if let Some(echo) = lock.tools.get_mut("echo") {
+        echo.metadata.effect = "write".into();
+    }
+    lock.write(server.dir.path()).unwrap();
+    assert_eq!(detail("publish_release").await["lock"]["state"], "pinned");
+    assert_eq!(detail("counter").await["lock"]["state"], "unlocked");
+    let drifted = detail("echo").await;
+    assert_eq!(drifted["lock"]["state"], "drifted", "{drifted}");
+    assert!(drifted["lock"]["changes"][0].as_str().unwrap().contains("effect"), "{drifted}");
+
+    let unknown = server.client.get(server.url("/tools/nope")).send().await.unwrap();
+    assert_eq!(unknown.status(), 404);
+    let listed: Value = server
+        .client
+        .get(server.url("/tools?detail=true"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let hostile = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "hostile")
+        .unwrap();
+    assert_eq!(hostile["lints"].as_array().map(Vec::len), Some(2), "{hostile}");
 }

@@ -338,6 +338,31 @@ impl Tool {
         })
     }
 
+    /// The tool as `toolhost inspect --json` and the HTTP API's tool page
+    /// show it: [`Tool::to_json`] with its file, digest, the exported
+    /// function of a plain component, and each import beside what its
+    /// grants make of it.
+    pub fn inspection(&self) -> serde_json::Value {
+        let imports: Vec<serde_json::Value> = self
+            .imports()
+            .iter()
+            .map(|i| {
+                serde_json::json!({
+                    "import": i,
+                    "status": crate::caps::import_status(&self.policy().grants, i),
+                })
+            })
+            .collect();
+        let mut out = self.to_json();
+        out["file"] = serde_json::json!(self.path());
+        out["sha256"] = serde_json::json!(self.sha256());
+        out["imports"] = serde_json::json!(imports);
+        if let Some(function) = self.plain_export() {
+            out["function"] = serde_json::json!(function);
+        }
+        out
+    }
+
     /// Validate an input against the input schema.
     pub(crate) fn validate(&self, input: &serde_json::Value) -> Vec<crate::error::InputError> {
         schema_errors(&self.validator, input)

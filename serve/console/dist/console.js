@@ -538,7 +538,7 @@
 
   // serve/console/src/tools.ts
   async function toolsPage(api, main) {
-    const listing = await api.get("/tools");
+    const listing = await api.get("/tools?detail=true");
     const rows = listing.tools.map(
       (tool) => h(
         "tr",
@@ -548,9 +548,14 @@
         h("td", {}, String(tool.effect)),
         h("td", {}, String(tool.permission ?? "")),
         h("td", {}, origin(tool)),
+        h("td", { class: "grants" }, ...grantLines(tool.grants).map((line) => h("div", {}, line))),
+        h("td", { class: "imports" }, ungranted(tool).length ? h("span", { class: "warn" }, `${ungranted(tool).length} not granted`) : ""),
+        h("td", { class: "lints" }, (tool.lints ?? []).length ? h("span", { class: "warn" }, `${tool.lints.length} lint`) : ""),
+        h("td", { class: "lock" }, lockText(tool.lock)),
         h("td", {}, tool.enabled === false ? "disabled" : "enabled")
       )
     );
+    const failures = listing.failures ?? [];
     const unavailable = listing.unavailable ?? [];
     replace(
       main,
@@ -558,10 +563,63 @@
       h(
         "table",
         { class: "tools" },
-        h("thead", {}, h("tr", {}, ...["Tool", "Description", "Effect", "Permission", "Origin", "State"].map((c) => h("th", {}, c)))),
+        h("thead", {}, h("tr", {}, ...["Tool", "Description", "Effect", "Permission", "Origin", "Grants", "Imports", "Lints", "tools.lock", "State"].map((c) => h("th", {}, c)))),
         h("tbody", {}, ...rows)
       ),
-      unavailable.length ? h("section", { class: "failures" }, h("h3", {}, "Not loaded"), h("ul", {}, ...unavailable.map((u) => h("li", {}, JSON.stringify(u))))) : null
+      failures.length || unavailable.length ? h(
+        "section",
+        { class: "failures", id: "failures" },
+        h("h3", {}, "Not loaded"),
+        h(
+          "ul",
+          {},
+          ...failures.map((f) => h("li", {}, h("b", {}, String(f.tool ?? f.file ?? "?")), `: ${f.reason}`)),
+          ...unavailable.map((u) => h("li", {}, JSON.stringify(u)))
+        )
+      ) : null
+    );
+  }
+  function grantLines(grants) {
+    if (!grants) return [];
+    const lines = [];
+    for (const dir of ["workspace", "state", "artifacts"]) {
+      if (grants[dir] && grants[dir] !== "none") lines.push(`${dir}: ${grants[dir]}`);
+    }
+    if (grants.kv?.length) lines.push(`kv: ${grants.kv.join(", ")}`);
+    if (grants.http?.length) lines.push(`http: ${grants.http.join(", ")}`);
+    if (grants.env?.length) lines.push(`env: ${grants.env.join(", ")}`);
+    if (grants.sessions?.length) lines.push(`sessions: ${grants.sessions.join(", ")}`);
+    if (grants.reminders) lines.push(`reminders: ${grants.reminders.join(", ") || "messages"}`);
+    if (grants.metrics) lines.push("metrics");
+    if (grants.ask?.length) lines.push(`ask: ${grants.ask.join(", ")}`);
+    return lines.length ? lines : ["none"];
+  }
+  function ungranted(tool) {
+    return (tool.imports ?? []).filter((i) => String(i.status).startsWith("NOT GRANTED"));
+  }
+  function lockText(lock) {
+    switch (lock?.state) {
+      case "pinned":
+        return "pinned";
+      case "drifted":
+        return `drifted: ${(lock.changes ?? []).join("; ")}`;
+      case "unlocked":
+        return "not in tools.lock";
+      default:
+        return "no tools.lock";
+    }
+  }
+  function details(tool) {
+    const imports = tool.imports ?? [];
+    const lints = tool.lints ?? [];
+    return h(
+      "details",
+      { class: "inspection", open: true },
+      h("summary", {}, "What it may do"),
+      h("p", {}, h("b", {}, "Grants: "), grantLines(tool.grants).join(" · ")),
+      h("p", {}, h("b", {}, "tools.lock: "), lockText(tool.lock)),
+      imports.length ? h("table", { class: "imports" }, ...imports.map((i) => h("tr", {}, h("td", {}, h("code", {}, String(i.import))), h("td", { class: String(i.status).startsWith("NOT") ? "warn" : "" }, String(i.status))))) : h("p", {}, "Imports nothing."),
+      lints.length ? h("ul", { class: "lints" }, ...lints.map((l) => h("li", {}, h("code", {}, l.rule), ` ${l.message}`))) : null
     );
   }
   function origin(tool) {
@@ -570,12 +628,12 @@
     return typeof tool.origin === "string" ? tool.origin : JSON.stringify(tool.origin ?? "file");
   }
   async function tryPage(api, main, name) {
-    const listing = await api.get("/tools");
-    const tool = listing.tools.find((t) => t.name === name);
-    if (!tool) {
-      replace(main, h("p", { class: "error" }, `No tool named ${name}.`));
+    const answer = await api.request("GET", `/tools/${encodeURIComponent(name)}`);
+    if (answer.status !== 200) {
+      replace(main, h("p", { class: "error" }, describeError(answer)));
       return;
     }
+    const tool = answer.body;
     const form = schemaForm(tool.inputSchema);
     const raw = h("textarea", { class: "json raw", rows: "8", hidden: true });
     const rawToggle = h("input", { type: "checkbox", id: "raw-json" });
@@ -619,15 +677,15 @@
         const body = { input };
         const chosen = await sessionFor(api, session.value, sessionId.value.trim());
         if (chosen) body.sessionId = chosen;
-        const answer = await api.request("POST", `/tools/${encodeURIComponent(name)}`, body);
-        if (answer.status === 200) {
+        const answer2 = await api.request("POST", `/tools/${encodeURIComponent(name)}`, body);
+        if (answer2.status === 200) {
           form.showErrors([]);
           replace(status, chosen ? `done in session ${chosen}` : "done");
-          replace(output, renderEnvelope(answer.body));
+          replace(output, renderEnvelope(answer2.body));
         } else {
-          const errors = answer.body?.error?.errors ?? [];
+          const errors = answer2.body?.error?.errors ?? [];
           form.showErrors(errors);
-          replace(status, describeError(answer));
+          replace(status, describeError(answer2));
         }
       } catch (e) {
         replace(status, e.message);
@@ -639,7 +697,8 @@
       main,
       h("h2", {}, tool.name),
       h("p", { class: "description" }, String(tool.description ?? "")),
-      h("p", { class: "facts" }, `effect ${tool.effect}`, tool.hasDryRunResult ? " · has a dry-run result" : ""),
+      h("p", { class: "facts" }, `effect ${tool.effect} · permission ${tool.permission}`, tool.hasDryRunResult ? " · has a dry-run result" : ""),
+      details(tool),
       h(
         "form",
         { id: "try", novalidate: true, onsubmit: submit },

@@ -7,9 +7,9 @@ import { h, replace } from "./dom";
 import { InputError, schemaForm } from "./form";
 import { renderEnvelope } from "./result";
 
-/** Show every tool in `main`. */
+/** Show every tool in `main`, in detail. */
 export async function toolsPage(api: Api, main: HTMLElement): Promise<void> {
-  const listing = await api.get("/tools");
+  const listing = await api.get("/tools?detail=true");
   const rows = (listing.tools as any[]).map((tool) =>
     h(
       "tr",
@@ -19,9 +19,14 @@ export async function toolsPage(api: Api, main: HTMLElement): Promise<void> {
       h("td", {}, String(tool.effect)),
       h("td", {}, String(tool.permission ?? "")),
       h("td", {}, origin(tool)),
+      h("td", { class: "grants" }, ...grantLines(tool.grants).map((line) => h("div", {}, line))),
+      h("td", { class: "imports" }, ungranted(tool).length ? h("span", { class: "warn" }, `${ungranted(tool).length} not granted`) : ""),
+      h("td", { class: "lints" }, (tool.lints ?? []).length ? h("span", { class: "warn" }, `${tool.lints.length} lint`) : ""),
+      h("td", { class: "lock" }, lockText(tool.lock)),
       h("td", {}, tool.enabled === false ? "disabled" : "enabled"),
     ),
   );
+  const failures = (listing.failures ?? []) as any[];
   const unavailable = (listing.unavailable ?? []) as any[];
   replace(
     main,
@@ -29,12 +34,74 @@ export async function toolsPage(api: Api, main: HTMLElement): Promise<void> {
     h(
       "table",
       { class: "tools" },
-      h("thead", {}, h("tr", {}, ...["Tool", "Description", "Effect", "Permission", "Origin", "State"].map((c) => h("th", {}, c)))),
+      h("thead", {}, h("tr", {}, ...["Tool", "Description", "Effect", "Permission", "Origin", "Grants", "Imports", "Lints", "tools.lock", "State"].map((c) => h("th", {}, c)))),
       h("tbody", {}, ...rows),
     ),
-    unavailable.length
-      ? h("section", { class: "failures" }, h("h3", {}, "Not loaded"), h("ul", {}, ...unavailable.map((u) => h("li", {}, JSON.stringify(u)))))
+    failures.length || unavailable.length
+      ? h(
+          "section",
+          { class: "failures", id: "failures" },
+          h("h3", {}, "Not loaded"),
+          h(
+            "ul",
+            {},
+            ...failures.map((f) => h("li", {}, h("b", {}, String(f.tool ?? f.file ?? "?")), `: ${f.reason}`)),
+            ...unavailable.map((u) => h("li", {}, JSON.stringify(u))),
+          ),
+        )
       : null,
+  );
+}
+
+/** A tool's grants, one line each; environment variables by name only. */
+function grantLines(grants: any): string[] {
+  if (!grants) return [];
+  const lines: string[] = [];
+  for (const dir of ["workspace", "state", "artifacts"]) {
+    if (grants[dir] && grants[dir] !== "none") lines.push(`${dir}: ${grants[dir]}`);
+  }
+  if (grants.kv?.length) lines.push(`kv: ${grants.kv.join(", ")}`);
+  if (grants.http?.length) lines.push(`http: ${grants.http.join(", ")}`);
+  if (grants.env?.length) lines.push(`env: ${grants.env.join(", ")}`);
+  if (grants.sessions?.length) lines.push(`sessions: ${grants.sessions.join(", ")}`);
+  if (grants.reminders) lines.push(`reminders: ${grants.reminders.join(", ") || "messages"}`);
+  if (grants.metrics) lines.push("metrics");
+  if (grants.ask?.length) lines.push(`ask: ${grants.ask.join(", ")}`);
+  return lines.length ? lines : ["none"];
+}
+
+/** The imports a tool's grants do not cover. */
+function ungranted(tool: any): any[] {
+  return ((tool.imports ?? []) as any[]).filter((i) => String(i.status).startsWith("NOT GRANTED"));
+}
+
+function lockText(lock: any): string {
+  switch (lock?.state) {
+    case "pinned":
+      return "pinned";
+    case "drifted":
+      return `drifted: ${(lock.changes ?? []).join("; ")}`;
+    case "unlocked":
+      return "not in tools.lock";
+    default:
+      return "no tools.lock";
+  }
+}
+
+/** What `toolhost inspect` shows of `tool`, for its page. */
+function details(tool: any): HTMLElement {
+  const imports = (tool.imports ?? []) as any[];
+  const lints = (tool.lints ?? []) as any[];
+  return h(
+    "details",
+    { class: "inspection", open: true },
+    h("summary", {}, "What it may do"),
+    h("p", {}, h("b", {}, "Grants: "), grantLines(tool.grants).join(" · ")),
+    h("p", {}, h("b", {}, "tools.lock: "), lockText(tool.lock)),
+    imports.length
+      ? h("table", { class: "imports" }, ...imports.map((i) => h("tr", {}, h("td", {}, h("code", {}, String(i.import))), h("td", { class: String(i.status).startsWith("NOT") ? "warn" : "" }, String(i.status)))))
+      : h("p", {}, "Imports nothing."),
+    lints.length ? h("ul", { class: "lints" }, ...lints.map((l) => h("li", {}, h("code", {}, l.rule), ` ${l.message}`))) : null,
   );
 }
 
@@ -46,12 +113,12 @@ function origin(tool: any): string {
 
 /** Show the Try page of the tool `name` in `main`. */
 export async function tryPage(api: Api, main: HTMLElement, name: string): Promise<void> {
-  const listing = await api.get("/tools");
-  const tool = (listing.tools as any[]).find((t) => t.name === name);
-  if (!tool) {
-    replace(main, h("p", { class: "error" }, `No tool named ${name}.`));
+  const answer = await api.request("GET", `/tools/${encodeURIComponent(name)}`);
+  if (answer.status !== 200) {
+    replace(main, h("p", { class: "error" }, describeError(answer)));
     return;
   }
+  const tool = answer.body;
   const form = schemaForm(tool.inputSchema);
   const raw = h("textarea", { class: "json raw", rows: "8", hidden: true });
   const rawToggle = h("input", { type: "checkbox", id: "raw-json" });
@@ -115,7 +182,8 @@ export async function tryPage(api: Api, main: HTMLElement, name: string): Promis
     main,
     h("h2", {}, tool.name),
     h("p", { class: "description" }, String(tool.description ?? "")),
-    h("p", { class: "facts" }, `effect ${tool.effect}`, tool.hasDryRunResult ? " · has a dry-run result" : ""),
+    h("p", { class: "facts" }, `effect ${tool.effect} · permission ${tool.permission}`, tool.hasDryRunResult ? " · has a dry-run result" : ""),
+    details(tool),
     h(
       "form",
       { id: "try", novalidate: true, onsubmit: submit },

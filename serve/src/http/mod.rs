@@ -27,6 +27,7 @@ mod console;
 mod error;
 mod fleet_calls;
 mod forwarded;
+mod inspect;
 mod reminders;
 mod sessions;
 mod tools;
@@ -279,7 +280,10 @@ pub fn router(app: Arc<App>) -> Router {
     let api = Router::new()
         .route("/metrics", get(metrics))
         .route("/{slug}/v1/tools", get(tools::list))
-        .route("/{slug}/v1/tools/{name}", post(tools::call))
+        .route(
+            "/{slug}/v1/tools/{name}",
+            get(inspect::one).post(tools::call),
+        )
         .route(
             "/{slug}/v1/sessions",
             post(sessions::create).get(sessions::list),

@@ -23,21 +23,38 @@ use toolhost::session::{Session, SessionSpec};
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct VersionQuery {
+    pub(super) agent: Option<String>,
+    pub(super) version: Option<u64>,
+}
+
+/// `GET /<slug>/v1/tools`: which version's tools, and whether in detail.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ListQuery {
     agent: Option<String>,
     version: Option<u64>,
+    /// Each tool as `GET …/tools/<name>` shows it, and the load failures.
+    #[serde(default)]
+    detail: bool,
 }
 
 pub(super) async fn list(
     State(app): State<Arc<App>>,
     PathParams(slug): PathParams<String>,
-    Query(query): Query<VersionQuery>,
+    Query(query): Query<ListQuery>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
     let version = app
         .host
         .resolve(query.agent.as_deref(), query.version)
         .await?;
-    Ok(Json(Host::listing_of(&version)))
+    let mut listing = Host::listing_of(&version);
+    if query.detail {
+        let detailed = super::inspect::all(&app, version.registry()).await?;
+        listing["tools"] = detailed["tools"].clone();
+        listing["failures"] = detailed["failures"].clone();
+    }
+    Ok(Json(listing))
 }
 
 /// The body of a call.
