@@ -104,6 +104,14 @@ async fn the_console_lists_tools_calls_one_from_its_form_and_runs_no_tool_suppli
     .await;
     assert_eq!(result, hostile_text);
     assert!(eval::<bool>(&page, "document.querySelector('.badge.ok') !== null").await);
+    assert!(
+        eval::<bool>(
+            &page,
+            "document.querySelector('.envelope details.trace') !== null"
+        )
+        .await,
+        "the call's trace is shown"
+    );
     screenshot(&page, "call").await;
 
     // Invalid input: the error is shown beside its field.
@@ -386,17 +394,30 @@ async fn a_sessions_events_appear_in_the_console_as_calls_are_made() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tools_detail_names_env_values_never_and_says_where_it_stands_with_the_lock() {
-    let config = format!("{}\n[tools.echo]\nenv = {{ API_KEY = \"hunter2-secret\" }}\n", config());
+    let config = format!(
+        "{}\n[tools.echo]\nenv = {{ API_KEY = \"hunter2-secret\" }}\n",
+        config()
+    );
     let server = serve::start(TOOLS, &config).await;
     let detail = |name: &'static str| {
         let request = server.client.get(server.url(&format!("/tools/{name}")));
         async move { request.send().await.unwrap().json::<Value>().await.unwrap() }
     };
     let echo = detail("echo").await;
-    assert_eq!(echo["grants"]["env"], serde_json::json!(["API_KEY"]), "{echo}");
-    assert!(!echo.to_string().contains("hunter2"), "no value, no digest of one: {echo}");
+    assert_eq!(
+        echo["grants"]["env"],
+        serde_json::json!(["API_KEY"]),
+        "{echo}"
+    );
+    assert!(
+        !echo.to_string().contains("hunter2"),
+        "no value, no digest of one: {echo}"
+    );
     assert_eq!(echo["lock"]["state"], "no_lock");
-    assert!(echo["imports"].as_array().is_some_and(|i| !i.is_empty()), "{echo}");
+    assert!(
+        echo["imports"].as_array().is_some_and(|i| !i.is_empty()),
+        "{echo}"
+    );
     assert_eq!(echo["file"], "echo.wasm", "no server path: {echo}");
 
     let mut lock = toolhost::lock::Lockfile::of(server.host.registry().all().map(|t| &**t));
@@ -409,9 +430,20 @@ async fn a_tools_detail_names_env_values_never_and_says_where_it_stands_with_the
     assert_eq!(detail("counter").await["lock"]["state"], "unlocked");
     let drifted = detail("echo").await;
     assert_eq!(drifted["lock"]["state"], "drifted", "{drifted}");
-    assert!(drifted["lock"]["changes"][0].as_str().unwrap().contains("effect"), "{drifted}");
+    assert!(
+        drifted["lock"]["changes"][0]
+            .as_str()
+            .unwrap()
+            .contains("effect"),
+        "{drifted}"
+    );
 
-    let unknown = server.client.get(server.url("/tools/nope")).send().await.unwrap();
+    let unknown = server
+        .client
+        .get(server.url("/tools/nope"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(unknown.status(), 404);
     let listed: Value = server
         .client
@@ -428,5 +460,166 @@ async fn a_tools_detail_names_env_values_never_and_says_where_it_stands_with_the
         .iter()
         .find(|t| t["name"] == "hostile")
         .unwrap();
-    assert_eq!(hostile["lints"].as_array().map(Vec::len), Some(2), "{hostile}");
+    assert_eq!(
+        hostile["lints"].as_array().map(Vec::len),
+        Some(2),
+        "{hostile}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_result_shows_as_text_an_inert_image_and_a_download() {
+    use base64::Engine as _;
+    let Some(browser) = Browser::start().await else {
+        return;
+    };
+    let server = serve::start(TOOLS, &config()).await;
+    let page = browser
+        .open(&format!("{}/#/tools/hostile", server.base))
+        .await;
+    until(&page, "document.getElementById('field_text')").await;
+    eval::<bool>(&page, &fill("session", "new")).await;
+    eval::<bool>(&page, "(document.getElementById('run').click(), true)").await;
+    until(&page, "document.querySelector('p.status[data-call]')").await;
+    let call_id: String = eval(&page, "document.querySelector('p.status').dataset.call").await;
+    let session: String = eval(&page, "document.querySelector('p.status').textContent").await;
+    assert!(session.contains("awaiting custom tool result"), "{session}");
+
+    // The application answers the custom tool with script in every block.
+    let svg = r#"<svg xmlns="http://www.w3.org/2000/svg" onload="window.__ran = 5"><script>window.__ran = 6</script><rect width="40" height="40" fill="teal"/></svg>"#;
+    let base64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let content = serde_json::json!([
+        {"type": "text", "text": "<script>window.__ran = 7</script>"},
+        {"type": "image", "mediaType": "image/svg+xml", "data": base64(svg)},
+        {"type": "document", "mediaType": "text/html", "name": "page.html",
+         "data": base64("<script>window.__ran = 8</script>")},
+    ]);
+    let listed: Value = server
+        .client
+        .get(server.url(&format!("/calls/{call_id}")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let session_id = listed["sessionId"].as_str().unwrap();
+    let posted = server
+        .client
+        .post(server.url(&format!("/sessions/{session_id}/events")))
+        .json(&serde_json::json!({"events": [{
+            "type": "user.custom_tool_result",
+            "custom_tool_use_id": call_id,
+            "content": content,
+        }]}))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        posted.status().is_success(),
+        "{}",
+        posted.text().await.unwrap()
+    );
+
+    until(&page, "document.querySelector('.envelope img.image')").await;
+    let src: String = eval(&page, "document.querySelector('.envelope img.image').src").await;
+    assert!(src.starts_with("blob:"), "{src}");
+    let text: String = eval(
+        &page,
+        "document.querySelector('.envelope pre.text').textContent",
+    )
+    .await;
+    assert_eq!(text, "<script>window.__ran = 7</script>");
+    let download: String = eval(
+        &page,
+        "document.querySelector('.envelope .download a').getAttribute('download')",
+    )
+    .await;
+    assert_eq!(download, "page.html");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let ran: String = eval(&page, "typeof window.__ran").await;
+    assert_eq!(ran, "undefined", "no script a tool supplied ran");
+    screenshot(&page, "hostile-result").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_workspace_files_are_listed_and_downloaded_never_outside_it() {
+    let Some(browser) = Browser::start().await else {
+        return;
+    };
+    let server = serve::start(&["notes"], "[tools.notes]\nworkspace = \"write\"\n").await;
+    let made: Value = server
+        .client
+        .post(server.url("/sessions"))
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = made["id"].as_str().unwrap().to_string();
+    let added = server
+        .client
+        .post(server.url("/tools/notes"))
+        .json(&serde_json::json!({"sessionId": id, "input": {
+            "action": "add", "title": "plan.md", "body": "<script>window.__ran = 9</script>"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(added.status(), 200);
+
+    let listed: Value = server
+        .client
+        .get(server.url(&format!("/sessions/{id}/workspace")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let file = listed["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "file")
+        .unwrap_or_else(|| panic!("{listed}"))
+        .clone();
+    let path = file["path"].as_str().unwrap();
+    let download = server
+        .client
+        .get(server.url(&format!("/sessions/{id}/workspace/{path}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(download.status(), 200);
+    assert!(
+        download.headers()["content-disposition"]
+            .to_str()
+            .unwrap()
+            .starts_with("attachment"),
+    );
+    assert_eq!(download.headers()["content-security-policy"], "sandbox");
+    assert!(download.text().await.unwrap().contains("window.__ran = 9"));
+    for outside in ["..%2F..%2Fetc%2Fpasswd", "%2Fetc%2Fpasswd", "nope.md"] {
+        let refused = server
+            .client
+            .get(server.url(&format!("/sessions/{id}/workspace/{outside}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(refused.status(), 404, "{outside}");
+    }
+
+    let page = browser
+        .open(&format!("{}/#/sessions/{id}", server.base))
+        .await;
+    until(
+        &page,
+        &format!("document.querySelector('#workspace li[data-path={path:?}] button')"),
+    )
+    .await;
+    screenshot(&page, "workspace").await;
+    let ran: String = eval(&page, "typeof window.__ran").await;
+    assert_eq!(ran, "undefined");
 }

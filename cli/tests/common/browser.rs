@@ -39,6 +39,7 @@ impl Browser {
             .no_sandbox()
             .arg("--headless=new")
             .window_size(1200, 900)
+            .viewport(None)
             .build()
             .expect("a browser config");
         let (browser, mut events) = chromiumoxide::Browser::launch(config)

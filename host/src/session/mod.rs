@@ -10,6 +10,7 @@ mod shared;
 mod shared_events;
 mod shared_reminders;
 mod store;
+pub mod workspace_files;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};

@@ -113,8 +113,22 @@
       h("div", { class: "facts" }, ...facts),
       h("h3", {}, "Result"),
       h("div", { class: "result" }, renderResult(envelope.result)),
-      envelope.trace ? h("details", {}, h("summary", {}, "Trace"), jsonTree(envelope.trace)) : null,
+      envelope.trace ? trace(envelope.trace) : null,
       envelope.usage ? h("details", { class: "usage" }, h("summary", {}, "Receipt (usage)"), receipt(envelope.usage)) : null
+    );
+  }
+  function trace(trace2) {
+    const logs = trace2.logs ?? [];
+    return h(
+      "details",
+      { class: "trace", open: logs.length > 0 || Boolean(trace2.stdout) || Boolean(trace2.stderr) },
+      h("summary", {}, `Trace: ${logs.length} log lines`),
+      logs.length ? h("ol", { class: "logs" }, ...logs.map((l) => h("li", {}, h("code", {}, String(l.level ?? "")), " ", String(l.message ?? "")))) : null,
+      trace2.logsDropped ? h("p", {}, `${trace2.logsDropped} more dropped`) : null,
+      trace2.stdout ? h("div", {}, h("b", {}, "stdout"), h("pre", { class: "text stdout" }, trace2.stdout)) : null,
+      trace2.stderr ? h("div", {}, h("b", {}, "stderr"), h("pre", { class: "text stderr" }, trace2.stderr)) : null,
+      trace2.failure ? h("p", { class: "error" }, trace2.failure) : null,
+      trace2.approvedBy ? h("p", {}, "approved by ", h("code", {}, JSON.stringify(trace2.approvedBy))) : null
     );
   }
   function badge(kind, text) {
@@ -350,6 +364,15 @@
     const path = `/sessions/${encodeURIComponent(id)}`;
     const session = await api.get(path);
     const artifacts = await api.get(`${path}/artifacts`);
+    const workspace = await api.get(`${path}/workspace`);
+    const entries = workspace.entries.map(
+      (e) => h(
+        "li",
+        { "data-path": e.path, "data-kind": e.kind },
+        e.kind === "file" ? h("button", { type: "button", class: "download", onclick: () => void save(api, `${path}/workspace/${e.path.split("/").map(encodeURIComponent).join("/")}`, e.path.split("/").pop()) }, e.path) : h("code", {}, `${e.path}${e.kind === "dir" ? "/" : ""}`),
+        e.kind === "file" ? ` ${e.size} bytes` : ` (${e.kind})`
+      )
+    );
     const events = h("ol", { class: "events", id: "events" });
     const files = artifacts.artifacts.map(
       (a) => h("li", {}, h("button", { type: "button", class: "download", onclick: () => void save(api, `${path}/artifacts/${encodeURIComponent(a.name)}`, a.name) }, a.name), ` ${a.mediaType}, ${a.size} bytes, by ${a.tool ?? "?"}`)
@@ -358,6 +381,9 @@
       main,
       h("h2", {}, `Session ${session.id}`),
       jsonTree(session),
+      h("h3", {}, "Workspace files"),
+      entries.length ? h("ul", { class: "workspace", id: "workspace" }, ...entries) : h("p", {}, "Empty."),
+      workspace.truncated ? h("p", { class: "warn" }, "More files than are listed.") : null,
       h("h3", {}, "Artifacts"),
       files.length ? h("ul", { class: "artifacts" }, ...files) : h("p", {}, "None."),
       h("h3", {}, "Events (live)"),
@@ -674,10 +700,16 @@
       run.disabled = true;
       replace(status, "calling…");
       try {
-        const body = { input };
+        const body = { input, includeTrace: true };
         const chosen = await sessionFor(api, session.value, sessionId.value.trim());
         if (chosen) body.sessionId = chosen;
-        const answer2 = await api.request("POST", `/tools/${encodeURIComponent(name)}`, body);
+        let answer2 = await api.request("POST", `/tools/${encodeURIComponent(name)}`, body);
+        while (answer2.status === 202) {
+          const callId = String(answer2.body.callId);
+          status.dataset.call = callId;
+          replace(status, `call ${callId} is ${String(answer2.body.status).replace(/_/g, " ")}`, answer2.body.status === "awaiting_approval" ? h("span", {}, " — ", h("a", { href: "#/approvals" }, "approve it")) : null);
+          answer2 = await api.request("GET", `/calls/${encodeURIComponent(callId)}?wait=20&trace=true`);
+        }
         if (answer2.status === 200) {
           form.showErrors([]);
           replace(status, chosen ? `done in session ${chosen}` : "done");
@@ -755,6 +787,7 @@
     };
     window.addEventListener("hashchange", show);
     await show();
+    performance.mark("console-ready");
   }
   function loginForm(api, main, then, refused) {
     const token = h("input", { type: "password", id: "token", autocomplete: "off" });

@@ -24,8 +24,24 @@ export function renderEnvelope(envelope: any): HTMLElement {
     h("div", { class: "facts" }, ...facts),
     h("h3", {}, "Result"),
     h("div", { class: "result" }, renderResult(envelope.result)),
-    envelope.trace ? h("details", {}, h("summary", {}, "Trace"), jsonTree(envelope.trace)) : null,
+    envelope.trace ? trace(envelope.trace) : null,
     envelope.usage ? h("details", { class: "usage" }, h("summary", {}, "Receipt (usage)"), receipt(envelope.usage)) : null,
+  );
+}
+
+/** The call's log lines, stdout and stderr. */
+function trace(trace: any): HTMLElement {
+  const logs = (trace.logs ?? []) as any[];
+  return h(
+    "details",
+    { class: "trace", open: logs.length > 0 || Boolean(trace.stdout) || Boolean(trace.stderr) },
+    h("summary", {}, `Trace: ${logs.length} log lines`),
+    logs.length ? h("ol", { class: "logs" }, ...logs.map((l) => h("li", {}, h("code", {}, String(l.level ?? "")), " ", String(l.message ?? "")))) : null,
+    trace.logsDropped ? h("p", {}, `${trace.logsDropped} more dropped`) : null,
+    trace.stdout ? h("div", {}, h("b", {}, "stdout"), h("pre", { class: "text stdout" }, trace.stdout)) : null,
+    trace.stderr ? h("div", {}, h("b", {}, "stderr"), h("pre", { class: "text stderr" }, trace.stderr)) : null,
+    trace.failure ? h("p", { class: "error" }, trace.failure) : null,
+    trace.approvedBy ? h("p", {}, "approved by ", h("code", {}, JSON.stringify(trace.approvedBy))) : null,
   );
 }
 

@@ -52,6 +52,17 @@ export async function sessionPage(api: Api, main: HTMLElement, id: string, stop:
   const path = `/sessions/${encodeURIComponent(id)}`;
   const session = await api.get(path);
   const artifacts = await api.get(`${path}/artifacts`);
+  const workspace = await api.get(`${path}/workspace`);
+  const entries = (workspace.entries as any[]).map((e) =>
+    h(
+      "li",
+      { "data-path": e.path, "data-kind": e.kind },
+      e.kind === "file"
+        ? h("button", { type: "button", class: "download", onclick: () => void save(api, `${path}/workspace/${e.path.split("/").map(encodeURIComponent).join("/")}`, e.path.split("/").pop()) }, e.path)
+        : h("code", {}, `${e.path}${e.kind === "dir" ? "/" : ""}`),
+      e.kind === "file" ? ` ${e.size} bytes` : ` (${e.kind})`,
+    ),
+  );
   const events = h("ol", { class: "events", id: "events" });
   const files = (artifacts.artifacts as any[]).map((a) =>
     h("li", {}, h("button", { type: "button", class: "download", onclick: () => void save(api, `${path}/artifacts/${encodeURIComponent(a.name)}`, a.name) }, a.name), ` ${a.mediaType}, ${a.size} bytes, by ${a.tool ?? "?"}`),
@@ -60,6 +71,9 @@ export async function sessionPage(api: Api, main: HTMLElement, id: string, stop:
     main,
     h("h2", {}, `Session ${session.id}`),
     jsonTree(session),
+    h("h3", {}, "Workspace files"),
+    entries.length ? h("ul", { class: "workspace", id: "workspace" }, ...entries) : h("p", {}, "Empty."),
+    workspace.truncated ? h("p", { class: "warn" }, "More files than are listed.") : null,
     h("h3", {}, "Artifacts"),
     files.length ? h("ul", { class: "artifacts" }, ...files) : h("p", {}, "None."),
     h("h3", {}, "Events (live)"),

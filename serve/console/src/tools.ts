@@ -159,10 +159,18 @@ export async function tryPage(api: Api, main: HTMLElement, name: string): Promis
     run.disabled = true;
     replace(status, "calling…");
     try {
-      const body: Record<string, unknown> = { input };
+      const body: Record<string, unknown> = { input, includeTrace: true };
       const chosen = await sessionFor(api, session.value, sessionId.value.trim());
       if (chosen) body.sessionId = chosen;
-      const answer = await api.request("POST", `/tools/${encodeURIComponent(name)}`, body);
+      let answer = await api.request("POST", `/tools/${encodeURIComponent(name)}`, body);
+      // A call that waits (an approval, a custom tool's result, a question)
+      // is followed until it ends.
+      while (answer.status === 202) {
+        const callId = String(answer.body.callId);
+        status.dataset.call = callId;
+        replace(status, `call ${callId} is ${String(answer.body.status).replace(/_/g, " ")}`, answer.body.status === "awaiting_approval" ? h("span", {}, " — ", h("a", { href: "#/approvals" }, "approve it")) : null);
+        answer = await api.request("GET", `/calls/${encodeURIComponent(callId)}?wait=20&trace=true`);
+      }
       if (answer.status === 200) {
         form.showErrors([]);
         replace(status, chosen ? `done in session ${chosen}` : "done");

@@ -137,10 +137,13 @@ fn poll_wait(seconds: Option<f64>) -> Duration {
         })
 }
 
-/// `?wait=<seconds>`: long-poll up to that long (at most 60) for the result.
+/// `?wait=<seconds>`: long-poll up to that long (at most 60) for the result;
+/// `?trace=true`: with its trace.
 #[derive(Deserialize)]
 pub(super) struct PollQuery {
     wait: Option<f64>,
+    #[serde(default)]
+    trace: bool,
 }
 
 pub(super) async fn poll(
@@ -169,7 +172,7 @@ pub(super) async fn poll(
         };
     };
     match (view.status, view.outcome) {
-        (Status::Done, Some(outcome)) => outcome_response(outcome),
+        (Status::Done, Some(outcome)) => outcome_response(outcome, query.trace),
         (status, _) => Ok(waiting(
             &call_id,
             &view.tool_name,

@@ -71,6 +71,13 @@ pub(super) async fn download(
             .map_err(artifact_error)?;
     // The bytes opened, which a save replacing the artifact since leaves be.
     let size = file.metadata().map_or(artifact.size, |m| m.len());
+    Ok(attachment(file, size, &artifact.media_type, &artifact.name))
+}
+
+/// `file` (`size` bytes) as a download the browser saves and never renders:
+/// `Content-Disposition: attachment` named `name` (`[A-Za-z0-9._-]`, or
+/// left unnamed), `nosniff` and `CSP: sandbox`.
+pub(super) fn attachment(file: std::fs::File, size: u64, media_type: &str, name: &str) -> Response {
     let body = Body::from_stream(tokio_util::io::ReaderStream::new(
         tokio::fs::File::from_std(file),
     ));
@@ -80,18 +87,24 @@ pub(super) async fn download(
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
         (header::CONTENT_SECURITY_POLICY, "sandbox"),
         (header::CACHE_CONTROL, "no-store"),
+        (header::CONTENT_TYPE, "application/octet-stream"),
+        (header::CONTENT_DISPOSITION, "attachment"),
     ];
     for (name, value) in fixed {
         headers.insert(name, HeaderValue::from_static(value));
     }
-    // Checked when saved: `type/subtype` tokens and a name of [A-Za-z0-9._-].
-    if let Ok(value) = HeaderValue::from_str(&artifact.media_type) {
+    if let Ok(value) = HeaderValue::from_str(media_type) {
         headers.insert(header::CONTENT_TYPE, value);
     }
-    if let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"{}\"", artifact.name))
+    let safe = name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if safe
+        && !name.is_empty()
+        && let Ok(value) = HeaderValue::from_str(&format!("attachment; filename=\"{name}\""))
     {
         headers.insert(header::CONTENT_DISPOSITION, value);
     }
     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(size));
-    Ok(response)
+    response
 }

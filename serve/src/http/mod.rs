@@ -31,6 +31,7 @@ mod inspect;
 mod reminders;
 mod sessions;
 mod tools;
+mod workspace;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -311,6 +312,11 @@ pub fn router(app: Arc<App>) -> Router {
         .route(
             "/{slug}/v1/sessions/{id}/artifacts/{name}",
             get(artifacts::download),
+        )
+        .route("/{slug}/v1/sessions/{id}/workspace", get(workspace::list))
+        .route(
+            "/{slug}/v1/sessions/{id}/workspace/{*path}",
+            get(workspace::download),
         )
         .route("/{slug}/v1/sessions/{id}/reminders", get(reminders::list))
         .route(

@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
@@ -15,7 +15,7 @@ use super::board::{BoardApprover, BoardAsker, BoardCustomTools, Outcome, ParkSig
 use super::error::{ApiError, JsonBody, PathParams, Query};
 use toolhost::Host;
 use toolhost::ask::NoAsker;
-use toolhost::call::{CallInput, CallOptions, NoCustomTools, new_call_id};
+use toolhost::call::{CallInput, CallOptions, CallResult, CallTrace, NoCustomTools, new_call_id};
 use toolhost::session::{Session, SessionSpec};
 
 /// Which agent version a listing or a session-less call is of: the
@@ -72,6 +72,9 @@ pub(super) struct CallBody {
     agent: Option<String>,
     /// That agent's version (its latest when absent).
     version: Option<u64>,
+    /// Put the call's trace (log lines, stdout, stderr) in the envelope.
+    #[serde(default)]
+    include_trace: bool,
 }
 
 pub(super) async fn call(
@@ -157,7 +160,7 @@ pub(super) async fn call(
             let outcome = joined.map_err(|e| {
                 ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", format!("the call failed: {e}"))
             })?;
-            outcome_response(outcome)
+            outcome_response(outcome, body.include_trace)
         }
         Ok(status) = parked => Ok((
             StatusCode::ACCEPTED,
@@ -200,11 +203,24 @@ pub(super) fn parked_options(
         }))
 }
 
-/// The HTTP answer for a finished call: `200` with the envelope, or the
-/// refusal's status and error body.
-pub(super) fn outcome_response(outcome: Outcome) -> Result<Response, ApiError> {
+/// The HTTP answer for a finished call: `200` with the envelope (and its
+/// trace, when `with_trace`), or the refusal's status and error body.
+pub(super) fn outcome_response(outcome: Outcome, with_trace: bool) -> Result<Response, ApiError> {
     match outcome {
+        Ok(result) if with_trace => Ok(Json(WithTrace {
+            result: &result,
+            trace: &result.trace,
+        })
+        .into_response()),
         Ok(result) => Ok(Json(&*result).into_response()),
         Err(error) => Err(ApiError::from(&*error)),
     }
+}
+
+/// An envelope with its trace: the tool's log lines, stdout and stderr.
+#[derive(Serialize)]
+struct WithTrace<'a> {
+    #[serde(flatten)]
+    result: &'a CallResult,
+    trace: &'a CallTrace,
 }

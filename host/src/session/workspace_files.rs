@@ -1,0 +1,147 @@
+//! A session's workspace as the surfaces show it, read-only: its files
+//! listed (symlinks listed, never followed; bounded in count and depth),
+//! and one opened for download as a tool inside it would reach it (never
+//! outside the workspace, never a FIFO or device).
+
+use std::fs::File;
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::Session;
+
+/// The most entries one listing returns.
+pub const MAX_LISTED: usize = 10_000;
+
+/// The deepest folder a listing goes into.
+const MAX_DEPTH: usize = 32;
+
+/// One entry of a workspace.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkspaceEntry {
+    /// Its path under the workspace, `/`-separated.
+    pub path: String,
+    /// `file`, `dir`, `symlink` or `other` (a FIFO, socket or device).
+    pub kind: &'static str,
+    /// Its size in bytes (a file's).
+    pub size: u64,
+    /// When it last changed.
+    pub modified: Option<DateTime<Utc>>,
+}
+
+/// A workspace's entries, by path.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct WorkspaceListing {
+    /// The entries, folders before what they hold.
+    pub entries: Vec<WorkspaceEntry>,
+    /// Whether there were more than [`MAX_LISTED`] (or some lay deeper
+    /// than the listing goes).
+    pub truncated: bool,
+}
+
+/// Every entry of `session`'s workspace; empty when it has none yet.
+/// Blocks on the disk.
+pub fn list(session: &Session) -> std::io::Result<WorkspaceListing> {
+    let mut listing = WorkspaceListing::default();
+    if let Some(root) = session.workspace_path() {
+        walk(root, "", 0, &mut listing)?;
+    }
+    Ok(listing)
+}
+
+fn walk(
+    dir: &Path,
+    prefix: &str,
+    depth: usize,
+    listing: &mut WorkspaceListing,
+) -> std::io::Result<()> {
+    let mut names: Vec<_> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|entry| entry.file_name())
+        .collect();
+    names.sort();
+    for name in names {
+        if listing.entries.len() >= MAX_LISTED {
+            listing.truncated = true;
+            return Ok(());
+        }
+        let path = dir.join(&name);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let shown = format!("{prefix}{}", name.to_string_lossy());
+        let kind = if meta.is_file() {
+            "file"
+        } else if meta.is_dir() {
+            "dir"
+        } else if meta.is_symlink() {
+            "symlink"
+        } else {
+            "other"
+        };
+        listing.entries.push(WorkspaceEntry {
+            path: shown.clone(),
+            kind,
+            size: if meta.is_file() { meta.len() } else { 0 },
+            modified: meta.modified().ok().map(DateTime::<Utc>::from),
+        });
+        if meta.is_dir() {
+            if depth + 1 >= MAX_DEPTH {
+                listing.truncated = true;
+            } else {
+                walk(&path, &format!("{shown}/"), depth + 1, listing)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The regular file at `path` in `session`'s workspace, opened for
+/// reading as a tool inside would reach it (`..`, absolute paths and
+/// symlinks never lead out), or `None` when there is no such file there.
+/// Blocks on the disk.
+pub fn open(session: &Session, path: &str) -> Option<File> {
+    let root = session.workspace_path()?;
+    crate::caps::workspace::special_files::open_file_beneath(root, path).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_without_following_symlinks_and_opens_only_files_inside() {
+        let session = Session::ephemeral().unwrap();
+        let root = session.workspace().unwrap().to_path_buf();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/main.rs"), "fn main() {}").unwrap();
+        std::fs::write(root.join("README"), "hi").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "no").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.join("escape")).unwrap();
+
+        let listed = list(&session).unwrap();
+        let shown: Vec<(&str, &str)> = listed
+            .entries
+            .iter()
+            .map(|e| (e.path.as_str(), e.kind))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("README", "file"),
+                ("escape", "symlink"),
+                ("src", "dir"),
+                ("src/main.rs", "file")
+            ]
+        );
+        assert!(!listed.truncated);
+
+        assert!(open(&session, "src/main.rs").is_some());
+        for refused in ["escape/secret", "../README", "/etc/passwd", "src", "nope"] {
+            assert!(open(&session, refused).is_none(), "{refused}");
+        }
+    }
+}
