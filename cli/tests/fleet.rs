@@ -793,6 +793,11 @@ async fn a_call_parked_on_one_server_is_answered_on_another() {
     let (status, parked) = fleet.call(0, "context", json!({"sessionId": id})).await;
     assert_eq!(status, 202, "{parked}");
     let call_id = parked["callId"].as_str().unwrap().to_string();
+    // B lists the approval A's call waits for, with its input.
+    let (status, listed) = get(&fleet.url(1), "/approvals").await;
+    assert_eq!(status, 200, "{listed}");
+    assert_eq!(listed["pending"][0]["callId"], json!(call_id), "{listed}");
+    assert_eq!(listed["pending"][0]["toolName"], "context", "{listed}");
     let approve = json!({"decision": "approve", "auth": {"user": "ada"}});
     let missing = post(&fleet.url(1), "/approvals/call_nope", approve.clone()).await;
     assert_eq!(
@@ -818,6 +823,14 @@ async fn a_call_parked_on_one_server_is_answered_on_another() {
         (status, &on_a["result"]["approvedBy"]),
         (200, &json!({"user": "ada"}))
     );
+    let (_, listed) = get(&fleet.url(1), "/approvals").await;
+    assert_eq!(listed["pending"], json!([]), "{listed}");
+    assert_eq!(
+        (&listed["resolved"][0]["callId"], &listed["resolved"][0]["decision"]),
+        (&json!(call_id), &json!("approved")),
+        "B lists how it ended: {listed}"
+    );
+    assert!(listed["resolved"][0].get("input").is_none(), "{listed}");
     let twice = post(&fleet.url(1), &format!("/approvals/{call_id}"), approve).await;
     assert_eq!(
         (twice.0, &twice.1["error"]["code"]),
@@ -918,6 +931,12 @@ async fn a_call_whose_server_died_is_answered_call_owner_gone() {
         (status, &polled["error"]["code"]),
         (409, &json!("call_owner_gone")),
         "{polled}"
+    );
+    let (_, listed) = get(&fleet.url(1), "/approvals").await;
+    assert_eq!(
+        listed["pending"],
+        json!([]),
+        "a dead server's call is not listed as waiting: {listed}"
     );
 }
 

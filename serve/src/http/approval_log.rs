@@ -126,41 +126,54 @@ impl ApprovalLog {
         });
     }
 
+    /// Call `call_id`'s approval as listed, if this server asked for it.
+    pub fn view(&self, call_id: &str) -> Option<Value> {
+        let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        entries
+            .iter()
+            .find(|e| e.call_id == call_id)
+            .map(Entry::to_json)
+    }
+
     /// `{"pending": [...], "resolved": [...]}`, oldest pending first and
     /// newest resolved first.
     pub fn to_json(&self) -> Value {
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        let view = |e: &Entry| {
-            let mut view = json!({
-                "callId": e.call_id,
-                "toolName": e.tool_name,
-                "sessionId": e.session_id,
-                "requestedBy": e.requested_by,
-                "requestedAt": e.requested_at.to_rfc3339(),
-                "expiresAt": e.expires_at.map(|at| at.to_rfc3339()),
-            });
-            if let Some(input) = &e.input {
-                view["input"] = input.clone();
-            }
-            if let Some(r) = &e.resolution {
-                view["decision"] = json!(r.decision);
-                view["decidedBy"] = json!(r.by);
-                view["reason"] = json!(r.reason);
-                view["decidedAt"] = json!(r.at.to_rfc3339());
-            }
-            view
-        };
         let pending: Vec<Value> = entries
             .iter()
             .filter(|e| e.resolution.is_none())
-            .map(view)
+            .map(Entry::to_json)
             .collect();
         let resolved: Vec<Value> = entries
             .iter()
             .rev()
             .filter(|e| e.resolution.is_some())
-            .map(view)
+            .map(Entry::to_json)
             .collect();
         json!({ "pending": pending, "resolved": resolved })
+    }
+}
+
+impl Entry {
+    /// The entry as listed.
+    fn to_json(&self) -> Value {
+        let mut view = json!({
+            "callId": self.call_id,
+            "toolName": self.tool_name,
+            "sessionId": self.session_id,
+            "requestedBy": self.requested_by,
+            "requestedAt": self.requested_at.to_rfc3339(),
+            "expiresAt": self.expires_at.map(|at| at.to_rfc3339()),
+        });
+        if let Some(input) = &self.input {
+            view["input"] = input.clone();
+        }
+        if let Some(r) = &self.resolution {
+            view["decision"] = json!(r.decision);
+            view["decidedBy"] = json!(r.by);
+            view["reason"] = json!(r.reason);
+            view["decidedAt"] = json!(r.at.to_rfc3339());
+        }
+        view
     }
 }

@@ -55,13 +55,19 @@ fn vouched_approver(app: &App) -> &'static str {
     }
 }
 
-/// `GET /<slug>/v1/approvals`: the approvals this server asked for.
+/// `GET /<slug>/v1/approvals`: the approvals this server asked for, or
+/// its fleet's.
 pub(super) async fn list(
     State(app): State<Arc<App>>,
     PathParams(slug): PathParams<String>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
-    Ok(Json(app.board.approvals().to_json()))
+    match app.board.fleet() {
+        Some(fleet) => fleet.approvals().list().await.map(Json).map_err(|reason| {
+            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "state_unavailable", reason)
+        }),
+        None => Ok(Json(app.board.approvals().to_json())),
+    }
 }
 
 pub(super) async fn decide(

@@ -250,6 +250,30 @@ impl Board {
         }
     }
 
+    /// Tell the fleet where call `call_id`'s approval stands: waiting until
+    /// `expires_at`, or (`None`) resolved. A failure is logged: the call
+    /// can still be approved through any server, only the fleet's list
+    /// misses it.
+    async fn share_approval(
+        &self,
+        call_id: &str,
+        expires_at: Option<chrono::DateTime<chrono::Utc>>,
+    ) {
+        let (Some(fleet), Some(entry)) = (&self.fleet, self.approvals.view(call_id)) else {
+            return;
+        };
+        let shared = match expires_at {
+            Some(at) => fleet.approvals().asked(call_id, entry, at).await,
+            None => fleet.approvals().resolved(call_id, &entry).await,
+        };
+        if let Err(e) = shared {
+            tracing::warn!(
+                call = call_id,
+                "the fleet's list of approvals misses this change: {e}"
+            );
+        }
+    }
+
     /// Park a call, or `None` when `max_waiting` calls wait already.
     fn park(
         &self,
@@ -583,6 +607,9 @@ impl Approver for BoardApprover {
                 self.requested_by.clone(),
                 Some(expires_at),
             );
+            self.board
+                .share_approval(&request.call_id, Some(expires_at))
+                .await;
             request.waiting(Some(expires_at));
             self.signal.raise(Status::AwaitingApproval);
             let decision = match tokio::time::timeout(self.timeout, rx).await {
@@ -599,6 +626,7 @@ impl Approver for BoardApprover {
                 }
             };
             asked.decided(&decision);
+            self.board.share_approval(&request.call_id, None).await;
             self.board.set_status(&parked, Status::Running, None);
             decision
         })

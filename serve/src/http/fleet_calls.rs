@@ -35,6 +35,7 @@ use toolhost::redis_store::feed::Wakeups;
 use toolhost::redis_store::lease::{Lease, LeaseTerms};
 
 use super::error::ApiError;
+use super::fleet_approvals::FleetApprovals;
 
 /// The JSON name of a finished call's status.
 const DONE: &str = "done";
@@ -161,6 +162,8 @@ pub struct FleetCalls {
     retention: Duration,
     /// Woken by `callfeed` when an answer for a call parked here arrives.
     wakeups: Arc<Wakeups>,
+    /// The approvals the fleet's calls wait for.
+    approvals: FleetApprovals,
 }
 
 impl FleetCalls {
@@ -169,10 +172,16 @@ impl FleetCalls {
     pub fn new(store: Arc<RedisStore>, terms: LeaseTerms, retention: Duration) -> Arc<Self> {
         Arc::new(Self {
             wakeups: Wakeups::new(store.clone(), store.key("callfeed", &[]), REREAD),
+            approvals: FleetApprovals::new(store.clone()),
             terms,
             store,
             retention,
         })
+    }
+
+    /// The approvals the fleet's calls wait for.
+    pub fn approvals(&self) -> &FleetApprovals {
+        &self.approvals
     }
 
     fn call_key(&self, id: &str) -> String {

@@ -25,6 +25,7 @@ mod artifacts;
 mod board;
 mod console;
 mod error;
+mod fleet_approvals;
 mod fleet_calls;
 mod forwarded;
 mod inspect;
