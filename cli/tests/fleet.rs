@@ -826,7 +826,10 @@ async fn a_call_parked_on_one_server_is_answered_on_another() {
     let (_, listed) = get(&fleet.url(1), "/approvals").await;
     assert_eq!(listed["pending"], json!([]), "{listed}");
     assert_eq!(
-        (&listed["resolved"][0]["callId"], &listed["resolved"][0]["decision"]),
+        (
+            &listed["resolved"][0]["callId"],
+            &listed["resolved"][0]["decision"]
+        ),
         (&json!(call_id), &json!("approved")),
         "B lists how it ended: {listed}"
     );

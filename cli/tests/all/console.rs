@@ -623,3 +623,79 @@ async fn a_sessions_workspace_files_are_listed_and_downloaded_never_outside_it()
     let ran: String = eval(&page, "typeof window.__ran").await;
     assert_eq!(ran, "undefined");
 }
+
+/// A custom tool whose schema has every kind of field the form makes.
+const RICH: &str = r#"
+[custom_tools.rich]
+description = "Takes every kind of field the console's form makes, and is answered by the test."
+input_schema = { type = "object", properties = { mode = { type = "string", enum = ["fast", "slow"], description = "How fast." }, tags = { type = "array", items = { type = "string" } }, limits = { type = "object", properties = { max = { type = "integer" }, strict = { type = "boolean" } }, required = ["strict"] }, note = { type = "string" } }, required = ["mode", "limits"] }
+effect = "read"
+
+[agents.reviewer]
+components = ["echo"]
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_form_builds_enums_arrays_nested_objects_and_booleans_and_agents_can_be_picked() {
+    let Some(browser) = Browser::start().await else {
+        return;
+    };
+    let server = serve::start(TOOLS, &format!("{}{RICH}", config())).await;
+    let page = browser.open(&format!("{}/#/tools/rich", server.base)).await;
+    until(&page, "document.getElementById('field_mode')").await;
+    for (field, value) in [("field_mode", "1"), ("session", "new")] {
+        eval::<bool>(&page, &fill(field, value)).await;
+    }
+    let add = "document.querySelector('.field[data-pointer=\"/tags\"] > div.array > button')";
+    eval::<bool>(&page, &format!("({add}.click(), {add}.click(), true)")).await;
+    until(&page, "document.getElementById('field_tags_1')").await;
+    for (field, value) in [
+        ("field_tags_0", "a"),
+        ("field_tags_1", "b"),
+        ("field_limits_max", "3"),
+    ] {
+        eval::<bool>(&page, &fill(field, value)).await;
+    }
+    eval::<bool>(
+        &page,
+        "(document.getElementById('field_limits_strict').checked = true, true)",
+    )
+    .await;
+    eval::<bool>(&page, "(document.getElementById('run').click(), true)").await;
+    until(&page, "document.querySelector('p.status[data-call]')").await;
+    let call_id: String = eval(&page, "document.querySelector('p.status').dataset.call").await;
+    let call: Value = server
+        .client
+        .get(server.url(&format!("/calls/{call_id}")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let session = call["sessionId"].as_str().unwrap();
+    let mut events = server.events(session, None).await;
+    let asked = events.until("agent.custom_tool_use").await;
+    assert_eq!(
+        asked["data"]["input"],
+        serde_json::json!({"mode": "slow", "tags": ["a", "b"], "limits": {"max": 3, "strict": true}}),
+        "{asked}"
+    );
+    screenshot(&page, "form").await;
+
+    // The agent picker lists the named agent; its tools are its own.
+    go(&page, "#/tools").await;
+    until(&page, "document.getElementById('agent')").await;
+    eval::<bool>(&page, &fill("agent", "reviewer")).await;
+    eval::<bool>(
+        &page,
+        "(document.getElementById('agent').dispatchEvent(new Event('change')), true)",
+    )
+    .await;
+    until(&page, "location.hash === '#/tools?agent=reviewer'").await;
+    until(
+        &page,
+        "document.querySelectorAll('table.tools tbody tr').length === 1 && document.querySelector('tr[data-tool=echo]')",
+    )
+    .await;
+}

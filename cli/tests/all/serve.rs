@@ -114,7 +114,7 @@ impl Server {
     }
 
     /// Open the event stream of `session` (after `after`, if given).
-    async fn events(&self, session: &str, after: Option<u64>) -> EventStream {
+    pub(crate) async fn events(&self, session: &str, after: Option<u64>) -> EventStream {
         let mut request = self
             .client
             .get(self.url(&format!("/sessions/{session}/events")));

@@ -563,13 +563,21 @@
   }
 
   // serve/console/src/tools.ts
-  async function toolsPage(api, main) {
-    const listing = await api.get("/tools?detail=true");
+  function agentQuery(agent, joiner = "?") {
+    return agent ? `${joiner}agent=${encodeURIComponent(agent)}` : "";
+  }
+  async function toolsPage(api, main, agent) {
+    const listing = await api.get(`/tools?detail=true${agentQuery(agent, "&")}`);
+    const agents = (await api.get("/agents")).agents.map((a) => String(a.name));
+    const picker = h("select", { id: "agent" }, ...agents.map((name) => h("option", { value: name, selected: name === (listing.agent?.name ?? "default") }, name)));
+    picker.addEventListener("change", () => {
+      location.hash = `#/tools${picker.value === "default" ? "" : agentQuery(picker.value)}`;
+    });
     const rows = listing.tools.map(
       (tool) => h(
         "tr",
         { "data-tool": tool.name },
-        h("td", {}, h("a", { href: `#/tools/${encodeURIComponent(tool.name)}` }, tool.name)),
+        h("td", {}, h("a", { href: `#/tools/${encodeURIComponent(tool.name)}${agentQuery(agent)}` }, tool.name)),
         h("td", { class: "description" }, String(tool.description ?? "")),
         h("td", {}, String(tool.effect)),
         h("td", {}, String(tool.permission ?? "")),
@@ -586,6 +594,7 @@
     replace(
       main,
       h("h2", {}, `Tools of ${listing.agent?.name ?? "the default agent"} v${listing.agent?.version ?? "?"}`),
+      agents.length > 1 ? h("p", {}, h("label", { for: "agent" }, "Agent "), picker) : null,
       h(
         "table",
         { class: "tools" },
@@ -653,8 +662,8 @@
     if (tool.mcpServer) return `MCP server ${tool.mcpServer}`;
     return typeof tool.origin === "string" ? tool.origin : JSON.stringify(tool.origin ?? "file");
   }
-  async function tryPage(api, main, name) {
-    const answer = await api.request("GET", `/tools/${encodeURIComponent(name)}`);
+  async function tryPage(api, main, name, agent) {
+    const answer = await api.request("GET", `/tools/${encodeURIComponent(name)}${agentQuery(agent)}`);
     if (answer.status !== 200) {
       replace(main, h("p", { class: "error" }, describeError(answer)));
       return;
@@ -682,8 +691,14 @@
       h("option", { value: "dry-run" }, "new dry-run session"),
       h("option", { value: "existing" }, "existing session…")
     );
-    const sessionId = h("input", { type: "text", id: "session-id", placeholder: "ses_…", hidden: true });
-    session.addEventListener("change", () => sessionId.hidden = session.value !== "existing");
+    const known = (await api.get("/sessions")).sessions.filter((s) => !agent || s.agent?.name === agent);
+    const sessionId = h("input", { type: "text", id: "session-id", placeholder: "ses_…", list: "known-sessions", hidden: true });
+    const knownList = h("datalist", { id: "known-sessions" }, ...known.map((s) => h("option", { value: s.id }, `${s.mode} ${s.lastActiveAt}`)));
+    const asOf = h("input", { type: "text", id: "as-of", placeholder: "asOf (RFC 3339), optional", hidden: true });
+    session.addEventListener("change", () => {
+      sessionId.hidden = session.value !== "existing";
+      asOf.hidden = session.value !== "new" && session.value !== "dry-run";
+    });
     const status = h("p", { class: "status" });
     const output = h("div", { class: "output" });
     const run = h("button", { type: "submit", id: "run" }, "Call");
@@ -701,8 +716,9 @@
       replace(status, "calling…");
       try {
         const body = { input, includeTrace: true };
-        const chosen = await sessionFor(api, session.value, sessionId.value.trim());
+        const chosen = await sessionFor(api, session.value, sessionId.value.trim(), { agent, asOf: asOf.value.trim() });
         if (chosen) body.sessionId = chosen;
+        else if (agent) body.agent = agent;
         let answer2 = await api.request("POST", `/tools/${encodeURIComponent(name)}`, body);
         while (answer2.status === 202) {
           const callId = String(answer2.body.callId);
@@ -737,20 +753,23 @@
         form.element,
         raw,
         h("p", {}, rawToggle, h("label", { for: "raw-json" }, " edit the input as raw JSON")),
-        h("p", {}, h("label", { for: "session" }, "Session "), session, " ", sessionId),
+        h("p", {}, h("label", { for: "session" }, "Session "), session, " ", sessionId, knownList, " ", asOf),
         run
       ),
       status,
       output
     );
   }
-  async function sessionFor(api, choice, typed) {
+  async function sessionFor(api, choice, typed, made) {
     if (choice === "scratch") return null;
     if (choice === "existing") {
-      if (!typed) throw new Error("Type the id of the session to call in.");
+      if (!typed) throw new Error("Type or pick the id of the session to call in.");
       return typed;
     }
-    const answer = await api.request("POST", "/sessions", choice === "dry-run" ? { mode: "dry-run" } : {});
+    const body = { mode: choice === "dry-run" ? "dry-run" : "live" };
+    if (made.agent) body.agent = made.agent;
+    if (made.asOf) body.asOf = made.asOf;
+    const answer = await api.request("POST", "/sessions", body);
     if (answer.status !== 201) throw new Error(`The session was not made: ${describeError(answer)}`);
     return answer.body.id;
   }
@@ -773,13 +792,15 @@
     const show = async () => {
       leaving.abort();
       leaving = new AbortController();
-      const route = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+      const [path, query] = location.hash.replace(/^#\/?/, "").split("?", 2);
+      const route = path.split("/").map(decodeURIComponent);
+      const agent = new URLSearchParams(query ?? "").get("agent");
       try {
-        if (route[0] === "tools" && route[1]) await tryPage(api, main, route[1]);
+        if (route[0] === "tools" && route[1]) await tryPage(api, main, route[1], agent);
         else if (route[0] === "sessions" && route[1]) await sessionPage(api, main, route[1], leaving.signal);
         else if (route[0] === "sessions") await sessionsPage(api, main);
         else if (route[0] === "approvals") await approvalsPage(api, main, leaving.signal);
-        else await toolsPage(api, main);
+        else await toolsPage(api, main, agent);
       } catch (e) {
         if (e instanceof LoginNeeded) loginForm(api, main, show, api.logout());
         else replace(main, h("p", { class: "error" }, e.message));

@@ -1,20 +1,30 @@
-// The Tools page (every tool of the default agent with what it may do) and
-// the Try page (a form from the tool's input schema, or raw JSON, called in
-// a scratch, existing or new session).
+// The Tools page (every tool of an agent with what it may do) and the Try
+// page (a form from the tool's input schema, or raw JSON, called in a
+// scratch, existing or new session).
 
 import { Api, describeError } from "./api";
 import { h, replace } from "./dom";
 import { InputError, schemaForm } from "./form";
 import { renderEnvelope } from "./result";
 
-/** Show every tool in `main`, in detail. */
-export async function toolsPage(api: Api, main: HTMLElement): Promise<void> {
-  const listing = await api.get("/tools?detail=true");
+/** `?agent=NAME` for `agent`, or nothing for the default agent. */
+function agentQuery(agent: string | null, joiner = "?"): string {
+  return agent ? `${joiner}agent=${encodeURIComponent(agent)}` : "";
+}
+
+/** Show every tool of `agent` (the default agent when `null`) in `main`, in detail. */
+export async function toolsPage(api: Api, main: HTMLElement, agent: string | null): Promise<void> {
+  const listing = await api.get(`/tools?detail=true${agentQuery(agent, "&")}`);
+  const agents = ((await api.get("/agents")).agents as any[]).map((a) => String(a.name));
+  const picker = h("select", { id: "agent" }, ...agents.map((name) => h("option", { value: name, selected: name === (listing.agent?.name ?? "default") }, name)));
+  picker.addEventListener("change", () => {
+    location.hash = `#/tools${picker.value === "default" ? "" : agentQuery(picker.value)}`;
+  });
   const rows = (listing.tools as any[]).map((tool) =>
     h(
       "tr",
       { "data-tool": tool.name },
-      h("td", {}, h("a", { href: `#/tools/${encodeURIComponent(tool.name)}` }, tool.name)),
+      h("td", {}, h("a", { href: `#/tools/${encodeURIComponent(tool.name)}${agentQuery(agent)}` }, tool.name)),
       h("td", { class: "description" }, String(tool.description ?? "")),
       h("td", {}, String(tool.effect)),
       h("td", {}, String(tool.permission ?? "")),
@@ -31,6 +41,7 @@ export async function toolsPage(api: Api, main: HTMLElement): Promise<void> {
   replace(
     main,
     h("h2", {}, `Tools of ${listing.agent?.name ?? "the default agent"} v${listing.agent?.version ?? "?"}`),
+    agents.length > 1 ? h("p", {}, h("label", { for: "agent" }, "Agent "), picker) : null,
     h(
       "table",
       { class: "tools" },
@@ -112,8 +123,8 @@ function origin(tool: any): string {
 }
 
 /** Show the Try page of the tool `name` in `main`. */
-export async function tryPage(api: Api, main: HTMLElement, name: string): Promise<void> {
-  const answer = await api.request("GET", `/tools/${encodeURIComponent(name)}`);
+export async function tryPage(api: Api, main: HTMLElement, name: string, agent: string | null): Promise<void> {
+  const answer = await api.request("GET", `/tools/${encodeURIComponent(name)}${agentQuery(agent)}`);
   if (answer.status !== 200) {
     replace(main, h("p", { class: "error" }, describeError(answer)));
     return;
@@ -141,8 +152,14 @@ export async function tryPage(api: Api, main: HTMLElement, name: string): Promis
     h("option", { value: "dry-run" }, "new dry-run session"),
     h("option", { value: "existing" }, "existing session…"),
   );
-  const sessionId = h("input", { type: "text", id: "session-id", placeholder: "ses_…", hidden: true });
-  session.addEventListener("change", () => (sessionId.hidden = session.value !== "existing"));
+  const known = ((await api.get("/sessions")).sessions as any[]).filter((s) => !agent || s.agent?.name === agent);
+  const sessionId = h("input", { type: "text", id: "session-id", placeholder: "ses_…", list: "known-sessions", hidden: true });
+  const knownList = h("datalist", { id: "known-sessions" }, ...known.map((s) => h("option", { value: s.id }, `${s.mode} ${s.lastActiveAt}`)));
+  const asOf = h("input", { type: "text", id: "as-of", placeholder: "asOf (RFC 3339), optional", hidden: true });
+  session.addEventListener("change", () => {
+    sessionId.hidden = session.value !== "existing";
+    asOf.hidden = session.value !== "new" && session.value !== "dry-run";
+  });
   const status = h("p", { class: "status" });
   const output = h("div", { class: "output" });
   const run = h("button", { type: "submit", id: "run" }, "Call");
@@ -160,8 +177,9 @@ export async function tryPage(api: Api, main: HTMLElement, name: string): Promis
     replace(status, "calling…");
     try {
       const body: Record<string, unknown> = { input, includeTrace: true };
-      const chosen = await sessionFor(api, session.value, sessionId.value.trim());
+      const chosen = await sessionFor(api, session.value, sessionId.value.trim(), { agent, asOf: asOf.value.trim() });
       if (chosen) body.sessionId = chosen;
+      else if (agent) body.agent = agent;
       let answer = await api.request("POST", `/tools/${encodeURIComponent(name)}`, body);
       // A call that waits (an approval, a custom tool's result, a question)
       // is followed until it ends.
@@ -198,7 +216,7 @@ export async function tryPage(api: Api, main: HTMLElement, name: string): Promis
       form.element,
       raw,
       h("p", {}, rawToggle, h("label", { for: "raw-json" }, " edit the input as raw JSON")),
-      h("p", {}, h("label", { for: "session" }, "Session "), session, " ", sessionId),
+      h("p", {}, h("label", { for: "session" }, "Session "), session, " ", sessionId, knownList, " ", asOf),
       run,
     ),
     status,
@@ -206,14 +224,23 @@ export async function tryPage(api: Api, main: HTMLElement, name: string): Promis
   );
 }
 
-/** The session id a call runs in: none (scratch), a new one, or the one typed. */
-async function sessionFor(api: Api, choice: string, typed: string): Promise<string | null> {
+/** The session id a call runs in: none (scratch), the one typed, or a new
+ * one (of `agent`, frozen at `asOf` when given). */
+async function sessionFor(
+  api: Api,
+  choice: string,
+  typed: string,
+  made: { agent: string | null; asOf: string },
+): Promise<string | null> {
   if (choice === "scratch") return null;
   if (choice === "existing") {
-    if (!typed) throw new Error("Type the id of the session to call in.");
+    if (!typed) throw new Error("Type or pick the id of the session to call in.");
     return typed;
   }
-  const answer = await api.request("POST", "/sessions", choice === "dry-run" ? { mode: "dry-run" } : {});
+  const body: Record<string, unknown> = { mode: choice === "dry-run" ? "dry-run" : "live" };
+  if (made.agent) body.agent = made.agent;
+  if (made.asOf) body.asOf = made.asOf;
+  const answer = await api.request("POST", "/sessions", body);
   if (answer.status !== 201) throw new Error(`The session was not made: ${describeError(answer)}`);
   return answer.body.id;
 }
