@@ -647,10 +647,11 @@
   function details(tool) {
     const imports = tool.imports ?? [];
     const lints = tool.lints ?? [];
+    const missing = ungranted(tool).length;
     return h(
       "details",
-      { class: "inspection", open: true },
-      h("summary", {}, "What it may do"),
+      { class: "inspection", open: missing > 0 || lints.length > 0 },
+      h("summary", {}, `What it may do: ${imports.length} imports${missing ? `, ${missing} not granted` : ""}, ${lints.length} lint findings`),
       h("p", {}, h("b", {}, "Grants: "), grantLines(tool.grants).join(" · ")),
       h("p", {}, h("b", {}, "tools.lock: "), lockText(tool.lock)),
       imports.length ? h("table", { class: "imports" }, ...imports.map((i) => h("tr", {}, h("td", {}, h("code", {}, String(i.import))), h("td", { class: String(i.status).startsWith("NOT") ? "warn" : "" }, String(i.status))))) : h("p", {}, "Imports nothing."),

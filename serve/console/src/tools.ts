@@ -103,10 +103,11 @@ function lockText(lock: any): string {
 function details(tool: any): HTMLElement {
   const imports = (tool.imports ?? []) as any[];
   const lints = (tool.lints ?? []) as any[];
+  const missing = ungranted(tool).length;
   return h(
     "details",
-    { class: "inspection", open: true },
-    h("summary", {}, "What it may do"),
+    { class: "inspection", open: missing > 0 || lints.length > 0 },
+    h("summary", {}, `What it may do: ${imports.length} imports${missing ? `, ${missing} not granted` : ""}, ${lints.length} lint findings`),
     h("p", {}, h("b", {}, "Grants: "), grantLines(tool.grants).join(" · ")),
     h("p", {}, h("b", {}, "tools.lock: "), lockText(tool.lock)),
     imports.length
