@@ -1,10 +1,12 @@
-//! Writing files that readers see either whole or not at all, and telling
-//! whether a file changed without reading it.
+//! Writing files that readers see either whole or not at all, telling
+//! whether a file changed without reading it, and opening a file a tool
+//! names as the tool would reach it.
 
 use std::io::Write as _;
 use std::path::Path;
 
 use anyhow::Context as _;
+use rustix::fs::{FileType, Mode, OFlags, ResolveFlags};
 
 /// Create `dir` (and its missing parents) readable by the owner only, or
 /// make an existing one so: the state folder holds key-value data, session
@@ -112,6 +114,35 @@ pub(crate) fn read_json<T: serde::de::DeserializeOwned>(
     let value = serde_json::from_slice(&bytes)
         .with_context(|| format!("{} is not {what}", path.display()))?;
     Ok(Some(value))
+}
+
+/// Open the regular file at `path` under the host directory `root` for
+/// reading, as a tool inside it would reach it: `..`, absolute paths and
+/// symlinks never resolve outside `root`, and nothing but a regular file is
+/// opened (never blocking on a FIFO). For the host reading a file a tool
+/// names, e.g. an artifact saved from the workspace. Needs `openat2` (Linux
+/// 5.6).
+pub(crate) fn open_file_beneath(
+    root: &std::path::Path,
+    path: &str,
+) -> std::io::Result<std::fs::File> {
+    let dir = rustix::fs::open(
+        root,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let opened = rustix::fs::openat2(
+        &dir,
+        path,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+        ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+    )?;
+    let stat = rustix::fs::fstat(&opened)?;
+    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        return Err(std::io::Error::other("it is not a regular file"));
+    }
+    Ok(std::fs::File::from(opened))
 }
 
 #[cfg(test)]

@@ -116,7 +116,7 @@ async fn save(
                 artifacts.save(new, &mut bytes.as_slice(), budget, None)
             }
             Source::File(dir, path) => {
-                let mut file = super::workspace::special_files::open_file_beneath(&dir, &path)
+                let mut file = crate::files::open_file_beneath(&dir, &path)
                     .map_err(|e| ArtifactError::Io(format!("cannot read {path:?}: {e}")))?;
                 artifacts.save(new, &mut file, budget, None)
             }

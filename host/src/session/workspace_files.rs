@@ -104,7 +104,7 @@ fn walk(
 /// Blocks on the disk.
 pub fn open(session: &Session, path: &str) -> Option<File> {
     let root = session.workspace_path()?;
-    crate::caps::workspace::special_files::open_file_beneath(root, path).ok()
+    crate::files::open_file_beneath(root, path).ok()
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use toolhost::lint::{self, Lint};
 use toolhost::lock::{LockedTool, Lockfile};
@@ -16,7 +17,15 @@ use toolhost::registry::{Registry, Tool};
 
 use super::App;
 use super::error::{ApiError, PathParams, Query};
-use super::tools::VersionQuery;
+
+/// Which agent version's tool: the default agent's latest when neither is
+/// given.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct VersionQuery {
+    agent: Option<String>,
+    version: Option<u64>,
+}
 
 /// `GET /<slug>/v1/tools/<name>`: the tool `name` in detail.
 pub(super) async fn one(

@@ -18,15 +18,6 @@ use toolhost::ask::NoAsker;
 use toolhost::call::{CallInput, CallOptions, CallResult, CallTrace, NoCustomTools, new_call_id};
 use toolhost::session::{Session, SessionSpec};
 
-/// Which agent version a listing or a session-less call is of: the
-/// default agent's latest when neither is given.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct VersionQuery {
-    pub(super) agent: Option<String>,
-    pub(super) version: Option<u64>,
-}
-
 /// `GET /<slug>/v1/tools`: which version's tools, and whether in detail.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

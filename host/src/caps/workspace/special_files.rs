@@ -77,32 +77,6 @@ pub async fn open_at(
     }
 }
 
-/// Open the regular file at `path` under the host directory `root` for
-/// reading, as a tool inside it would reach it: `..`, absolute paths and
-/// symlinks never resolve outside `root`, and nothing but a regular file is
-/// opened (never blocking on a FIFO). For the host reading a file a tool
-/// names, e.g. an artifact saved from the workspace. Needs `openat2` (Linux
-/// 5.6).
-pub fn open_file_beneath(root: &std::path::Path, path: &str) -> std::io::Result<std::fs::File> {
-    let dir = rustix::fs::open(
-        root,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    let opened = rustix::fs::openat2(
-        &dir,
-        path,
-        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
-        Mode::empty(),
-        ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
-    )?;
-    let stat = rustix::fs::fstat(&opened)?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
-        return Err(std::io::Error::other("it is not a regular file"));
-    }
-    Ok(std::fs::File::from(opened))
-}
-
 /// Whether this kernel refuses `openat2` (before Linux 5.6, or a seccomp
 /// filter): then every open takes the checked path.
 static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
