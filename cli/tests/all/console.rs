@@ -49,14 +49,7 @@ async fn the_console_lists_tools_calls_one_from_its_form_and_runs_no_tool_suppli
         return;
     };
     let server = serve::start(TOOLS, &config()).await;
-    let listed: Value = server
-        .auth(server.client.get(server.url("/tools")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, listed) = server.get("/tools").await;
     let names: Vec<&str> = listed["tools"]
         .as_array()
         .unwrap()
@@ -274,16 +267,12 @@ async fn an_approval_asked_over_the_api_is_given_in_the_console_and_the_call_fin
         return;
     };
     let server = serve::start(TOOLS, &config()).await;
-    let asked: Value = server
-        .client
-        .post(server.url("/tools/publish_release"))
-        .json(&serde_json::json!({"input": {"version": "2.0.0"}}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, asked) = server
+        .post(
+            "/tools/publish_release",
+            serde_json::json!({"input": {"version": "2.0.0"}}),
+        )
+        .await;
     assert_eq!(asked["status"], "awaiting_approval", "{asked}");
     let call_id = asked["callId"].as_str().unwrap().to_string();
 
@@ -309,25 +298,9 @@ async fn an_approval_asked_over_the_api_is_given_in_the_console_and_the_call_fin
     let done = format!("#resolved li[data-call={call_id:?}][data-decision=approved]");
     until(&page, &format!("document.querySelector('{done}')")).await;
 
-    let finished: Value = server
-        .client
-        .get(server.url(&format!("/calls/{call_id}?wait=10")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, finished) = server.get(&format!("/calls/{call_id}?wait=10")).await;
     assert_eq!(finished["isError"], false, "the call ran: {finished}");
-    let listed: Value = server
-        .client
-        .get(server.url("/approvals"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, listed) = server.get("/approvals").await;
     let resolved = &listed["resolved"][0];
     assert_eq!(
         resolved["decidedBy"],
@@ -347,16 +320,7 @@ async fn a_sessions_events_appear_in_the_console_as_calls_are_made() {
         return;
     };
     let server = serve::start(TOOLS, &config()).await;
-    let made: Value = server
-        .client
-        .post(server.url("/sessions"))
-        .json(&serde_json::json!({}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, made) = server.post("/sessions", serde_json::json!({})).await;
     let id = made["id"].as_str().unwrap().to_string();
     let page = browser.open(&format!("{}/#/sessions", server.base)).await;
     until(
@@ -369,14 +333,13 @@ async fn a_sessions_events_appear_in_the_console_as_calls_are_made() {
     until(&page, "document.getElementById('events')").await;
 
     for text in ["first", "second"] {
-        let called = server
-            .client
-            .post(server.url("/tools/echo"))
-            .json(&serde_json::json!({"input": {"text": text}, "sessionId": id}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(called.status(), 200);
+        let (called, _) = server
+            .post(
+                "/tools/echo",
+                serde_json::json!({"input": {"text": text}, "sessionId": id}),
+            )
+            .await;
+        assert_eq!(called, 200);
     }
     until(
         &page,
@@ -400,8 +363,8 @@ async fn a_tools_detail_names_env_values_never_and_says_where_it_stands_with_the
     );
     let server = serve::start(TOOLS, &config).await;
     let detail = |name: &'static str| {
-        let request = server.client.get(server.url(&format!("/tools/{name}")));
-        async move { request.send().await.unwrap().json::<Value>().await.unwrap() }
+        let server = &server;
+        async move { server.get(&format!("/tools/{name}")).await.1 }
     };
     let echo = detail("echo").await;
     assert_eq!(
@@ -438,22 +401,9 @@ async fn a_tools_detail_names_env_values_never_and_says_where_it_stands_with_the
         "{drifted}"
     );
 
-    let unknown = server
-        .client
-        .get(server.url("/tools/nope"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(unknown.status(), 404);
-    let listed: Value = server
-        .client
-        .get(server.url("/tools?detail=true"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (unknown, _) = server.get("/tools/nope").await;
+    assert_eq!(unknown, 404);
+    let (_, listed) = server.get("/tools?detail=true").await;
     let hostile = listed["tools"]
         .as_array()
         .unwrap()
@@ -494,15 +444,7 @@ async fn a_hostile_result_shows_as_text_an_inert_image_and_a_download() {
         {"type": "document", "mediaType": "text/html", "name": "page.html",
          "data": base64("<script>window.__ran = 8</script>")},
     ]);
-    let listed: Value = server
-        .client
-        .get(server.url(&format!("/calls/{call_id}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, listed) = server.get(&format!("/calls/{call_id}")).await;
     let session_id = listed["sessionId"].as_str().unwrap();
     let posted = server
         .client
@@ -548,36 +490,18 @@ async fn a_sessions_workspace_files_are_listed_and_downloaded_never_outside_it()
         return;
     };
     let server = serve::start(&["notes"], "[tools.notes]\nworkspace = \"write\"\n").await;
-    let made: Value = server
-        .client
-        .post(server.url("/sessions"))
-        .json(&serde_json::json!({}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, made) = server.post("/sessions", serde_json::json!({})).await;
     let id = made["id"].as_str().unwrap().to_string();
-    let added = server
-        .client
-        .post(server.url("/tools/notes"))
-        .json(&serde_json::json!({"sessionId": id, "input": {
-            "action": "add", "title": "plan.md", "body": "<script>window.__ran = 9</script>"}}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(added.status(), 200);
+    let (added, _) = server
+        .post(
+            "/tools/notes",
+            serde_json::json!({"sessionId": id, "input": {
+            "action": "add", "title": "plan.md", "body": "<script>window.__ran = 9</script>"}}),
+        )
+        .await;
+    assert_eq!(added, 200);
 
-    let listed: Value = server
-        .client
-        .get(server.url(&format!("/sessions/{id}/workspace")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, listed) = server.get(&format!("/sessions/{id}/workspace")).await;
     let file = listed["entries"]
         .as_array()
         .unwrap()
@@ -602,13 +526,10 @@ async fn a_sessions_workspace_files_are_listed_and_downloaded_never_outside_it()
     assert_eq!(download.headers()["content-security-policy"], "sandbox");
     assert!(download.text().await.unwrap().contains("window.__ran = 9"));
     for outside in ["..%2F..%2Fetc%2Fpasswd", "%2Fetc%2Fpasswd", "nope.md"] {
-        let refused = server
-            .client
-            .get(server.url(&format!("/sessions/{id}/workspace/{outside}")))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(refused.status(), 404, "{outside}");
+        let (refused, _) = server
+            .get(&format!("/sessions/{id}/workspace/{outside}"))
+            .await;
+        assert_eq!(refused, 404, "{outside}");
     }
 
     let page = browser
@@ -664,15 +585,7 @@ async fn the_form_builds_enums_arrays_nested_objects_and_booleans_and_agents_can
     eval::<bool>(&page, "(document.getElementById('run').click(), true)").await;
     until(&page, "document.querySelector('p.status[data-call]')").await;
     let call_id: String = eval(&page, "document.querySelector('p.status').dataset.call").await;
-    let call: Value = server
-        .client
-        .get(server.url(&format!("/calls/{call_id}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, call) = server.get(&format!("/calls/{call_id}")).await;
     let session = call["sessionId"].as_str().unwrap();
     let mut events = server.events(session, None).await;
     let asked = events.until("agent.custom_tool_use").await;
