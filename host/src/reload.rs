@@ -39,7 +39,9 @@ impl Drop for ReloadWatcher {
 /// that its tools changed; and its named agents whenever another server of
 /// its fleet changes one.
 pub fn watch(host: Arc<Host>) -> anyhow::Result<ReloadWatcher> {
-    let host_for_fleet = host.clone();
+    // Started first: if the folder cannot be watched below, the fleet's
+    // changes are still followed (the task lives as long as the host).
+    let fleet_task = Host::follow_fleet_agents(&host);
     let (changed, mut changes) = tokio::sync::mpsc::unbounded_channel();
     let mut upstream_changes = host.upstream_changes();
     let upstream_changed = changed.clone();
@@ -86,7 +88,7 @@ pub fn watch(host: Arc<Host>) -> anyhow::Result<ReloadWatcher> {
         _watcher: watcher,
         task,
         upstream_task,
-        fleet_task: Host::follow_fleet_agents(&host_for_fleet),
+        fleet_task,
     })
 }
 

@@ -240,10 +240,14 @@ async fn the_console_is_served_with_a_strict_policy_and_cross_site_writes_are_re
         200,
         "a client that is not a browser"
     );
+    // Behind a proxy `Host` is the upstream's: the browser's own word stands.
+    let proxied = echo(Some("https://tools.example"), Some("same-origin"));
+    assert_eq!(proxied.await.unwrap().status(), 200);
     for (origin, site) in [
         (Some("https://evil.example"), None),
         (Some("null"), None),
         (None, Some("cross-site")),
+        (Some(own.as_str()), Some("same-site")),
     ] {
         let refused = echo(origin, site).await.unwrap();
         assert_eq!(refused.status(), 403, "{origin:?} {site:?}");
@@ -304,12 +308,19 @@ async fn an_approval_asked_over_the_api_is_given_in_the_console_and_the_call_fin
     let resolved = &listed["resolved"][0];
     assert_eq!(
         resolved["decidedBy"],
-        serde_json::json!({"principal": "loopback", "claimedName": "Ada"}),
+        serde_json::json!({"principal": "loopback", "vouchedBy": "toolhost", "claimedName": "Ada"}),
         "the approver is who the server vouches for; the typed name is only claimed: {listed}"
     );
     assert!(
         resolved.get("input").is_none(),
         "a resolved approval keeps no input"
+    );
+    let forged = serde_json::json!({"decision": "approve",
+        "auth": {"principal": "server-token", "vouchedBy": "toolhost"}});
+    let (status, _) = server.post("/approvals/call_any", forged).await;
+    assert_eq!(
+        status, 400,
+        "no client passes for an approver the server vouched for"
     );
     screenshot(&page, "approved").await;
 }
@@ -568,15 +579,32 @@ async fn the_form_builds_enums_arrays_nested_objects_and_booleans_and_agents_can
         eval::<bool>(&page, &fill(field, value)).await;
     }
     let add = "document.querySelector('.field[data-pointer=\"/tags\"] > div.array > button')";
-    eval::<bool>(&page, &format!("({add}.click(), {add}.click(), true)")).await;
-    until(&page, "document.getElementById('field_tags_1')").await;
+    eval::<bool>(
+        &page,
+        &format!("({add}.click(), {add}.click(), {add}.click(), true)"),
+    )
+    .await;
+    until(&page, "document.getElementById('field_tags_2')").await;
     for (field, value) in [
-        ("field_tags_0", "a"),
-        ("field_tags_1", "b"),
+        ("field_tags_0", "gone"),
+        ("field_tags_1", "a"),
+        ("field_tags_2", "b"),
         ("field_limits_max", "3"),
     ] {
         eval::<bool>(&page, &fill(field, value)).await;
     }
+    // The first item removed: the others move up, pointers and labels too.
+    eval::<bool>(
+        &page,
+        "(document.querySelector('ol.items > li > button.remove').click(), true)",
+    )
+    .await;
+    let moved: Vec<String> = eval(
+        &page,
+        "[...document.querySelectorAll('ol.items > li > .field')].map(f => f.dataset.pointer + ' ' + f.querySelector('label').textContent)",
+    )
+    .await;
+    assert_eq!(moved, ["/tags/0 item 1 *", "/tags/1 item 2 *"]);
     eval::<bool>(
         &page,
         "(document.getElementById('field_limits_strict').checked = true, true)",

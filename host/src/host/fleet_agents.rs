@@ -52,6 +52,8 @@ impl Host {
             while let Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) =
                 changes.recv().await
             {
+                // What was published meanwhile is seen by this one reload.
+                while changes.try_recv().is_ok() {}
                 let Some(host) = host.upgrade() else {
                     return;
                 };

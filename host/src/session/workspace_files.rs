@@ -3,10 +3,12 @@
 //! and one opened for download as a tool inside it would reach it (never
 //! outside the workspace, never a FIFO or device).
 
+use std::ffi::CString;
 use std::fs::File;
-use std::path::Path;
+use std::os::fd::OwnedFd;
 
 use chrono::{DateTime, Utc};
+use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 use serde::Serialize;
 
 use super::Session;
@@ -42,24 +44,32 @@ pub struct WorkspaceListing {
 }
 
 /// Every entry of `session`'s workspace; empty when it has none yet.
-/// Blocks on the disk.
+/// Each folder is opened through its parent's descriptor and never through
+/// a symlink, so a tool swapping a folder for a link while it is listed
+/// cannot lead the listing out of the workspace. Blocks on the disk.
 pub fn list(session: &Session) -> std::io::Result<WorkspaceListing> {
     let mut listing = WorkspaceListing::default();
     if let Some(root) = session.workspace_path() {
-        walk(root, "", 0, &mut listing)?;
+        let dir = rustix::fs::open(
+            root,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        walk(&dir, "", 0, &mut listing)?;
     }
     Ok(listing)
 }
 
 fn walk(
-    dir: &Path,
+    dir: &OwnedFd,
     prefix: &str,
     depth: usize,
     listing: &mut WorkspaceListing,
 ) -> std::io::Result<()> {
-    let mut names: Vec<_> = std::fs::read_dir(dir)?
+    let mut names: Vec<CString> = Dir::read_from(dir)?
         .filter_map(Result::ok)
-        .map(|entry| entry.file_name())
+        .map(|entry| entry.file_name().to_owned())
+        .filter(|name| name.as_bytes() != b"." && name.as_bytes() != b"..")
         .collect();
     names.sort();
     for name in names {
@@ -67,33 +77,46 @@ fn walk(
             listing.truncated = true;
             return Ok(());
         }
-        let path = dir.join(&name);
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+        // Gone since it was listed: skipped.
+        let Ok(stat) = rustix::fs::statat(dir, &name, AtFlags::SYMLINK_NOFOLLOW) else {
             continue;
         };
-        let shown = format!("{prefix}{}", name.to_string_lossy());
-        let kind = if meta.is_file() {
-            "file"
-        } else if meta.is_dir() {
-            "dir"
-        } else if meta.is_symlink() {
-            "symlink"
-        } else {
-            "other"
+        let kind = match FileType::from_raw_mode(stat.st_mode) {
+            FileType::RegularFile => "file",
+            FileType::Directory => "dir",
+            FileType::Symlink => "symlink",
+            _ => "other",
         };
+        let shown = format!("{prefix}{}", name.to_string_lossy());
         listing.entries.push(WorkspaceEntry {
             path: shown.clone(),
             kind,
-            size: if meta.is_file() { meta.len() } else { 0 },
-            modified: meta.modified().ok().map(DateTime::<Utc>::from),
-        });
-        if meta.is_dir() {
-            if depth + 1 >= MAX_DEPTH {
-                listing.truncated = true;
+            size: if kind == "file" {
+                stat.st_size.max(0) as u64
             } else {
-                walk(&path, &format!("{shown}/"), depth + 1, listing)?;
-            }
+                0
+            },
+            modified: DateTime::from_timestamp(stat.st_mtime, 0),
+        });
+        if kind != "dir" {
+            continue;
         }
+        if depth + 1 >= MAX_DEPTH {
+            listing.truncated = true;
+            continue;
+        }
+        // A folder swapped for a symlink since its `stat` is refused here
+        // (`O_NOFOLLOW`), and one removed meanwhile is skipped.
+        let Ok(child) = rustix::fs::openat(
+            dir,
+            &name,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) else {
+            continue;
+        };
+        // A folder that cannot be read (gone meanwhile) is listed, not its files.
+        let _ = walk(&child, &format!("{shown}/"), depth + 1, listing);
     }
     Ok(())
 }

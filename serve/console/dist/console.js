@@ -141,9 +141,16 @@
   function renderResult(result) {
     if (typeof result === "string") return h("pre", { class: "text" }, result);
     if (result && typeof result === "object" && Array.isArray(result.content)) {
-      return h("div", { class: "blocks" }, ...result.content.map(renderBlock));
+      return h("div", { class: "blocks" }, ...result.content.map(safeBlock));
     }
     return jsonTree(result);
+  }
+  function safeBlock(block) {
+    try {
+      return renderBlock(block);
+    } catch (e) {
+      return h("p", { class: "error" }, `A ${String(block?.type)} block cannot be shown: ${e.message}`);
+    }
   }
   function renderBlock(block) {
     switch (block?.type) {
@@ -216,20 +223,39 @@
       replace(status, answer.status === 200 ? `${decision === "approve" ? "Approved" : "Denied"} ${callId}.` : describeError(answer));
       await draw();
     };
-    let shown = "";
+    const rows = /* @__PURE__ */ new Map();
+    const list = h("ul", { class: "approvals" });
+    const none = h("p", {}, "Nothing waits for approval.");
+    replace(pending, none, list);
+    let shownResolved = "";
     const draw = async () => {
       const listed = await api.get("/approvals");
-      const text = JSON.stringify(listed);
-      if (text === shown) return;
-      shown = text;
+      if (stop.aborted) return;
       const waiting = listed.pending;
-      replace(
-        pending,
-        waiting.length ? h("ul", { class: "approvals" }, ...waiting.map((a) => pendingItem(a, decide))) : h("p", {}, "Nothing waits for approval.")
-      );
-      replace(resolved, h("ul", { class: "approvals" }, ...listed.resolved.map(resolvedItem)));
+      const ids = new Set(waiting.map((a) => String(a.callId)));
+      for (const a of waiting) {
+        if (!rows.has(a.callId)) {
+          const row = pendingItem(a, decide);
+          rows.set(a.callId, row);
+          list.appendChild(row);
+        }
+      }
+      for (const [id, row] of rows) {
+        if (!ids.has(id) && !row.classList.contains("gone")) {
+          row.classList.add("gone");
+          row.querySelectorAll("button, input").forEach((control) => control.setAttribute("disabled", ""));
+          row.appendChild(h("span", { class: "status" }, " — no longer waiting"));
+        }
+      }
+      none.hidden = ids.size > 0;
+      const text = JSON.stringify(listed.resolved);
+      if (text !== shownResolved) {
+        shownResolved = text;
+        replace(resolved, h("ul", { class: "approvals" }, ...listed.resolved.map(resolvedItem)));
+      }
     };
     await draw();
+    if (stop.aborted) return;
     const timer = setInterval(() => void draw().catch(() => void 0), REFRESH_MS);
     stop.addEventListener("abort", () => clearInterval(timer));
   }
@@ -275,6 +301,7 @@
       const events = [];
       let newline;
       while ((newline = this.buffer.search(/\r\n|\r|\n/)) >= 0) {
+        if (newline === this.buffer.length - 1 && this.buffer.endsWith("\r")) break;
         const line = this.buffer.slice(0, newline);
         const width = this.buffer.startsWith("\r\n", newline) ? 2 : 1;
         this.buffer = this.buffer.slice(newline + width);
@@ -323,7 +350,7 @@
   }
 
   // serve/console/src/sessions.ts
-  async function sessionsPage(api, main) {
+  async function sessionsPage(api, main, stop) {
     const listed = await api.get("/sessions");
     const rows = listed.sessions.map(
       (s) => h(
@@ -348,6 +375,7 @@
       if (answer.status === 201) location.hash = `#/sessions/${encodeURIComponent(answer.body.id)}`;
       else replace(status, describeError(answer));
     };
+    if (stop.aborted) return;
     replace(
       main,
       h("h2", {}, "Sessions"),
@@ -377,6 +405,7 @@
     const files = artifacts.artifacts.map(
       (a) => h("li", {}, h("button", { type: "button", class: "download", onclick: () => void save(api, `${path}/artifacts/${encodeURIComponent(a.name)}`, a.name) }, a.name), ` ${a.mediaType}, ${a.size} bytes, by ${a.tool ?? "?"}`)
     );
+    if (stop.aborted) return;
     replace(
       main,
       h("h2", {}, `Session ${session.id}`),
@@ -418,7 +447,7 @@
   function schemaForm(schema) {
     const slots = /* @__PURE__ */ new Map();
     const general = h("ul", { class: "errors", "data-pointer": "" });
-    const root = field(schema ?? {}, "", "input", true, slots);
+    const root = field(schema ?? {}, "", "input", true, slots, "field");
     return {
       element: h("div", { class: "schema-form" }, general, root.element),
       read: () => root.read() ?? {},
@@ -436,13 +465,12 @@
     if (Array.isArray(type)) return type.find((t) => t !== "null");
     return type;
   }
-  function field(schema, pointer, label, required, slots) {
+  function field(schema, pointer, label, required, slots, id) {
     var _a;
     const errors = h("ul", { class: "errors", "data-pointer": pointer });
     slots.set(pointer, errors);
     const help = typeof schema?.description === "string" ? schema.description : null;
-    const control = controlFor(schema, pointer, required, slots);
-    const id = `field${pointer.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+    const control = controlFor(schema, pointer, required, slots, id);
     (_a = control.element).id || (_a.id = id);
     const heading = [
       h("label", { for: control.element.id }, label, required ? h("span", { class: "required" }, " *") : null),
@@ -453,8 +481,8 @@
       read: control.read
     };
   }
-  function controlFor(schema, pointer, required, slots) {
-    if (Array.isArray(schema?.enum)) return enumControl(schema.enum, required);
+  function controlFor(schema, pointer, required, slots, id) {
+    if (Array.isArray(schema?.enum)) return enumControl(schema.enum, schema.default);
     switch (typeOf(schema)) {
       case "string":
         return stringControl(schema, required);
@@ -465,12 +493,12 @@
         return booleanControl(required);
       case "array":
         if (schema.items && typeof schema.items === "object" && !Array.isArray(schema.items)) {
-          return arrayControl(schema, pointer, slots);
+          return arrayControl(schema, pointer, required, slots, id);
         }
         return jsonControl(schema, required);
       case "object":
         if (schema.properties && typeof schema.properties === "object") {
-          return objectControl(schema, pointer, slots);
+          return objectControl(schema, pointer, required, slots, id);
         }
         return jsonControl(schema, required);
       default:
@@ -500,10 +528,11 @@
     const select = h("select", {}, h("option", { value: "" }, "(not set)"), h("option", { value: "true" }, "true"), h("option", { value: "false" }, "false"));
     return { element: select, read: () => select.value === "" ? void 0 : select.value === "true" };
   }
-  function enumControl(values, required) {
-    const select = h("select", {}, required ? null : h("option", { value: "" }, "(not set)"));
+  function enumControl(values, fallback) {
+    const select = h("select", {}, h("option", { value: "" }, "(choose)"));
     values.forEach((value, index) => {
-      select.appendChild(h("option", { value: String(index) }, typeof value === "string" ? value : JSON.stringify(value)));
+      const chosen = fallback !== void 0 && JSON.stringify(value) === JSON.stringify(fallback);
+      select.appendChild(h("option", { value: String(index), selected: chosen }, typeof value === "string" ? value : JSON.stringify(value)));
     });
     return { element: select, read: () => select.value === "" ? void 0 : values[Number(select.value)] };
   }
@@ -518,11 +547,11 @@
       }
     };
   }
-  function objectControl(schema, pointer, slots) {
+  function objectControl(schema, pointer, required, slots, id) {
     const needed = new Set(Array.isArray(schema.required) ? schema.required : []);
     const fields = Object.entries(schema.properties).map(([name, property]) => ({
       name,
-      field: field(property, `${pointer}/${escapePointer(name)}`, name, needed.has(name), slots)
+      field: field(property, `${pointer}/${escapePointer(name)}`, name, needed.has(name), slots, `${id}_${name.replace(/[^A-Za-z0-9_-]/g, "_")}`)
     }));
     return {
       element: h("fieldset", {}, ...fields.map((f) => f.field.element)),
@@ -532,31 +561,56 @@
           const item = field2.read();
           if (item !== void 0) value[name] = item;
         }
-        return value;
+        return !required && Object.keys(value).length === 0 ? void 0 : value;
       }
     };
   }
-  function arrayControl(schema, pointer, slots) {
+  function arrayControl(schema, pointer, required, slots, id) {
     const list = h("ol", { class: "items" });
     const items = [];
-    const redraw = () => {
-      replace(list);
-      items.forEach((item, index) => {
-        const remove = h("button", { type: "button", class: "remove", onclick: () => {
-          items.splice(index, 1);
-          redraw();
-        } }, "remove");
-        list.appendChild(h("li", {}, item.element, remove));
-      });
+    let made = 0;
+    const remove = (item) => {
+      const index = items.indexOf(item);
+      if (index < 0) return;
+      forget(slots, item.row);
+      items.splice(index, 1);
+      item.row.remove();
+      for (let i = index; i < items.length; i++) {
+        repoint(slots, items[i].row, `${pointer}/${i + 1}`, `${pointer}/${i}`);
+        const label = items[i].row.querySelector("label");
+        if (label) label.firstChild.textContent = `item ${i + 1}`;
+      }
     };
     const add = h("button", { type: "button", onclick: () => {
-      items.push(field(schema.items, `${pointer}/${items.length}`, `item ${items.length + 1}`, true, slots));
-      redraw();
+      const index = items.length;
+      const itemField = field(schema.items, `${pointer}/${index}`, `item ${index + 1}`, true, slots, `${id}_${made++}`);
+      const item = { field: itemField, row: h("li", {}) };
+      item.row.append(itemField.element, h("button", { type: "button", class: "remove", onclick: () => remove(item) }, "remove"));
+      items.push(item);
+      list.appendChild(item.row);
     } }, "add item");
     return {
       element: h("div", { class: "array" }, list, add),
-      read: () => items.map((item) => item.read())
+      read: () => !required && items.length === 0 ? void 0 : items.map((item) => item.field.read())
     };
+  }
+  function forget(slots, element) {
+    element.querySelectorAll("ul.errors[data-pointer]").forEach((slot) => {
+      const at = slot.dataset.pointer ?? "";
+      if (slots.get(at) === slot) slots.delete(at);
+    });
+  }
+  function repoint(slots, element, from, to) {
+    element.querySelectorAll("[data-pointer]").forEach((node) => {
+      const at = node.dataset.pointer ?? "";
+      if (at !== from && !at.startsWith(`${from}/`)) return;
+      const moved = to + at.slice(from.length);
+      node.dataset.pointer = moved;
+      if (node.matches("ul.errors") && slots.get(at) === node) {
+        slots.delete(at);
+        slots.set(moved, node);
+      }
+    });
   }
   function escapePointer(name) {
     return name.replace(/~/g, "~0").replace(/\//g, "~1");
@@ -566,7 +620,7 @@
   function agentQuery(agent, joiner = "?") {
     return agent ? `${joiner}agent=${encodeURIComponent(agent)}` : "";
   }
-  async function toolsPage(api, main, agent) {
+  async function toolsPage(api, main, agent, stop) {
     const listing = await api.get(`/tools?detail=true${agentQuery(agent, "&")}`);
     const agents = (await api.get("/agents")).agents.map((a) => String(a.name));
     const picker = h("select", { id: "agent" }, ...agents.map((name) => h("option", { value: name, selected: name === (listing.agent?.name ?? "default") }, name)));
@@ -591,6 +645,7 @@
     );
     const failures = listing.failures ?? [];
     const unavailable = listing.unavailable ?? [];
+    if (stop.aborted) return;
     replace(
       main,
       h("h2", {}, `Tools of ${listing.agent?.name ?? "the default agent"} v${listing.agent?.version ?? "?"}`),
@@ -663,7 +718,7 @@
     if (tool.mcpServer) return `MCP server ${tool.mcpServer}`;
     return typeof tool.origin === "string" ? tool.origin : JSON.stringify(tool.origin ?? "file");
   }
-  async function tryPage(api, main, name, agent) {
+  async function tryPage(api, main, name, agent, stop) {
     const answer = await api.request("GET", `/tools/${encodeURIComponent(name)}${agentQuery(agent)}`);
     if (answer.status !== 200) {
       replace(main, h("p", { class: "error" }, describeError(answer)));
@@ -721,7 +776,7 @@
         if (chosen) body.sessionId = chosen;
         else if (agent) body.agent = agent;
         let answer2 = await api.request("POST", `/tools/${encodeURIComponent(name)}`, body);
-        while (answer2.status === 202) {
+        while (answer2.status === 202 && !stop.aborted) {
           const callId = String(answer2.body.callId);
           status.dataset.call = callId;
           replace(status, `call ${callId} is ${String(answer2.body.status).replace(/_/g, " ")}`, answer2.body.status === "awaiting_approval" ? h("span", {}, " — ", h("a", { href: "#/approvals" }, "approve it")) : null);
@@ -742,6 +797,7 @@
         run.disabled = false;
       }
     };
+    if (stop.aborted) return;
     replace(
       main,
       h("h2", {}, tool.name),
@@ -797,11 +853,12 @@
       const route = path.split("/").map(decodeURIComponent);
       const agent = new URLSearchParams(query ?? "").get("agent");
       try {
-        if (route[0] === "tools" && route[1]) await tryPage(api, main, route[1], agent);
-        else if (route[0] === "sessions" && route[1]) await sessionPage(api, main, route[1], leaving.signal);
-        else if (route[0] === "sessions") await sessionsPage(api, main);
-        else if (route[0] === "approvals") await approvalsPage(api, main, leaving.signal);
-        else await toolsPage(api, main, agent);
+        const stop = leaving.signal;
+        if (route[0] === "tools" && route[1]) await tryPage(api, main, route[1], agent, stop);
+        else if (route[0] === "sessions" && route[1]) await sessionPage(api, main, route[1], stop);
+        else if (route[0] === "sessions") await sessionsPage(api, main, stop);
+        else if (route[0] === "approvals") await approvalsPage(api, main, stop);
+        else await toolsPage(api, main, agent, stop);
       } catch (e) {
         if (e instanceof LoginNeeded) loginForm(api, main, show, api.logout());
         else replace(main, h("p", { class: "error" }, e.message));

@@ -25,22 +25,42 @@ export async function approvalsPage(api: Api, main: HTMLElement, stop: AbortSign
     replace(status, answer.status === 200 ? `${decision === "approve" ? "Approved" : "Denied"} ${callId}.` : describeError(answer));
     await draw();
   };
-  let shown = "";
+  // Rows stay where they are: a new call's row is added at the end, and a
+  // row whose call was decided stays in place, marked, until the page is
+  // shown again; so no row moves under the pointer.
+  const rows = new Map<string, HTMLElement>();
+  const list = h("ul", { class: "approvals" });
+  const none = h("p", {}, "Nothing waits for approval.");
+  replace(pending, none, list);
+  let shownResolved = "";
   const draw = async () => {
     const listed = await api.get("/approvals");
-    const text = JSON.stringify(listed);
-    if (text === shown) return;
-    shown = text;
+    if (stop.aborted) return;
     const waiting = listed.pending as any[];
-    replace(
-      pending,
-      waiting.length
-        ? h("ul", { class: "approvals" }, ...waiting.map((a) => pendingItem(a, decide)))
-        : h("p", {}, "Nothing waits for approval."),
-    );
-    replace(resolved, h("ul", { class: "approvals" }, ...(listed.resolved as any[]).map(resolvedItem)));
+    const ids = new Set(waiting.map((a) => String(a.callId)));
+    for (const a of waiting) {
+      if (!rows.has(a.callId)) {
+        const row = pendingItem(a, decide);
+        rows.set(a.callId, row);
+        list.appendChild(row);
+      }
+    }
+    for (const [id, row] of rows) {
+      if (!ids.has(id) && !row.classList.contains("gone")) {
+        row.classList.add("gone");
+        row.querySelectorAll("button, input").forEach((control) => control.setAttribute("disabled", ""));
+        row.appendChild(h("span", { class: "status" }, " — no longer waiting"));
+      }
+    }
+    none.hidden = ids.size > 0;
+    const text = JSON.stringify(listed.resolved);
+    if (text !== shownResolved) {
+      shownResolved = text;
+      replace(resolved, h("ul", { class: "approvals" }, ...(listed.resolved as any[]).map(resolvedItem)));
+    }
   };
   await draw();
+  if (stop.aborted) return;
   const timer = setInterval(() => void draw().catch(() => undefined), REFRESH_MS);
   stop.addEventListener("abort", () => clearInterval(timer));
 }

@@ -24,6 +24,8 @@ export class SseParser {
     const events: StreamEvent[] = [];
     let newline: number;
     while ((newline = this.buffer.search(/\r\n|\r|\n/)) >= 0) {
+      // A `\r` at the end may be half of a `\r\n` the next chunk ends.
+      if (newline === this.buffer.length - 1 && this.buffer.endsWith("\r")) break;
       const line = this.buffer.slice(0, newline);
       const width = this.buffer.startsWith("\r\n", newline) ? 2 : 1;
       this.buffer = this.buffer.slice(newline + width);

@@ -33,7 +33,7 @@ type Slots = Map<string, HTMLElement>;
 export function schemaForm(schema: any): SchemaForm {
   const slots: Slots = new Map();
   const general = h("ul", { class: "errors", "data-pointer": "" });
-  const root = field(schema ?? {}, "", "input", true, slots);
+  const root = field(schema ?? {}, "", "input", true, slots, "field");
   return {
     element: h("div", { class: "schema-form" }, general, root.element),
     read: () => root.read() ?? {},
@@ -53,12 +53,12 @@ function typeOf(schema: any): string | undefined {
   return type;
 }
 
-function field(schema: any, pointer: string, label: string, required: boolean, slots: Slots): Field {
+/** The field for `schema` at `pointer`; its control's element id is `id`. */
+function field(schema: any, pointer: string, label: string, required: boolean, slots: Slots, id: string): Field {
   const errors = h("ul", { class: "errors", "data-pointer": pointer });
   slots.set(pointer, errors);
   const help = typeof schema?.description === "string" ? schema.description : null;
-  const control = controlFor(schema, pointer, required, slots);
-  const id = `field${pointer.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+  const control = controlFor(schema, pointer, required, slots, id);
   control.element.id ||= id;
   const heading: Child[] = [
     h("label", { for: control.element.id }, label, required ? h("span", { class: "required" }, " *") : null),
@@ -70,8 +70,8 @@ function field(schema: any, pointer: string, label: string, required: boolean, s
   };
 }
 
-function controlFor(schema: any, pointer: string, required: boolean, slots: Slots): Field {
-  if (Array.isArray(schema?.enum)) return enumControl(schema.enum, required);
+function controlFor(schema: any, pointer: string, required: boolean, slots: Slots, id: string): Field {
+  if (Array.isArray(schema?.enum)) return enumControl(schema.enum, schema.default);
   switch (typeOf(schema)) {
     case "string":
       return stringControl(schema, required);
@@ -82,12 +82,12 @@ function controlFor(schema: any, pointer: string, required: boolean, slots: Slot
       return booleanControl(required);
     case "array":
       if (schema.items && typeof schema.items === "object" && !Array.isArray(schema.items)) {
-        return arrayControl(schema, pointer, slots);
+        return arrayControl(schema, pointer, required, slots, id);
       }
       return jsonControl(schema, required);
     case "object":
       if (schema.properties && typeof schema.properties === "object") {
-        return objectControl(schema, pointer, slots);
+        return objectControl(schema, pointer, required, slots, id);
       }
       return jsonControl(schema, required);
     default:
@@ -121,10 +121,13 @@ function booleanControl(required: boolean): Field {
   return { element: select, read: () => (select.value === "" ? undefined : select.value === "true") };
 }
 
-function enumControl(values: unknown[], required: boolean): Field {
-  const select = h("select", {}, required ? null : h("option", { value: "" }, "(not set)"));
+function enumControl(values: unknown[], fallback: unknown): Field {
+  // Nothing is chosen for the user: a blank first option unless the schema
+  // names a default.
+  const select = h("select", {}, h("option", { value: "" }, "(choose)"));
   values.forEach((value, index) => {
-    select.appendChild(h("option", { value: String(index) }, typeof value === "string" ? value : JSON.stringify(value)));
+    const chosen = fallback !== undefined && JSON.stringify(value) === JSON.stringify(fallback);
+    select.appendChild(h("option", { value: String(index), selected: chosen }, typeof value === "string" ? value : JSON.stringify(value)));
   });
   return { element: select, read: () => (select.value === "" ? undefined : values[Number(select.value)]) };
 }
@@ -141,11 +144,11 @@ function jsonControl(schema: any, required: boolean): Field {
   };
 }
 
-function objectControl(schema: any, pointer: string, slots: Slots): Field {
+function objectControl(schema: any, pointer: string, required: boolean, slots: Slots, id: string): Field {
   const needed = new Set<string>(Array.isArray(schema.required) ? schema.required : []);
   const fields = Object.entries(schema.properties).map(([name, property]) => ({
     name,
-    field: field(property, `${pointer}/${escapePointer(name)}`, name, needed.has(name), slots),
+    field: field(property, `${pointer}/${escapePointer(name)}`, name, needed.has(name), slots, `${id}_${name.replace(/[^A-Za-z0-9_-]/g, "_")}`),
   }));
   return {
     element: h("fieldset", {}, ...fields.map((f) => f.field.element)),
@@ -155,29 +158,63 @@ function objectControl(schema: any, pointer: string, slots: Slots): Field {
         const item = field.read();
         if (item !== undefined) value[name] = item;
       }
-      return value;
+      // An optional object none of whose fields was set is left out.
+      return !required && Object.keys(value).length === 0 ? undefined : value;
     },
   };
 }
 
-function arrayControl(schema: any, pointer: string, slots: Slots): Field {
+function arrayControl(schema: any, pointer: string, required: boolean, slots: Slots, id: string): Field {
   const list = h("ol", { class: "items" });
-  const items: Field[] = [];
-  const redraw = () => {
-    replace(list);
-    items.forEach((item, index) => {
-      const remove = h("button", { type: "button", class: "remove", onclick: () => { items.splice(index, 1); redraw(); } }, "remove");
-      list.appendChild(h("li", {}, item.element, remove));
-    });
+  const items: { field: Field; row: HTMLElement }[] = [];
+  let made = 0;
+  const remove = (item: { field: Field; row: HTMLElement }) => {
+    const index = items.indexOf(item);
+    if (index < 0) return;
+    forget(slots, item.row);
+    items.splice(index, 1);
+    item.row.remove();
+    // The items after it move up one: their errors' pointers and labels too.
+    for (let i = index; i < items.length; i++) {
+      repoint(slots, items[i].row, `${pointer}/${i + 1}`, `${pointer}/${i}`);
+      const label = items[i].row.querySelector("label");
+      if (label) label.firstChild!.textContent = `item ${i + 1}`;
+    }
   };
   const add = h("button", { type: "button", onclick: () => {
-    items.push(field(schema.items, `${pointer}/${items.length}`, `item ${items.length + 1}`, true, slots));
-    redraw();
+    const index = items.length;
+    const itemField = field(schema.items, `${pointer}/${index}`, `item ${index + 1}`, true, slots, `${id}_${made++}`);
+    const item = { field: itemField, row: h("li", {}) };
+    item.row.append(itemField.element, h("button", { type: "button", class: "remove", onclick: () => remove(item) }, "remove"));
+    items.push(item);
+    list.appendChild(item.row);
   } }, "add item");
   return {
     element: h("div", { class: "array" }, list, add),
-    read: () => items.map((item) => item.read()),
+    read: () => (!required && items.length === 0 ? undefined : items.map((item) => item.field.read())),
   };
+}
+
+/** Drop the error slots under `element` (a removed item). */
+function forget(slots: Slots, element: HTMLElement): void {
+  element.querySelectorAll<HTMLElement>("ul.errors[data-pointer]").forEach((slot) => {
+    const at = slot.dataset.pointer ?? "";
+    if (slots.get(at) === slot) slots.delete(at);
+  });
+}
+
+/** Move every pointer under `element` from `from` to `to`. */
+function repoint(slots: Slots, element: HTMLElement, from: string, to: string): void {
+  element.querySelectorAll<HTMLElement>("[data-pointer]").forEach((node) => {
+    const at = node.dataset.pointer ?? "";
+    if (at !== from && !at.startsWith(`${from}/`)) return;
+    const moved = to + at.slice(from.length);
+    node.dataset.pointer = moved;
+    if (node.matches("ul.errors") && slots.get(at) === node) {
+      slots.delete(at);
+      slots.set(moved, node);
+    }
+  });
 }
 
 /** `name` as one JSON pointer segment. */

@@ -30,11 +30,12 @@ async function start(): Promise<void> {
     const route = path.split("/").map(decodeURIComponent);
     const agent = new URLSearchParams(query ?? "").get("agent");
     try {
-      if (route[0] === "tools" && route[1]) await tryPage(api, main, route[1], agent);
-      else if (route[0] === "sessions" && route[1]) await sessionPage(api, main, route[1], leaving.signal);
-      else if (route[0] === "sessions") await sessionsPage(api, main);
-      else if (route[0] === "approvals") await approvalsPage(api, main, leaving.signal);
-      else await toolsPage(api, main, agent);
+      const stop = leaving.signal;
+      if (route[0] === "tools" && route[1]) await tryPage(api, main, route[1], agent, stop);
+      else if (route[0] === "sessions" && route[1]) await sessionPage(api, main, route[1], stop);
+      else if (route[0] === "sessions") await sessionsPage(api, main, stop);
+      else if (route[0] === "approvals") await approvalsPage(api, main, stop);
+      else await toolsPage(api, main, agent, stop);
     } catch (e) {
       if (e instanceof LoginNeeded) loginForm(api, main, show, api.logout());
       else replace(main, h("p", { class: "error" }, (e as Error).message));

@@ -58,9 +58,18 @@ function fact(name: string, value: unknown): HTMLElement | null {
 export function renderResult(result: unknown): HTMLElement {
   if (typeof result === "string") return h("pre", { class: "text" }, result);
   if (result && typeof result === "object" && Array.isArray((result as any).content)) {
-    return h("div", { class: "blocks" }, ...(result as any).content.map(renderBlock));
+    return h("div", { class: "blocks" }, ...(result as any).content.map(safeBlock));
   }
   return jsonTree(result);
+}
+
+/** A block, or a line saying why it cannot be shown (bad base64, …). */
+function safeBlock(block: any): HTMLElement {
+  try {
+    return renderBlock(block);
+  } catch (e) {
+    return h("p", { class: "error" }, `A ${String(block?.type)} block cannot be shown: ${(e as Error).message}`);
+  }
 }
 
 function renderBlock(block: any): HTMLElement {

@@ -7,7 +7,7 @@ import { followEvents } from "./events";
 import { jsonTree } from "./result";
 
 /** Show every session in `main`. */
-export async function sessionsPage(api: Api, main: HTMLElement): Promise<void> {
+export async function sessionsPage(api: Api, main: HTMLElement, stop: AbortSignal): Promise<void> {
   const listed = await api.get("/sessions");
   const rows = (listed.sessions as any[]).map((s) =>
     h(
@@ -32,6 +32,7 @@ export async function sessionsPage(api: Api, main: HTMLElement): Promise<void> {
     if (answer.status === 201) location.hash = `#/sessions/${encodeURIComponent(answer.body.id)}`;
     else replace(status, describeError(answer));
   };
+  if (stop.aborted) return;
   replace(
     main,
     h("h2", {}, "Sessions"),
@@ -67,6 +68,7 @@ export async function sessionPage(api: Api, main: HTMLElement, id: string, stop:
   const files = (artifacts.artifacts as any[]).map((a) =>
     h("li", {}, h("button", { type: "button", class: "download", onclick: () => void save(api, `${path}/artifacts/${encodeURIComponent(a.name)}`, a.name) }, a.name), ` ${a.mediaType}, ${a.size} bytes, by ${a.tool ?? "?"}`),
   );
+  if (stop.aborted) return;
   replace(
     main,
     h("h2", {}, `Session ${session.id}`),

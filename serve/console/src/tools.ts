@@ -13,7 +13,7 @@ function agentQuery(agent: string | null, joiner = "?"): string {
 }
 
 /** Show every tool of `agent` (the default agent when `null`) in `main`, in detail. */
-export async function toolsPage(api: Api, main: HTMLElement, agent: string | null): Promise<void> {
+export async function toolsPage(api: Api, main: HTMLElement, agent: string | null, stop: AbortSignal): Promise<void> {
   const listing = await api.get(`/tools?detail=true${agentQuery(agent, "&")}`);
   const agents = ((await api.get("/agents")).agents as any[]).map((a) => String(a.name));
   const picker = h("select", { id: "agent" }, ...agents.map((name) => h("option", { value: name, selected: name === (listing.agent?.name ?? "default") }, name)));
@@ -38,6 +38,7 @@ export async function toolsPage(api: Api, main: HTMLElement, agent: string | nul
   );
   const failures = (listing.failures ?? []) as any[];
   const unavailable = (listing.unavailable ?? []) as any[];
+  if (stop.aborted) return;
   replace(
     main,
     h("h2", {}, `Tools of ${listing.agent?.name ?? "the default agent"} v${listing.agent?.version ?? "?"}`),
@@ -124,7 +125,7 @@ function origin(tool: any): string {
 }
 
 /** Show the Try page of the tool `name` in `main`. */
-export async function tryPage(api: Api, main: HTMLElement, name: string, agent: string | null): Promise<void> {
+export async function tryPage(api: Api, main: HTMLElement, name: string, agent: string | null, stop: AbortSignal): Promise<void> {
   const answer = await api.request("GET", `/tools/${encodeURIComponent(name)}${agentQuery(agent)}`);
   if (answer.status !== 200) {
     replace(main, h("p", { class: "error" }, describeError(answer)));
@@ -184,7 +185,7 @@ export async function tryPage(api: Api, main: HTMLElement, name: string, agent: 
       let answer = await api.request("POST", `/tools/${encodeURIComponent(name)}`, body);
       // A call that waits (an approval, a custom tool's result, a question)
       // is followed until it ends.
-      while (answer.status === 202) {
+      while (answer.status === 202 && !stop.aborted) {
         const callId = String(answer.body.callId);
         status.dataset.call = callId;
         replace(status, `call ${callId} is ${String(answer.body.status).replace(/_/g, " ")}`, answer.body.status === "awaiting_approval" ? h("span", {}, " — ", h("a", { href: "#/approvals" }, "approve it")) : null);
@@ -205,6 +206,7 @@ export async function tryPage(api: Api, main: HTMLElement, name: string, agent: 
       run.disabled = false;
     }
   };
+  if (stop.aborted) return;
   replace(
     main,
     h("h2", {}, tool.name),

@@ -39,6 +39,18 @@ fn agent_json(app: &App, version: &AgentVersion) -> Value {
     body
 }
 
+/// Run `edit` to its end even if the client goes away meanwhile: an edit
+/// of an agent writes its definition and commits its version off the async
+/// workers, and must not be cut off between the two (nor before the fleet
+/// is told).
+async fn to_the_end<T: Send + 'static>(
+    edit: impl std::future::Future<Output = T> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::spawn(edit)
+        .await
+        .map_err(|e| ApiError::internal(format!("the agent's edit failed: {e}")))
+}
+
 /// `400 invalid_agent`, as the host answers a definition that breaks a rule.
 fn invalid_agent(message: impl Into<String>) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, "invalid_agent", message)
@@ -69,7 +81,8 @@ pub(super) async fn create(
             ));
         }
     };
-    let version = app.host.create_agent(&name, &body).await?;
+    let host = app.host.clone();
+    let version = to_the_end(async move { host.create_agent(&name, &body).await }).await??;
     Ok((StatusCode::CREATED, Json(agent_json(&app, &version))))
 }
 
@@ -87,7 +100,8 @@ pub(super) async fn update(
             "`name` is the agent's id and cannot change (this is `{name}`)"
         )));
     }
-    let committed = app.host.update_agent(&name, &patch).await?;
+    let host = app.host.clone();
+    let committed = to_the_end(async move { host.update_agent(&name, &patch).await }).await??;
     let mut body = agent_json(&app, &committed.version);
     body["changes"] = match &committed.diff {
         Some(diff) => serde_json::to_value(diff).map_err(|e| ApiError::internal(e.to_string()))?,

@@ -42,6 +42,10 @@ pub(super) struct DecisionBody {
     reason: Option<String>,
 }
 
+/// The key of an approver the server vouched for (`"toolhost"`): a client's
+/// `auth` may not carry it, so no client can pass for one.
+const VOUCHED_BY: &str = "vouchedBy";
+
 /// The longest `claimedName` and `reason` kept.
 const MAX_NOTE_CHARS: usize = 1000;
 
@@ -76,10 +80,24 @@ pub(super) async fn decide(
     JsonBody(mut body): JsonBody<DecisionBody>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
+    if body
+        .auth
+        .as_ref()
+        .is_some_and(|auth| auth.get(VOUCHED_BY).is_some())
+    {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            format!(
+                "`auth.{VOUCHED_BY}` is set by the server only: leave `auth` out to be vouched for"
+            ),
+        ));
+    }
     // Vouched for here, where the request was authenticated (a decision
     // forwarded to the call's server carries it).
-    body.auth
-        .get_or_insert_with(|| json!({ "principal": vouched_approver(&app) }));
+    body.auth.get_or_insert_with(
+        || json!({ "principal": vouched_approver(&app), VOUCHED_BY: "toolhost" }),
+    );
     let raw = serde_json::to_value(&body).map_err(|e| ApiError::internal(e.to_string()))?;
     let decision = decision_of(body)?;
     match app.board.decide(&call_id, decision) {

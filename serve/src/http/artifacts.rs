@@ -78,8 +78,10 @@ pub(super) async fn download(
 /// `Content-Disposition: attachment` named `name` (`[A-Za-z0-9._-]`, or
 /// left unnamed), `nosniff` and `CSP: sandbox`.
 pub(super) fn attachment(file: std::fs::File, size: u64, media_type: &str, name: &str) -> Response {
+    // What was there when it was opened: a file still being written is
+    // sent as far as `Content-Length` says.
     let body = Body::from_stream(tokio_util::io::ReaderStream::new(
-        tokio::fs::File::from_std(file),
+        tokio::io::AsyncReadExt::take(tokio::fs::File::from_std(file), size),
     ));
     let mut response = (StatusCode::OK, body).into_response();
     let headers = response.headers_mut();

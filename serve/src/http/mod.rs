@@ -608,9 +608,9 @@ async fn require_loopback_host(
 }
 
 /// Refuse a request that changes state when a browser says another site
-/// sent it (`Sec-Fetch-Site: cross-site` or `same-site`, or an `Origin`
-/// other than the server's own): a page elsewhere cannot use a visitor's
-/// browser to call tools. `/mcp` checks origins itself (`[server]
+/// sent it (`Sec-Fetch-Site: cross-site` or `same-site`, or, from a browser
+/// that does not send that, an `Origin` other than the server's own): a
+/// page elsewhere cannot use a visitor's browser to call tools. `/mcp` checks origins itself (`[server]
 /// allowed_origins`).
 async fn refuse_cross_site(request: Request, next: Next) -> Response {
     let safe = matches!(
@@ -626,17 +626,23 @@ async fn refuse_cross_site(request: Request, next: Next) -> Response {
             .get(name)
             .and_then(|v: &HeaderValue| v.to_str().ok())
     };
-    let fetch_site = text("sec-fetch-site");
-    let host = text(header::HOST.as_str());
-    let foreign_origin = text(header::ORIGIN.as_str()).is_some_and(|origin| {
-        let authority = origin.split_once("://").map_or(origin, |(_, rest)| rest);
-        origin == "null" || Some(authority) != host
-    });
-    if matches!(fetch_site, Some("cross-site" | "same-site")) || foreign_origin {
+    // A browser that sends `Sec-Fetch-Site` says where the request comes
+    // from, and its word stands (behind a proxy `Host` is the proxy's
+    // upstream, not what the page's `Origin` names). An older browser
+    // sends only `Origin`, compared with `Host`.
+    let cross_site = match text("sec-fetch-site") {
+        Some(site) => matches!(site, "cross-site" | "same-site"),
+        None => text(header::ORIGIN.as_str()).is_some_and(|origin| {
+            let authority = origin.split_once("://").map_or(origin, |(_, rest)| rest);
+            origin == "null" || Some(authority) != text(header::HOST.as_str())
+        }),
+    };
+    if cross_site {
         return ApiError::new(
             StatusCode::FORBIDDEN,
             "cross_site_request",
-            "a request that changes state must come from this server's own pages or from a              client that is not a browser page on another site",
+            "a request that changes state must come from this server's own pages, or from a \
+             client that is not a browser page on another site",
         )
         .into_response();
     }
