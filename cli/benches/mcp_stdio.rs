@@ -11,8 +11,11 @@
 //! less the rmcp floor's is the proxy alone, with an upstream that costs
 //! next to nothing.
 //!
-//! Run with `cargo bench -p toolhost --bench mcp_stdio` (optional: the number
-//! of calls, default 20000); figures go in bench/RESULTS.md.
+//! Each row also gives the server process's CPU time per call (user and
+//! system, from `/proc`), the figure issue 25's lean MCP path targets.
+//!
+//! Run with `cargo bench -p toolhost-cli --bench mcp_stdio` (optional: the
+//! number of calls, default 20000); figures go in bench/RESULTS.md.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -97,8 +100,8 @@ fn main() -> anyhow::Result<()> {
         ms(starts[starts.len() / 2])
     );
 
-    println!("| server | calls | calls/s | p50 | p99 |");
-    println!("| --- | --- | --- | --- | --- |");
+    println!("| server | calls | calls/s | p50 | p99 | server CPU per call |");
+    println!("| --- | --- | --- | --- | --- | --- |");
     let servers = [
         ("toolhost mcp", toolhost()),
         (
@@ -115,18 +118,21 @@ fn main() -> anyhow::Result<()> {
         for _ in 0..500 {
             client.call_echo()?;
         }
+        let cpu_before = cpu_time(client.child.id())?;
         let started = Instant::now();
         let mut latencies: Vec<Duration> = (0..calls)
             .map(|_| client.call_echo())
             .collect::<anyhow::Result<_>>()?;
         let elapsed = started.elapsed();
+        let cpu = cpu_time(client.child.id())? - cpu_before;
         latencies.sort();
         let pct = |p: f64| latencies[((latencies.len() - 1) as f64 * p).round() as usize];
         println!(
-            "| {name} | {calls} | {:.0} | {:.3} ms | {:.3} ms |",
+            "| {name} | {calls} | {:.0} | {:.3} ms | {:.3} ms | {:.3} ms |",
             calls as f64 / elapsed.as_secs_f64(),
             ms(pct(0.5)),
-            ms(pct(0.99))
+            ms(pct(0.99)),
+            ms(cpu) / calls as f64
         );
     }
     Ok(())
@@ -134,6 +140,21 @@ fn main() -> anyhow::Result<()> {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
+}
+
+/// The CPU time (user and system) process `pid` has used so far, from
+/// `/proc/<pid>/stat`, whose times count USER_HZ ticks (100 a second on
+/// Linux). For a proxy row it is the front process's alone.
+fn cpu_time(pid: u32) -> anyhow::Result<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The command name may hold spaces: the fields start after its `)`.
+    let (_, fields) = stat
+        .rsplit_once(')')
+        .ok_or_else(|| anyhow::anyhow!("/proc/{pid}/stat has no command name"))?;
+    let fields: Vec<&str> = fields.split_whitespace().collect();
+    // `utime` and `stime`, fields 14 and 15 of the line.
+    let ticks: u64 = fields[11].parse::<u64>()? + fields[12].parse::<u64>()?;
+    Ok(Duration::from_millis(ticks * 10))
 }
 
 /// A minimal newline-delimited JSON-RPC client.
