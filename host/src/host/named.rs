@@ -286,10 +286,11 @@ impl Host {
                 reason: failure_list(loaded.registry.failures()),
             });
         }
+        let now = Utc::now();
         let stored = StoredAgent {
             name: name.to_string(),
-            created_at: created_at.unwrap_or_else(Utc::now),
-            updated_at: Utc::now(),
+            created_at: created_at.unwrap_or(now),
+            updated_at: now,
             definition: spec.to_stored_json(),
         };
         let commit = self.commit;
