@@ -591,12 +591,20 @@ impl Host {
     /// What surfaces list for `version` (see [`Host::listing`]), with the
     /// agent and version it is.
     pub fn listing_of(version: &AgentVersion) -> serde_json::Value {
-        let registry = version.registry();
-        let tools: Vec<serde_json::Value> = registry.tools().map(|t| t.to_json()).collect();
+        let tools = version.registry().tools().map(|t| t.to_json()).collect();
+        Self::listing_with(version, tools)
+    }
+
+    /// [`Host::listing_of`] with `tools` as each tool is to be shown (a
+    /// surface that shows them in more detail builds its own).
+    pub fn listing_with(
+        version: &AgentVersion,
+        tools: Vec<serde_json::Value>,
+    ) -> serde_json::Value {
         serde_json::json!({
             "agent": version.pin(),
             "tools": tools,
-            "unavailable": registry.unavailable(),
+            "unavailable": version.registry().unavailable(),
             "toolsets": version.config().toolset.to_json(),
         })
     }

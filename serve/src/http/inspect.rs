@@ -46,15 +46,16 @@ pub(super) async fn one(
             format!("no tool `{name}` in {}", version.pin()),
         )
     })?;
-    let lock = lock_of(&app).await?;
-    let lints = lint::lint(registry.all().map(|t| lint::Subject::from(&**t)));
+    let (lock, lints) = review(&app, registry).await?;
     Ok(Json(detail(tool, &lints, lock.as_ref())))
 }
 
 /// Every tool of `registry` in detail, and the files that did not load.
-pub(super) async fn all(app: &App, registry: &Registry) -> Result<Value, ApiError> {
-    let lock = lock_of(app).await?;
-    let lints = lint::lint(registry.all().map(|t| lint::Subject::from(&**t)));
+pub(super) async fn all(
+    app: &App,
+    registry: &Registry,
+) -> Result<(Vec<Value>, Vec<Value>), ApiError> {
+    let (lock, lints) = review(app, registry).await?;
     let tools: Vec<Value> = registry
         .tools()
         .map(|tool| detail(tool, &lints, lock.as_ref()))
@@ -70,16 +71,20 @@ pub(super) async fn all(app: &App, registry: &Registry) -> Result<Value, ApiErro
             })
         })
         .collect();
-    Ok(json!({ "tools": tools, "failures": failures }))
+    Ok((tools, failures))
 }
 
-/// `tools.lock` of the host directory, if there is one.
-async fn lock_of(app: &App) -> Result<Option<Lockfile>, ApiError> {
+/// What a tool of `registry` is held to: `tools.lock` of the host
+/// directory, if there is one, and `toolhost check`'s findings about every
+/// tool (some rules look at the tools together).
+async fn review(app: &App, registry: &Registry) -> Result<(Option<Lockfile>, Vec<Lint>), ApiError> {
     let dir = app.host.dir().to_path_buf();
-    tokio::task::spawn_blocking(move || Lockfile::load(&dir))
+    let lock = tokio::task::spawn_blocking(move || Lockfile::load(&dir))
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?
-        .map_err(|e| ApiError::internal(format!("{e:#}")))
+        .map_err(|e| ApiError::internal(format!("{e:#}")))?;
+    let lints = lint::lint(registry.all().map(|t| lint::Subject::from(&**t)));
+    Ok((lock, lints))
 }
 
 /// `tool` in detail, with its findings among `lints`, against `lock`.

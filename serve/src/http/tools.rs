@@ -39,12 +39,12 @@ pub(super) async fn list(
         .host
         .resolve(query.agent.as_deref(), query.version)
         .await?;
-    let mut listing = Host::listing_of(&version);
-    if query.detail {
-        let detailed = super::inspect::all(&app, version.registry()).await?;
-        listing["tools"] = detailed["tools"].clone();
-        listing["failures"] = detailed["failures"].clone();
+    if !query.detail {
+        return Ok(Json(Host::listing_of(&version)));
     }
+    let (tools, failures) = super::inspect::all(&app, version.registry()).await?;
+    let mut listing = Host::listing_with(&version, tools);
+    listing["failures"] = Value::Array(failures);
     Ok(Json(listing))
 }
 
