@@ -7,12 +7,17 @@
 //! Run with `cargo bench -p toolhost-cli --bench console_load` (optional:
 //! the number of loads, default 30); figures go in bench/RESULTS.md.
 
-use std::io::BufRead as _;
-use std::process::{Command, Stdio};
+#![allow(
+    clippy::unwrap_used,
+    reason = "a bench fails by panicking, the test helpers it shares included"
+)]
 
 #[path = "../tests/common/browser.rs"]
 #[allow(dead_code, reason = "the tests use the rest")]
 mod browser;
+#[path = "../tests/common/process.rs"]
+#[allow(dead_code, reason = "the tests use the rest")]
+mod process;
 
 /// The tools the page lists.
 const TOOLS: usize = 128;
@@ -41,23 +46,8 @@ fn main() -> anyhow::Result<()> {
     }
     std::fs::write(dir.path().join("toolhost.toml"), config)?;
 
-    let mut server = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--dir"])
-        .arg(dir.path())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let stderr = server.stderr.take().expect("stderr");
-    let url = std::io::BufReader::new(stderr)
-        .lines()
-        .map_while(Result::ok)
-        .find_map(|line| {
-            let addr = line
-                .split_whitespace()
-                .find_map(|w| w.strip_prefix("http://"))?;
-            line.contains("serving")
-                .then(|| format!("http://{}", addr.split('/').next().unwrap_or(addr)))
-        })
-        .expect("toolhost serve says where it serves");
+    let server = process::serve(dir.path(), &[]);
+    let url = server.url.clone();
 
     let runtime = tokio::runtime::Runtime::new()?;
     let mut times = runtime.block_on(async {
@@ -90,7 +80,7 @@ fn main() -> anyhow::Result<()> {
         times.remove(0);
         times
     });
-    let _ = server.kill();
+    drop(server);
     times.sort_by(f64::total_cmp);
     let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
     println!(
