@@ -2,7 +2,9 @@
 //! Rust, Python and TypeScript (QuickJS and StarlingMonkey): one call with a
 //! fresh instance and Store each, and a second start (compile cache warm) of
 //! a host with no tools, with the tool, and with ten copies of it; a tool's
-//! own load is (ten − one) / 9, the rest is the engine's start.
+//! own load is (ten − one) / 9, the rest is the engine's start. And one
+//! call of the Python evaluator (`tests/python/py_eval`), issue 25's Python
+//! target.
 //!
 //! Run with `cargo bench -p toolhost --bench languages` after `scripts/test`
 //! or `scripts/build-plugins` installed the toolchains (componentize-py on
@@ -140,9 +142,39 @@ fn languages(c: &mut Criterion) {
     }
 }
 
+/// The Python evaluator (`tests/python/py_eval`, componentize-py), the tool
+/// issue 25's Python target is measured with: `python_eval` of a small
+/// expression, a fresh instance and Store each call.
+fn python_eval(c: &mut Criterion) {
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-guests");
+    let wasm = toolhost_test_artifacts::python::componentize("py_eval", "evaluator", &out)
+        .expect("componentize-py on PATH (run with PATH=$PWD/target/py/bin:$PATH)");
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir_all(dir.path().join("tools")).expect("tools");
+    std::fs::copy(&wasm, dir.path().join("tools/python.wasm")).expect("copy");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let host = rt
+        .block_on(Host::builder(dir.path()).cache_dir(cache_dir()).build())
+        .expect("host");
+    assert!(host.registry().failures().is_empty());
+    let options = CallOptions::new(Arc::new(Session::ephemeral().expect("session")));
+    let input = serde_json::json!({"expression": "sum(range(10)) * 2"});
+    c.bench_function("call eval: python (fresh instance + Store)", |b| {
+        b.iter(|| {
+            let result = rt
+                .block_on(host.call("python_eval", input.clone(), &options))
+                .expect("call");
+            assert!(!result.is_error, "{:?}", result.result);
+        })
+    });
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(50);
-    targets = languages
+    targets = languages, python_eval
 }
 criterion_main!(benches);

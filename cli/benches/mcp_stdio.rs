@@ -2,7 +2,9 @@
 //! JSON-RPC to `toolhost mcp`, against the same client talking to two
 //! do-nothing servers as floors (this binary with `--floor-server`: a bare
 //! read-parse-write loop; with `--rmcp-floor`: rmcp serving a handler that
-//! answers at once, the library's own cost); and
+//! answers at once, the library's own cost, on tokio's multi-thread
+//! runtime as `#[tokio::main]` makes it, and with `--rmcp-floor-one-thread`
+//! on a current-thread runtime, as `toolhost mcp` runs); and
 //! the time from starting `toolhost mcp` to the first `tools/list` answer
 //! with 5 tools and a warm compile cache. One more row puts a second
 //! `toolhost mcp` in front, whose `echo` is the first one's, mounted by an
@@ -12,10 +14,15 @@
 //! next to nothing.
 //!
 //! Each row also gives the server process's CPU time per call (user and
-//! system, from `/proc`), the figure issue 25's lean MCP path targets.
+//! system, from `/proc`), the figure issue 25's lean MCP path targets. The
+//! servers take turns in rounds, and a row's CPU per call is the median of
+//! its rounds'.
+//!
+//! Last, the Python evaluator (`tests/python/py_eval`) over `toolhost mcp`
+//! (one call in 50 as many calls; componentize-py must be on `PATH`).
 //!
 //! Run with `cargo bench -p toolhost-cli --bench mcp_stdio` (optional: the
-//! number of calls, default 20000); figures go in bench/RESULTS.md.
+//! number of calls, default 50000); figures go in bench/RESULTS.md.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -31,13 +38,20 @@ fn main() -> anyhow::Result<()> {
         return floor_server();
     }
     if args.iter().any(|a| a == "--rmcp-floor") {
-        return rmcp_floor::serve();
+        return rmcp_floor::serve(tokio::runtime::Runtime::new()?);
+    }
+    if args.iter().any(|a| a == "--rmcp-floor-one-thread") {
+        return rmcp_floor::serve(
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?,
+        );
     }
     let calls: usize = args
         .iter()
         .skip(1)
         .find_map(|a| a.parse().ok())
-        .unwrap_or(20_000);
+        .unwrap_or(50_000);
 
     let dir = tempfile::tempdir()?;
     std::fs::create_dir_all(dir.path().join("tools"))?;
@@ -83,8 +97,19 @@ fn main() -> anyhow::Result<()> {
         command
     };
 
-    // Warm the compile cache, then time start-up to the first tools/list.
-    drop(Client::start(toolhost())?.list()?);
+    // Warm the compile cache with every tool's optimized code (a one-shot
+    // `tools list` compiles with Cranelift; a served `toolhost mcp` would
+    // start on baseline code and compile in the background, into the
+    // start-up and CPU figures), then time start-up to the first tools/list.
+    let warmed = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["tools", "list", "--dir"])
+        .arg(dir.path())
+        .output()?;
+    anyhow::ensure!(
+        warmed.status.success(),
+        "toolhost tools list: {}",
+        String::from_utf8_lossy(&warmed.stderr)
+    );
     let mut starts: Vec<Duration> = (0..5)
         .map(|_| {
             let started = Instant::now();
@@ -100,42 +125,202 @@ fn main() -> anyhow::Result<()> {
         ms(starts[starts.len() / 2])
     );
 
-    println!("| server | calls | calls/s | p50 | p99 | server CPU per call |");
-    println!("| --- | --- | --- | --- | --- | --- |");
+    let mut on_two_threads = toolhost();
+    on_two_threads.args(["--threads", "2"]);
     let servers = [
         ("toolhost mcp", toolhost()),
+        ("toolhost mcp --threads 2", on_two_threads),
         (
             "toolhost mcp → mcp_toolset → toolhost mcp",
             proxy(&of_toolhost),
         ),
         ("toolhost mcp → mcp_toolset → rmcp floor", proxy(&of_floor)),
         ("rmcp floor (do-nothing handler)", this("--rmcp-floor")),
+        (
+            "rmcp floor, one thread (current-thread runtime)",
+            this("--rmcp-floor-one-thread"),
+        ),
         ("floor (do-nothing loop)", this("--floor-server")),
     ];
-    for (name, command) in servers {
-        let mut client = Client::start(command)?;
-        client.list()?;
-        for _ in 0..500 {
-            client.call_echo()?;
+    let mut rows = servers
+        .into_iter()
+        .map(|(name, command)| {
+            let mut client = Client::start(command)?;
+            client.list()?;
+            for _ in 0..500 {
+                client.call_echo()?;
+            }
+            Ok(Row::new(name, client))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    // The servers take turns, so that a slower stretch of this (virtual)
+    // machine falls on every row alike; each row's CPU per call is the
+    // median of its rounds'.
+    for _ in 0..ROUNDS {
+        for row in &mut rows {
+            row.round(calls.div_ceil(ROUNDS))?;
         }
-        let cpu_before = cpu_time(client.child.id())?;
+    }
+    let host_call = host_call_time(dir.path(), calls)?;
+    println!(
+        "| server | calls | calls/s | p50 | p99 | server CPU per call (median of {ROUNDS} rounds) |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- |");
+    for row in &mut rows {
+        row.print();
+    }
+    println!(
+        "`Host::call` of `echo` in this process (one thread; median of {ROUNDS} rounds): {:.3} ms",
+        ms(host_call)
+    );
+    python_over_mcp(calls / 50)?;
+    let floor = rows
+        .iter()
+        .find(|row| row.name.starts_with("rmcp floor"))
+        .map(Row::cpu)
+        .expect("the rmcp floor's row");
+    println!(
+        "issue 25's bound for `toolhost mcp`: rmcp floor's CPU + `Host::call` + 10 µs = {:.3} ms (and ≤ 0.060 ms)",
+        ms(floor + host_call + Duration::from_micros(10))
+    );
+    Ok(())
+}
+
+/// `calls` calls of the Python evaluator (`tests/python/py_eval`) over
+/// `toolhost mcp`: issue 25's Python target, measured over MCP.
+fn python_over_mcp(calls: usize) -> anyhow::Result<()> {
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-guests");
+    let wasm = toolhost_test_artifacts::python::componentize("py_eval", "evaluator", &out)
+        .ok_or_else(|| {
+            anyhow::anyhow!("componentize-py is not on PATH (PATH=$PWD/target/py/bin:$PATH)")
+        })?;
+    let dir = tempfile::tempdir()?;
+    std::fs::create_dir_all(dir.path().join("tools"))?;
+    std::fs::copy(&wasm, dir.path().join("tools/python.wasm"))?;
+    let warmed = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["tools", "list", "--dir"])
+        .arg(dir.path())
+        .output()?;
+    anyhow::ensure!(warmed.status.success(), "toolhost tools list");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+    command.args(["mcp", "--dir"]).arg(dir.path());
+    let mut client = Client::start(command)?;
+    let pid = client.child.id();
+    let arguments = json!({"expression": "sum(range(10)) * 2"});
+    let mut call = || -> anyhow::Result<Duration> {
+        let (elapsed, reply) = client.call("python_eval", arguments.clone())?;
+        anyhow::ensure!(reply["result"]["isError"] == false, "{reply}");
+        Ok(elapsed)
+    };
+    for _ in 0..100 {
+        call()?;
+    }
+    let cpu_before = cpu_time(pid)?;
+    let mut latencies = (0..calls)
+        .map(|_| call())
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let cpu = cpu_time(pid)? - cpu_before;
+    latencies.sort();
+    println!(
+        "Python `eval` over `toolhost mcp`, {calls} calls: p50 {:.3} ms, p99 {:.3} ms, server CPU per call {:.3} ms",
+        ms(latencies[latencies.len() / 2]),
+        ms(latencies[(latencies.len() - 1) * 99 / 100]),
+        ms(cpu) / calls as f64
+    );
+    Ok(())
+}
+
+/// How long `Host::call` of `echo` takes in this process, on a
+/// current-thread runtime (its wall time is its CPU time): the median of
+/// [`ROUNDS`] rounds' time per call.
+fn host_call_time(dir: &std::path::Path, calls: usize) -> anyhow::Result<Duration> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let host = runtime.block_on(toolhost::Host::builder(dir).build())?;
+    let options = toolhost::CallOptions::new(std::sync::Arc::new(toolhost::Session::ephemeral()?));
+    let input = json!({"text": "hello"});
+    let call = || -> anyhow::Result<()> {
+        let result = runtime.block_on(host.call("echo", input.clone(), &options))?;
+        anyhow::ensure!(!result.is_error, "{:?}", result.result);
+        Ok(())
+    };
+    for _ in 0..500 {
+        call()?;
+    }
+    let per_round = calls.div_ceil(ROUNDS);
+    let mut rounds = (0..ROUNDS)
+        .map(|_| {
+            let started = Instant::now();
+            for _ in 0..per_round {
+                call()?;
+            }
+            Ok(started.elapsed() / u32::try_from(per_round)?)
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    rounds.sort();
+    Ok(rounds[ROUNDS / 2])
+}
+
+/// How many turns each server takes.
+const ROUNDS: usize = 5;
+
+/// One server's measurements.
+struct Row {
+    name: &'static str,
+    client: Client,
+    latencies: Vec<Duration>,
+    elapsed: Duration,
+    cpu_per_call: Vec<Duration>,
+}
+
+impl Row {
+    fn new(name: &'static str, client: Client) -> Self {
+        Self {
+            name,
+            client,
+            latencies: Vec::new(),
+            elapsed: Duration::ZERO,
+            cpu_per_call: Vec::new(),
+        }
+    }
+
+    /// `calls` more calls, with the server's CPU time they took.
+    fn round(&mut self, calls: usize) -> anyhow::Result<()> {
+        let cpu_before = cpu_time(self.client.child.id())?;
         let started = Instant::now();
-        let mut latencies: Vec<Duration> = (0..calls)
-            .map(|_| client.call_echo())
-            .collect::<anyhow::Result<_>>()?;
-        let elapsed = started.elapsed();
-        let cpu = cpu_time(client.child.id())? - cpu_before;
+        for _ in 0..calls {
+            let latency = self.client.call_echo()?;
+            self.latencies.push(latency);
+        }
+        self.elapsed += started.elapsed();
+        let cpu = cpu_time(self.client.child.id())? - cpu_before;
+        self.cpu_per_call
+            .push(cpu / u32::try_from(calls).expect("calls fit u32"));
+        Ok(())
+    }
+
+    /// The median of the rounds' CPU time per call.
+    fn cpu(&self) -> Duration {
+        let mut rounds = self.cpu_per_call.clone();
+        rounds.sort();
+        rounds[rounds.len() / 2]
+    }
+
+    fn print(&mut self) {
+        let latencies = &mut self.latencies;
         latencies.sort();
         let pct = |p: f64| latencies[((latencies.len() - 1) as f64 * p).round() as usize];
         println!(
-            "| {name} | {calls} | {:.0} | {:.3} ms | {:.3} ms | {:.3} ms |",
-            calls as f64 / elapsed.as_secs_f64(),
+            "| {} | {} | {:.0} | {:.3} ms | {:.3} ms | {:.3} ms |",
+            self.name,
+            latencies.len(),
+            latencies.len() as f64 / self.elapsed.as_secs_f64(),
             ms(pct(0.5)),
             ms(pct(0.99)),
-            ms(cpu) / calls as f64
+            ms(self.cpu()),
         );
     }
-    Ok(())
 }
 
 fn ms(d: Duration) -> f64 {
@@ -219,14 +404,16 @@ impl Client {
     }
 
     fn call_echo(&mut self) -> anyhow::Result<Duration> {
-        let started = Instant::now();
-        let reply = self.request(
-            "tools/call",
-            json!({"name": "echo", "arguments": {"text": "hello"}}),
-        )?;
-        let elapsed = started.elapsed();
+        let (elapsed, reply) = self.call("echo", json!({"text": "hello"}))?;
         anyhow::ensure!(reply["result"]["content"][0]["text"] == "hello", "{reply}");
         Ok(elapsed)
+    }
+
+    /// Call `tool`: how long the answer took, and the answer.
+    fn call(&mut self, tool: &str, arguments: Value) -> anyhow::Result<(Duration, Value)> {
+        let started = Instant::now();
+        let reply = self.request("tools/call", json!({"name": tool, "arguments": arguments}))?;
+        Ok((started.elapsed(), reply))
     }
 }
 
@@ -307,8 +494,9 @@ mod rmcp_floor {
         }
     }
 
-    pub fn serve() -> anyhow::Result<()> {
-        tokio::runtime::Runtime::new()?.block_on(async {
+    /// Serve on stdio until it closes, on `runtime`.
+    pub fn serve(runtime: tokio::runtime::Runtime) -> anyhow::Result<()> {
+        runtime.block_on(async {
             let running = Nothing.serve(rmcp::transport::stdio_pipes()).await?;
             let _ = running.waiting().await;
             anyhow::Ok(())

@@ -17,8 +17,7 @@ use clap::Parser as _;
 use args::{Cli, Command, ToolCommand, ToolsCommand};
 use commands::{author as author_commands, call, check, inspect, list, lock, serve};
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
@@ -26,13 +25,36 @@ async fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
-    match run(Cli::parse()).await {
+    let cli = Cli::parse();
+    let outcome = runtime_for(&cli.command)
+        .map_err(anyhow::Error::from)
+        .and_then(|runtime| runtime.block_on(run(cli)));
+    match outcome {
         Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(2)
         }
     }
+}
+
+/// The runtime a command runs on: `mcp` serves its one client on as many
+/// threads as `--threads` says (one by default: a call's request, the call
+/// and its answer then never change threads); every other command on one
+/// worker per core.
+fn runtime_for(command: &Command) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = match command {
+        Command::Mcp(args) if args.threads.get() == 1 => {
+            tokio::runtime::Builder::new_current_thread()
+        }
+        Command::Mcp(args) => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(args.threads.get());
+            builder
+        }
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    };
+    builder.enable_all().build()
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {

@@ -17,6 +17,7 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+pub mod python;
 pub mod redis;
 
 use std::fs;

@@ -1,5 +1,6 @@
 //! `toolhost serve` and `toolhost mcp`: the long-running commands.
 
+use std::num::NonZeroUsize;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -38,6 +39,11 @@ pub(crate) struct McpArgs {
     /// loaded at start).
     #[arg(long, value_name = "N", conflicts_with = "session")]
     pub(crate) version: Option<u64>,
+    /// Threads running calls. The default, 1, serves the one client with
+    /// the fewest hand-offs between threads; more let CPU-heavy calls the
+    /// client makes at once run side by side.
+    #[arg(long, value_name = "N", default_value_t = NonZeroUsize::MIN)]
+    pub(crate) threads: NonZeroUsize,
 }
 
 #[derive(Debug, Args)]

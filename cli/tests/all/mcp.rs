@@ -503,3 +503,60 @@ fn plain_component_functions_over_mcp() {
     drop(stdin);
     assert!(child.wait().expect("exit").success());
 }
+
+/// `toolhost mcp` runs calls on one thread by default, and calls the client
+/// makes at once still overlap: an `echo` sent while a CPU-bound `spin` runs
+/// is answered first, on one thread and on two; `--threads 0` is refused.
+#[test]
+fn calls_overlap_on_one_thread_and_on_several() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let dir = host_dir(&["spin", "echo"], "[tools.spin]\ntimeout_ms = 1500\n");
+    for threads in ["1", "2"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+            .args(["mcp", "--threads", threads, "--dir"])
+            .arg(dir.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("run toolhost mcp");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut send = |message: serde_json::Value| {
+            writeln!(stdin, "{message}").expect("write");
+            stdin.flush().expect("flush");
+        };
+        send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"}}}),
+        );
+        let mut next = || -> serde_json::Value {
+            let line = lines.next().expect("a line").expect("utf-8");
+            serde_json::from_str(&line).expect("JSON-RPC")
+        };
+        assert_eq!(next()["id"], 1);
+        send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "spin", "arguments": {}}}));
+        send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "meanwhile"}}}));
+        let first = next();
+        assert_eq!(first["id"], 3, "--threads {threads}: {first}");
+        assert_eq!(first["result"]["content"][0]["text"], "meanwhile");
+        let second = next();
+        assert_eq!(second["id"], 2, "--threads {threads}: {second}");
+        assert_eq!(second["result"]["isError"], true, "{second}");
+        drop(send);
+        drop(stdin);
+        assert!(child.wait().expect("exit").success(), "--threads {threads}");
+    }
+    let refused = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(["mcp", "--threads", "0", "--dir"])
+        .arg(dir.path())
+        .output()
+        .expect("run toolhost mcp");
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--threads"), "{stderr}");
+}

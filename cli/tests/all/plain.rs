@@ -377,47 +377,11 @@ async fn a_result_over_the_output_cap_is_refused_before_it_is_converted() {
     );
 }
 
-/// `tests/python/py_plain` built with componentize-py, or `None` (with a
-/// message) when it is not on `PATH` outside CI; under `CI=true` a missing
-/// componentize-py fails the test (`scripts/test` installs it).
+/// `tests/python/py_plain` built with componentize-py (`None` without it,
+/// outside CI).
 fn python_plain_component() -> Option<std::path::PathBuf> {
-    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/python/py_plain");
-    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("py_plain");
-    std::fs::create_dir_all(&out).expect("output folder");
-    let wasm = out.join("calc.wasm");
-    let built = std::process::Command::new("componentize-py")
-        .args([
-            "-d",
-            "wit",
-            "-w",
-            "calc",
-            "componentize",
-            "app",
-            "-p",
-            ".",
-            "-o",
-        ])
-        .arg(&wasm)
-        .current_dir(&source)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output();
-    match built {
-        Ok(out) if out.status.success() => Some(wasm),
-        Ok(out) => panic!(
-            "componentize-py failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            assert_ne!(
-                std::env::var("CI").as_deref(),
-                Ok("true"),
-                "componentize-py is missing under CI=true (scripts/test installs it)"
-            );
-            eprintln!("SKIPPED: componentize-py is not on PATH (scripts/test installs it)");
-            None
-        }
-        Err(e) => panic!("cannot run componentize-py: {e}"),
-    }
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-guests");
+    toolhost_test_artifacts::python::componentize("py_plain", "calc", &out)
 }
 
 #[tokio::test]
@@ -443,4 +407,66 @@ async fn a_python_runtimes_own_exports_are_not_tools() {
     let (is_error, result) = call(&host, "calc_add", json!({"a": 2, "b": 3})).await;
     assert!(!is_error, "{result}");
     assert_eq!(result["result"], json!(5), "{result}");
+}
+
+/// The Python tool issue 25's Python figures are measured with
+/// (`tests/python/py_eval`): it runs Python in the sandbox, and Python's
+/// errors come back as the tool's errors.
+#[tokio::test]
+async fn a_python_evaluator_runs_python_and_reports_its_errors() {
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-guests");
+    let Some(wasm) = toolhost_test_artifacts::python::componentize("py_eval", "evaluator", &out)
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("tools")).unwrap();
+    std::fs::copy(&wasm, dir.path().join("tools/python.wasm")).unwrap();
+    std::fs::write(dir.path().join("toolhost.toml"), "").unwrap();
+    let host = common::load(dir.path()).await;
+    let mut names: Vec<String> = host
+        .registry()
+        .tools()
+        .map(|t| t.name().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["python_eval", "python_exec"]);
+
+    let (is_error, result) = call(
+        &host,
+        "python_eval",
+        json!({"expression": "sum(range(10)) * 2"}),
+    )
+    .await;
+    assert!(!is_error, "{result}");
+    assert_eq!(result["result"], json!({"ok": "90"}), "{result}");
+    let (is_error, result) = call(
+        &host,
+        "python_exec",
+        json!({"statements": "for i in range(3):\n    print(i * i)"}),
+    )
+    .await;
+    assert!(!is_error, "{result}");
+    assert_eq!(result["result"], json!({"ok": "0\n1\n4\n"}), "{result}");
+
+    let (is_error, result) = call(&host, "python_eval", json!({"expression": "1 / 0"})).await;
+    assert!(is_error, "{result}");
+    assert_eq!(
+        result["result"],
+        json!({"err": "ZeroDivisionError: division by zero"})
+    );
+    // No grant, no file: the sandbox has no filesystem to read from.
+    let (is_error, result) = call(
+        &host,
+        "python_eval",
+        json!({"expression": "open('/etc/hostname').read()"}),
+    )
+    .await;
+    assert!(is_error, "{result}");
+    assert!(
+        result["result"]["err"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("FileNotFoundError")),
+        "{result}"
+    );
 }

@@ -583,11 +583,13 @@ impl ServerHandler for ToolServer {
         let client = context
             .client_info()
             .map_or_else(|| "the MCP client".to_string(), |i| i.name);
+        let capabilities = context.client_capabilities();
+        let can_elicit = capabilities
+            .as_ref()
+            .is_some_and(|c| c.elicitation.is_some());
         let approver = approve::ElicitApprover {
             peer: context.peer.clone(),
-            can_elicit: context
-                .client_capabilities()
-                .is_some_and(|c| c.elicitation.is_some()),
+            can_elicit,
             client,
         };
         let progress = context.meta.get_progress_token();
@@ -597,12 +599,9 @@ impl ServerHandler for ToolServer {
             progress.clone(),
             context.peer.clone(),
         );
-        let capabilities = context.client_capabilities();
         let asker = ask::ClientAsker {
             peer: context.peer.clone(),
-            can_elicit: capabilities
-                .as_ref()
-                .is_some_and(|c| c.elicitation.is_some()),
+            can_elicit,
             can_sample: capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
         };
         let options = CallOptions::new(session)
@@ -610,8 +609,9 @@ impl ServerHandler for ToolServer {
             .with_asker(Arc::new(asker))
             .with_watcher(notes.watcher());
         let input = Value::Object(request.arguments.unwrap_or_default());
-        let call = self.host.call(&name, input, &options);
-        tokio::pin!(call);
+        // On the heap: rmcp moves the request's future into a task of its
+        // own, and the call's state is most of it.
+        let mut call = Box::pin(self.host.call(&name, input, &options));
         let started = Instant::now();
         let mut ticks = progress.as_ref().map(|_| {
             tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY)

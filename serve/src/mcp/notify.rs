@@ -4,10 +4,11 @@
 //! client sent a progress token, progress notifications: the tool's own
 //! reports (`toolhost:tool/progress`), else a heartbeat every second.
 //!
-//! One task per call sends them in the order they came, each progress
-//! value above the last one sent (a tool's report that is not is dropped,
-//! and once a tool reports, the heartbeat stops); the call's result waits
-//! until they are sent (up to [`FLUSH_WAIT`]). Over streamable HTTP, rmcp
+//! One task per call, started by its first note (most calls send none),
+//! sends them in the order they came, each progress value above the last
+//! one sent (a tool's report that is not is dropped, and once a tool
+//! reports, the heartbeat stops); the call's result waits until they are
+//! sent (up to [`FLUSH_WAIT`]). Over streamable HTTP, rmcp
 //! sends progress on the call's own stream and log lines on the session's
 //! standalone (GET) stream.
 #![expect(
@@ -107,58 +108,60 @@ enum Note {
 
 /// The call's side: the [`CallWatcher`] its capabilities report to.
 struct Notes {
-    sender: Mutex<Option<mpsc::Sender<Note>>>,
+    forwarder: Mutex<Forwarder>,
     level: ClientLevel,
     wants_progress: bool,
     tool_reports: AtomicBool,
 }
 
-impl Notes {
-    fn send(&self, note: Note) {
-        if let Some(sender) = &*self.sender.lock().unwrap_or_else(PoisonError::into_inner) {
-            // Full only when the client reads slower than the caps allow a
-            // call to report: the note is dropped, the trace keeps it.
-            let _ = sender.try_send(note);
+/// Where one call's notes go.
+enum Forwarder {
+    /// No note yet: nothing started.
+    Idle(Recipient),
+    /// The task sending them to the client, fed by `sender`.
+    Sending {
+        sender: mpsc::Sender<Note>,
+        task: JoinHandle<()>,
+    },
+    /// The call is over: later notes are dropped.
+    Finished,
+}
+
+impl Forwarder {
+    /// The queue to the sending task, started on first use; `None` once
+    /// the call is over.
+    fn queue(&mut self) -> Option<&mpsc::Sender<Note>> {
+        *self = match std::mem::replace(self, Self::Finished) {
+            Self::Idle(recipient) => recipient.start_sending(),
+            other => other,
+        };
+        match self {
+            Self::Sending { sender, .. } => Some(sender),
+            _ => None,
         }
     }
 }
 
-impl CallWatcher for Notes {
-    fn log(&self, line: &LogLine) {
-        if self.level.wants(mcp_level(line.level)) {
-            self.send(Note::Log(line.clone()));
-        }
-    }
-
-    fn progress(&self, report: &Progress) {
-        if self.wants_progress {
-            self.tool_reports.store(true, Ordering::Relaxed);
-            self.send(Note::Progress(report.clone()));
-        }
-    }
+/// The client one call's notes are for.
+struct Recipient {
+    peer: Peer<RoleServer>,
+    /// The tool's name, the logger of its lines.
+    logger: String,
+    progress: Option<ProgressToken>,
 }
 
-/// What one call sends its client, and the task sending it.
-pub struct CallNotes {
-    notes: Arc<Notes>,
-    task: JoinHandle<()>,
-}
-
-impl CallNotes {
-    /// Notes for a call of `tool` on `peer`'s connection; progress goes out
-    /// only when the client sent `progress`, a token.
-    pub fn start(
-        tool: &str,
-        level: ClientLevel,
-        progress: Option<ProgressToken>,
-        peer: Peer<RoleServer>,
-    ) -> Self {
+impl Recipient {
+    /// The task sending notes to the client, in the order they are queued.
+    fn start_sending(self) -> Forwarder {
+        let Self {
+            peer,
+            logger,
+            progress,
+        } = self;
         // A call keeps at most MAX_LOG_LINES lines and MAX_PROGRESS_REPORTS
         // reports, so this queue holds no more than the call's trace does.
         let (sender, mut notes) =
             mpsc::channel::<Note>(MAX_LOG_LINES + MAX_PROGRESS_REPORTS + HEARTBEATS_QUEUED);
-        let logger = tool.to_string();
-        let wants_progress = progress.is_some();
         let task = tokio::spawn(async move {
             let mut last_sent: Option<f64> = None;
             while let Some(note) = notes.recv().await {
@@ -194,14 +197,65 @@ impl CallNotes {
                 }
             }
         });
+        Forwarder::Sending { sender, task }
+    }
+}
+
+impl Notes {
+    fn send(&self, note: Note) {
+        let mut forwarder = self
+            .forwarder
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(queue) = forwarder.queue() {
+            // Full only when the client reads slower than the caps allow a
+            // call to report: the note is dropped, the trace keeps it.
+            let _ = queue.try_send(note);
+        }
+    }
+}
+
+impl CallWatcher for Notes {
+    fn log(&self, line: &LogLine) {
+        if self.level.wants(mcp_level(line.level)) {
+            self.send(Note::Log(line.clone()));
+        }
+    }
+
+    fn progress(&self, report: &Progress) {
+        if self.wants_progress {
+            self.tool_reports.store(true, Ordering::Relaxed);
+            self.send(Note::Progress(report.clone()));
+        }
+    }
+}
+
+/// What one call sends its client.
+pub struct CallNotes {
+    notes: Arc<Notes>,
+}
+
+impl CallNotes {
+    /// Notes for a call of `tool` on `peer`'s connection; progress goes out
+    /// only when the client sent `progress`, a token.
+    pub fn start(
+        tool: &str,
+        level: ClientLevel,
+        progress: Option<ProgressToken>,
+        peer: Peer<RoleServer>,
+    ) -> Self {
+        let wants_progress = progress.is_some();
         Self {
             notes: Arc::new(Notes {
-                sender: Mutex::new(Some(sender)),
+                forwarder: Mutex::new(Forwarder::Idle(Recipient {
+                    peer,
+                    logger: tool.to_string(),
+                    progress,
+                })),
                 level,
                 wants_progress,
                 tool_reports: AtomicBool::new(false),
             }),
-            task,
         }
     }
 
@@ -224,12 +278,18 @@ impl CallNotes {
 
     /// The call is over: send what is queued, then stop.
     pub async fn finish(self) {
-        self.notes
-            .sender
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        let _ = tokio::time::timeout(FLUSH_WAIT, self.task).await;
+        let forwarder = std::mem::replace(
+            &mut *self
+                .notes
+                .forwarder
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+            Forwarder::Finished,
+        );
+        if let Forwarder::Sending { sender, task } = forwarder {
+            drop(sender);
+            let _ = tokio::time::timeout(FLUSH_WAIT, task).await;
+        }
     }
 }
 
