@@ -8,6 +8,7 @@ use crate::common;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
+use crate::common::stdio_mcp::StdioMcp;
 use crate::serve::{Server, code, start, start_in};
 
 const WEATHER: &str = r#"
@@ -515,36 +516,12 @@ async fn agent_execution_tools_are_listed_refused_and_written_into_the_workspace
 
 #[test]
 fn toolhost_mcp_serves_the_agent_it_is_given() {
-    use std::io::{BufRead as _, BufReader, Write as _};
     let config = format!(
         "{WEATHER}\n[agents.weather.agent_tools.echo_here]\ndescription = \"Echo here.\"\ninput_schema = {{ type = \"object\" }}\nscript = \"#!/bin/sh\\ncat\\n\"\n"
     );
     let dir = common::host_dir(&["echo", "trap"], &config);
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(["mcp", "--agent", "weather", "--dir"])
-        .arg(dir.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("run toolhost mcp");
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut ask = |message: Value| -> Value {
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-        if message.get("id").is_none() {
-            return Value::Null;
-        }
-        let line = lines.next().unwrap().unwrap();
-        serde_json::from_str(&line).unwrap()
-    };
-    ask(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}}}),
-    );
-    ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut mcp = StdioMcp::start(&["--agent", "weather"], dir.path());
+    let mut ask = |message: Value| mcp.exchange(message);
 
     // Its tools, less what an MCP client cannot run (custom, agent-execution).
     let listed = ask(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
@@ -571,8 +548,7 @@ fn toolhost_mcp_serves_the_agent_it_is_given() {
     let default = ask(json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call",
         "params": {"name": "trap", "arguments": {}, "_meta": {"toolhost/agent": "default"}}}));
     assert!(default.get("result").is_some(), "{default}");
-    drop(stdin);
-    assert!(child.wait().unwrap().success());
+    assert!(mcp.close().success());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

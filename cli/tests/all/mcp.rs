@@ -13,6 +13,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::stdio_mcp::StdioMcp;
 use common::{host, host_dir, python};
 use serde_json::{Value, json};
 use toolhost::session::{NewSession, SessionStore};
@@ -408,34 +409,10 @@ fn stdio_stays_clean_reports_reloads_and_exits_when_stdin_closes() {
 /// that did not load is refused with why.
 #[test]
 fn plain_component_functions_over_mcp() {
-    use std::io::{BufRead as _, BufReader, Write as _};
     let dir = host_dir(&["plain_shapes"], "");
     std::fs::write(dir.path().join("tools/broken.wasm"), b"not a component").expect("broken");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-        .args(["mcp", "--dir"])
-        .arg(dir.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("run toolhost mcp");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let mut exchange = |message: serde_json::Value| -> serde_json::Value {
-        writeln!(stdin, "{message}").expect("write");
-        stdin.flush().expect("flush");
-        if message.get("id").is_none() {
-            return serde_json::Value::Null;
-        }
-        let line = lines.next().expect("a line").expect("utf-8");
-        serde_json::from_str(&line).expect("JSON-RPC")
-    };
-    exchange(
-        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}}}),
-    );
-    exchange(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut mcp = StdioMcp::start(&[], dir.path());
+    let mut exchange = |message: serde_json::Value| mcp.exchange(message);
 
     let listed = exchange(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}));
     let swap = listed["result"]["tools"]
@@ -500,8 +477,7 @@ fn plain_component_functions_over_mcp() {
         "{broken}"
     );
 
-    drop(stdin);
-    assert!(child.wait().expect("exit").success());
+    assert!(mcp.close().success());
 }
 
 /// `toolhost mcp` runs calls on one thread by default, and calls the client
@@ -509,47 +485,20 @@ fn plain_component_functions_over_mcp() {
 /// is answered first, on one thread and on two; `--threads 0` is refused.
 #[test]
 fn calls_overlap_on_one_thread_and_on_several() {
-    use std::io::{BufRead as _, BufReader, Write as _};
     let dir = host_dir(&["spin", "echo"], "[tools.spin]\ntimeout_ms = 1500\n");
     for threads in ["1", "2"] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
-            .args(["mcp", "--threads", threads, "--dir"])
-            .arg(dir.path())
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("run toolhost mcp");
-        let mut stdin = child.stdin.take().expect("stdin");
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let mut send = |message: serde_json::Value| {
-            writeln!(stdin, "{message}").expect("write");
-            stdin.flush().expect("flush");
-        };
-        send(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"}}}),
-        );
-        let mut next = || -> serde_json::Value {
-            let line = lines.next().expect("a line").expect("utf-8");
-            serde_json::from_str(&line).expect("JSON-RPC")
-        };
-        assert_eq!(next()["id"], 1);
-        send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        let mut mcp = StdioMcp::start(&["--threads", threads], dir.path());
+        mcp.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "spin", "arguments": {}}}));
-        send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        mcp.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
             "params": {"name": "echo", "arguments": {"text": "meanwhile"}}}));
-        let first = next();
+        let first = mcp.next();
         assert_eq!(first["id"], 3, "--threads {threads}: {first}");
         assert_eq!(first["result"]["content"][0]["text"], "meanwhile");
-        let second = next();
+        let second = mcp.next();
         assert_eq!(second["id"], 2, "--threads {threads}: {second}");
         assert_eq!(second["result"]["isError"], true, "{second}");
-        drop(send);
-        drop(stdin);
-        assert!(child.wait().expect("exit").success(), "--threads {threads}");
+        assert!(mcp.close().success(), "--threads {threads}");
     }
     let refused = Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args(["mcp", "--threads", "0", "--dir"])

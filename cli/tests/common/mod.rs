@@ -8,6 +8,7 @@ pub mod browser;
 pub mod process;
 pub mod server;
 pub mod sse;
+pub mod stdio_mcp;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
