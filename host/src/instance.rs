@@ -299,7 +299,11 @@ impl Drop for Instance {
 /// (stopped while the call waits for an answer) plus a grace for host
 /// calls.
 async fn within<R>(deadline: &Deadline, work: impl Future<Output = R>) -> Option<R> {
+    // The work first: most finish on their first poll, and then no timer
+    // is registered (registering one earlier than the runtime's next wakes
+    // its driver: a system call a call).
     tokio::select! {
+        biased;
         outcome = work => Some(outcome),
         () = deadline.expired(HOST_CALL_GRACE) => None,
     }
