@@ -377,23 +377,25 @@ async fn a_result_over_the_output_cap_is_refused_before_it_is_converted() {
     );
 }
 
-/// `tests/python/py_plain` built with componentize-py (`None` without it,
-/// outside CI).
-fn python_plain_component() -> Option<std::path::PathBuf> {
+/// A host whose one file is `tests/python/<guest>` (WIT world `world`)
+/// built with componentize-py, as `tools/<slug>.wasm`; `None` without
+/// componentize-py, outside CI.
+async fn python_host(guest: &str, world: &str, slug: &str) -> Option<(tempfile::TempDir, Host)> {
     let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-guests");
-    toolhost_test_artifacts::python::componentize("py_plain", "calc", &out)
+    let wasm = toolhost_test_artifacts::python::componentize(guest, world, &out)?;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("tools")).unwrap();
+    std::fs::copy(&wasm, dir.path().join(format!("tools/{slug}.wasm"))).unwrap();
+    std::fs::write(dir.path().join("toolhost.toml"), "").unwrap();
+    let host = common::load(dir.path()).await;
+    Some((dir, host))
 }
 
 #[tokio::test]
 async fn a_python_runtimes_own_exports_are_not_tools() {
-    let Some(wasm) = python_plain_component() else {
+    let Some((_dir, host)) = python_host("py_plain", "calc", "calc").await else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("tools")).unwrap();
-    std::fs::copy(&wasm, dir.path().join("tools/calc.wasm")).unwrap();
-    std::fs::write(dir.path().join("toolhost.toml"), "").unwrap();
-    let host = common::load(dir.path()).await;
     let names: Vec<String> = host
         .registry()
         .tools()
@@ -414,16 +416,9 @@ async fn a_python_runtimes_own_exports_are_not_tools() {
 /// errors come back as the tool's errors.
 #[tokio::test]
 async fn a_python_evaluator_runs_python_and_reports_its_errors() {
-    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("python-guests");
-    let Some(wasm) = toolhost_test_artifacts::python::componentize("py_eval", "evaluator", &out)
-    else {
+    let Some((_dir, host)) = python_host("py_eval", "evaluator", "python").await else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(dir.path().join("tools")).unwrap();
-    std::fs::copy(&wasm, dir.path().join("tools/python.wasm")).unwrap();
-    std::fs::write(dir.path().join("toolhost.toml"), "").unwrap();
-    let host = common::load(dir.path()).await;
     let mut names: Vec<String> = host
         .registry()
         .tools()
