@@ -22,7 +22,9 @@
 //! (one call in 50 as many calls; componentize-py must be on `PATH`).
 //!
 //! Run with `cargo bench -p toolhost-cli --bench mcp_stdio` (optional: the
-//! number of calls, default 50000); figures go in bench/RESULTS.md.
+//! number of calls, default 50000); figures go in bench/RESULTS.md. With
+//! `MCP_STDIO_BASELINE` set to another `toolhost` binary (an older build,
+//! say), it gets a row of its own, to compare a change in the same run.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
@@ -127,7 +129,7 @@ fn main() -> anyhow::Result<()> {
 
     let mut on_two_threads = toolhost();
     on_two_threads.args(["--threads", "2"]);
-    let servers = [
+    let mut servers = vec![
         ("toolhost mcp", toolhost()),
         ("toolhost mcp --threads 2", on_two_threads),
         (
@@ -142,6 +144,11 @@ fn main() -> anyhow::Result<()> {
         ),
         ("floor (do-nothing loop)", this("--floor-server")),
     ];
+    if let Some(baseline) = std::env::var_os("MCP_STDIO_BASELINE") {
+        let mut command = Command::new(baseline);
+        command.args(["mcp", "--dir"]).arg(dir.path());
+        servers.insert(1, ("toolhost mcp, baseline binary", command));
+    }
     let mut rows = servers
         .into_iter()
         .map(|(name, command)| {

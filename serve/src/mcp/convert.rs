@@ -65,7 +65,7 @@ pub fn result(tool: &Tool, result: &CallResult) -> CallToolResult {
         .content
         .iter()
         .enumerate()
-        .map(|(i, block)| content_block(block, &format!("toolhost://calls/{}", result.call.id), i))
+        .map(|(i, block)| content_block(block, &result.call.id, i))
         .collect();
     let mut structured = output
         .structured
@@ -123,8 +123,9 @@ pub fn result(tool: &Tool, result: &CallResult) -> CallToolResult {
 
 /// One block: text and JSON as text, images and audio as themselves,
 /// documents and search results as embedded resources (a document as text
-/// when it is text, its URI under `uri_base`), resource links as links.
-fn content_block(block: &ContentBlock, uri_base: &str, index: usize) -> McpBlock {
+/// when it is text, its URI under `toolhost://calls/{call_id}/`), resource
+/// links as links.
+fn content_block(block: &ContentBlock, call_id: &str, index: usize) -> McpBlock {
     let b64 = |data: &[u8]| base64::engine::general_purpose::STANDARD.encode(data);
     match block {
         ContentBlock::Text { text } => McpBlock::text(text.clone()),
@@ -139,7 +140,7 @@ fn content_block(block: &ContentBlock, uri_base: &str, index: usize) -> McpBlock
         } => {
             let uri = uri.clone().unwrap_or_else(|| {
                 let name = name.clone().unwrap_or_else(|| format!("document-{index}"));
-                format!("{uri_base}/{name}")
+                format!("toolhost://calls/{call_id}/{name}")
             });
             let contents = match std::str::from_utf8(data) {
                 Ok(text) if is_textual(media_type) => ResourceContents::text(text, uri),
@@ -266,7 +267,7 @@ mod tests {
     use super::*;
 
     fn mcp_json(block: ContentBlock) -> Value {
-        serde_json::to_value(content_block(&block, "toolhost://calls/call_1", 0)).unwrap()
+        serde_json::to_value(content_block(&block, "call_1", 0)).unwrap()
     }
 
     #[test]

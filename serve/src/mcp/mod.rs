@@ -29,7 +29,7 @@ use rmcp::model::{
     ReadResourceResponse, ReadResourceResult, Reference, ResourceUpdatedNotificationParam,
     ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, Peer, RequestContext};
+use rmcp::service::{MaybeSendFuture, NotificationContext, Peer, RequestContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{RoleServer, ServerHandler, ServiceExt as _};
@@ -402,31 +402,6 @@ impl ServerHandler for ToolServer {
         Ok(ListPromptsResult::with_all_items(prompts))
     }
 
-    async fn get_prompt(
-        &self,
-        request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<GetPromptResponse, ErrorData> {
-        let mut arguments = BTreeMap::new();
-        for (name, value) in request.arguments.unwrap_or_default() {
-            let Value::String(value) = value else {
-                let kind = toolhost::output::json_kind(&value);
-                return Err(ErrorData::invalid_params(
-                    format!(
-                        "argument `{name}` of prompt `{}` must be a string, not {kind}",
-                        request.name
-                    ),
-                    Some(json!({ "code": "invalid_prompt_arguments" })),
-                ));
-            };
-            arguments.insert(name, value);
-        }
-        match self.host.get_prompt(&request.name, &arguments).await {
-            Ok(result) => Ok(convert::prompt_result(&request.name, &result).into()),
-            Err(error) => Err(convert::prompt_error(&error)),
-        }
-    }
-
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -464,10 +439,90 @@ impl ServerHandler for ToolServer {
         Ok(ListResourceTemplatesResult::with_all_items(templates))
     }
 
-    async fn read_resource(
+    /// Subscribe to an address, whether or not something is there yet (a
+    /// template's resources come and go).
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.add(request.uri)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.remove(&request.uri);
+        Ok(())
+    }
+
+    fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<GetPromptResponse, ErrorData>> + MaybeSendFuture + '_ {
+        Box::pin(self.prompt(request))
+    }
+
+    fn read_resource(
         &self,
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<ReadResourceResponse, ErrorData>> + MaybeSendFuture + '_ {
+        Box::pin(self.read(request))
+    }
+
+    fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<CompleteResult, ErrorData>> + MaybeSendFuture + '_ {
+        Box::pin(self.completion(request))
+    }
+
+    fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + MaybeSendFuture + '_ {
+        Box::pin(self.call(request, context))
+    }
+}
+
+/// The requests that run a component (or wait on a client): their futures
+/// are most of a request's state, so the trait methods above put them on
+/// the heap. rmcp moves each request's future into a task of its own, and
+/// every request would otherwise pay for copying the largest.
+impl ToolServer {
+    async fn prompt(
+        &self,
+        request: GetPromptRequestParams,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let mut arguments = BTreeMap::new();
+        for (name, value) in request.arguments.unwrap_or_default() {
+            let Value::String(value) = value else {
+                let kind = toolhost::output::json_kind(&value);
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "argument `{name}` of prompt `{}` must be a string, not {kind}",
+                        request.name
+                    ),
+                    Some(json!({ "code": "invalid_prompt_arguments" })),
+                ));
+            };
+            arguments.insert(name, value);
+        }
+        match self.host.get_prompt(&request.name, &arguments).await {
+            Ok(result) => Ok(convert::prompt_result(&request.name, &result).into()),
+            Err(error) => Err(convert::prompt_error(&error)),
+        }
+    }
+
+    async fn read(
+        &self,
+        request: ReadResourceRequestParams,
     ) -> Result<ReadResourceResponse, ErrorData> {
         if let Some((session, name)) = toolhost::artifacts::parse_uri(&request.uri) {
             let not_found = || {
@@ -495,31 +550,11 @@ impl ServerHandler for ToolServer {
         }
     }
 
-    /// Subscribe to an address, whether or not something is there yet (a
-    /// template's resources come and go).
-    async fn subscribe(
-        &self,
-        request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        self.subscriptions.add(request.uri)
-    }
-
-    async fn unsubscribe(
-        &self,
-        request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        self.subscriptions.remove(&request.uri);
-        Ok(())
-    }
-
     /// Completions for a prompt's argument; a resource template's get
     /// none (components complete only their prompts' arguments).
-    async fn complete(
+    async fn completion(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         let Reference::Prompt(prompt) = &request.r#ref else {
             return Ok(CompleteResult::default());
@@ -540,7 +575,7 @@ impl ServerHandler for ToolServer {
         Ok(CompleteResult::new(completion))
     }
 
-    async fn call_tool(
+    async fn call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -609,15 +644,16 @@ impl ServerHandler for ToolServer {
             .with_asker(Arc::new(asker))
             .with_watcher(notes.watcher());
         let input = Value::Object(request.arguments.unwrap_or_default());
-        // On the heap: rmcp moves the request's future into a task of its
-        // own, and the call's state is most of it.
-        let mut call = Box::pin(self.host.call(&name, input, &options));
+        let mut call = std::pin::pin!(self.host.call(&name, input, &options));
         let started = Instant::now();
         let mut ticks = progress.as_ref().map(|_| {
             tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY)
         });
         let outcome = loop {
             tokio::select! {
+                // The call first: one that is done at once registers no waker
+                // with the cancellation token.
+                biased;
                 outcome = &mut call => break outcome,
                 () = context.ct.cancelled() => {
                     // Dropping the call stops the tool where it is.
