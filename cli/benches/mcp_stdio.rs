@@ -18,6 +18,12 @@
 //! servers take turns in rounds, and a row's CPU per call is the median of
 //! its rounds'.
 //!
+//! One more row is an rmcp server on one thread whose `call_tool` is the
+//! host's `Host::call` and nothing more (`--rmcp-host-call DIR`): the floor
+//! plus the sandboxed call as a server runs it, between messages, with
+//! colder caches than the back-to-back `Host::call` measured in this
+//! process. `toolhost mcp` less that row is toolhost's own MCP layer.
+//!
 //! Last, the Python evaluator (`tests/python/py_eval`) over `toolhost mcp`
 //! (one call in 50 as many calls; componentize-py must be on `PATH`).
 //!
@@ -30,6 +36,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use anyhow::Context as _;
 use serde_json::{Value, json};
 
 const TOOLS: &[&str] = &["echo", "counter", "notes", "fetch_url", "context"];
@@ -39,15 +46,20 @@ fn main() -> anyhow::Result<()> {
     if args.iter().any(|a| a == "--floor-server") {
         return floor_server();
     }
+    let one_thread = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    };
     if args.iter().any(|a| a == "--rmcp-floor") {
-        return rmcp_floor::serve(tokio::runtime::Runtime::new()?);
+        return rmcp_floor::serve(tokio::runtime::Runtime::new()?, None);
     }
     if args.iter().any(|a| a == "--rmcp-floor-one-thread") {
-        return rmcp_floor::serve(
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?,
-        );
+        return rmcp_floor::serve(one_thread()?, None);
+    }
+    if let Some(at) = args.iter().position(|a| a == "--rmcp-host-call") {
+        let dir = args.get(at + 1).context("--rmcp-host-call DIR")?;
+        return rmcp_floor::serve(one_thread()?, Some(std::path::Path::new(dir)));
     }
     let calls: usize = args
         .iter()
@@ -142,6 +154,11 @@ fn main() -> anyhow::Result<()> {
             "rmcp floor, one thread (current-thread runtime)",
             this("--rmcp-floor-one-thread"),
         ),
+        ("rmcp + `Host::call` (one thread)", {
+            let mut command = this("--rmcp-host-call");
+            command.arg(dir.path());
+            command
+        }),
         ("floor (do-nothing loop)", this("--floor-server")),
     ];
     if let Some(baseline) = std::env::var_os("MCP_STDIO_BASELINE") {
@@ -189,6 +206,13 @@ fn main() -> anyhow::Result<()> {
     println!(
         "issue 25's bound for `toolhost mcp`: rmcp floor's CPU + `Host::call` + 10 µs = {:.3} ms (and ≤ 0.060 ms)",
         ms(floor + host_call + Duration::from_micros(10))
+    );
+    let row = |name: &str| rows.iter().find(|row| row.name == name).expect(name);
+    let layer = row("toolhost mcp").cpu_over(row("rmcp + `Host::call` (one thread)"));
+    println!(
+        "`toolhost mcp` less rmcp + `Host::call` (median of the rounds' differences): {:.1} µs \
+         per call, toolhost's own MCP layer (issue 25 allows 10 µs)",
+        layer * 1e6
     );
     Ok(())
 }
@@ -312,6 +336,20 @@ impl Row {
         let mut rounds = self.cpu_per_call.clone();
         rounds.sort();
         rounds[rounds.len() / 2]
+    }
+
+    /// How much more CPU per call this row's server took than `other`'s, in
+    /// seconds: the median of the rounds' differences (the rows take turns,
+    /// so each round's pair ran under the same conditions).
+    fn cpu_over(&self, other: &Row) -> f64 {
+        let mut differences: Vec<f64> = self
+            .cpu_per_call
+            .iter()
+            .zip(&other.cpu_per_call)
+            .map(|(a, b)| a.as_secs_f64() - b.as_secs_f64())
+            .collect();
+        differences.sort_by(f64::total_cmp);
+        differences[differences.len() / 2]
     }
 
     fn print(&mut self) {
@@ -460,6 +498,8 @@ fn floor_server() -> anyhow::Result<()> {
 
 /// rmcp on stdio with a handler that answers `echo` at once.
 mod rmcp_floor {
+    use std::sync::Arc;
+
     use rmcp::model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
         ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -467,9 +507,15 @@ mod rmcp_floor {
     use rmcp::service::RequestContext;
     use rmcp::{RoleServer, ServerHandler, ServiceExt as _};
 
-    struct Nothing;
+    /// A handler that answers at once; or, given a host, one whose
+    /// `call_tool` is that host's `Host::call` in a fresh session and nothing
+    /// more: the floor plus the sandboxed call, run as `toolhost mcp` runs
+    /// it, between reading and writing messages.
+    struct Floor {
+        host: Option<toolhost::Host>,
+    }
 
-    impl ServerHandler for Nothing {
+    impl ServerHandler for Floor {
         fn get_info(&self) -> ServerConfig {
             ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
         }
@@ -494,17 +540,38 @@ mod rmcp_floor {
 
         async fn call_tool(
             &self,
-            _request: CallToolRequestParams,
+            request: CallToolRequestParams,
             _context: RequestContext<RoleServer>,
         ) -> Result<CallToolResponse, ErrorData> {
-            Ok(CallToolResult::success(vec![ContentBlock::text("hello")]).into())
+            let Some(host) = &self.host else {
+                return Ok(CallToolResult::success(vec![ContentBlock::text("hello")]).into());
+            };
+            let failed = |e: String| ErrorData::internal_error(e, None);
+            let session = toolhost::Session::ephemeral().map_err(|e| failed(e.to_string()))?;
+            let options = toolhost::CallOptions::new(Arc::new(session));
+            let input = serde_json::Value::Object(request.arguments.unwrap_or_default());
+            let result = Box::pin(host.call(&request.name, input, &options))
+                .await
+                .map_err(|e| failed(e.to_string()))?;
+            match result.is_error {
+                false => Ok(CallToolResult::success(vec![ContentBlock::text("hello")]).into()),
+                true => Err(failed(format!("{:?}", result.result))),
+            }
         }
     }
 
-    /// Serve on stdio until it closes, on `runtime`.
-    pub fn serve(runtime: tokio::runtime::Runtime) -> anyhow::Result<()> {
+    /// Serve on stdio until it closes, on `runtime`; with `host_dir`, calls
+    /// go to the tools there.
+    pub fn serve(
+        runtime: tokio::runtime::Runtime,
+        host_dir: Option<&std::path::Path>,
+    ) -> anyhow::Result<()> {
         runtime.block_on(async {
-            let running = Nothing.serve(rmcp::transport::stdio_pipes()).await?;
+            let host = match host_dir {
+                Some(dir) => Some(toolhost::Host::builder(dir).build().await?),
+                None => None,
+            };
+            let running = Floor { host }.serve(rmcp::transport::stdio_pipes()).await?;
             let _ = running.waiting().await;
             anyhow::Ok(())
         })
