@@ -73,11 +73,13 @@ fn main() -> anyhow::Result<()> {
         let path = toolhost_test_artifacts::find(tool).expect("artifact");
         std::fs::copy(path, dir.path().join(format!("tools/{tool}.wasm")))?;
     }
-    let toolhost = || {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_toolhost"));
+    // `program mcp` serving the tools; `toolhost` is this build's.
+    let mcp_of = |program: &std::ffi::OsStr| {
+        let mut command = Command::new(program);
         command.args(["mcp", "--dir"]).arg(dir.path());
         command
     };
+    let toolhost = || mcp_of(env!("CARGO_BIN_EXE_toolhost").as_ref());
     // A toolhost whose only tool is `echo` of the MCP server `command args`.
     let proxy_of =
         |command: &std::path::Path, args: &[&str]| -> anyhow::Result<tempfile::TempDir> {
@@ -162,9 +164,7 @@ fn main() -> anyhow::Result<()> {
         ("floor (do-nothing loop)", this("--floor-server")),
     ];
     if let Some(baseline) = std::env::var_os("MCP_STDIO_BASELINE") {
-        let mut command = Command::new(baseline);
-        command.args(["mcp", "--dir"]).arg(dir.path());
-        servers.insert(1, ("toolhost mcp, baseline binary", command));
+        servers.insert(1, ("toolhost mcp, baseline binary", mcp_of(&baseline)));
     }
     let mut rows = servers
         .into_iter()
@@ -496,7 +496,8 @@ fn floor_server() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// rmcp on stdio with a handler that answers `echo` at once.
+/// rmcp on stdio with a handler that answers `echo` at once, or that makes
+/// the call with `Host::call` and nothing more.
 mod rmcp_floor {
     use std::sync::Arc;
 
