@@ -450,3 +450,74 @@ async fn wide_components_are_refused(tiering: toolhost::engine::Tiering) {
         assert_eq!(result.result["result"], json!(7), "{fits}");
     }
 }
+
+/// GHSA-rc4p-x33f-vpr2 (fixed in wasmtime 50.0.2): in a build without the
+/// `gc` feature, as this one is, an indirect call through a non-final
+/// function type reached a runtime subtype check that aborted the whole
+/// process. A tool doing so now gets its answer (a subtype) or a trap (an
+/// unrelated type), on either compiler, and the host goes on.
+#[tokio::test]
+async fn indirect_calls_through_subtypes_answer_or_trap_never_abort() {
+    for tiering in [
+        toolhost::engine::Tiering::Optimized,
+        toolhost::engine::Tiering::BaselineFirst,
+    ] {
+        subtyped_calls(tiering).await;
+    }
+}
+
+async fn subtyped_calls(tiering: toolhost::engine::Tiering) {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let component = |slot: u32| {
+        let text = format!(
+            "(component
+               (core module $m
+                 (type $run (func (result i32)))
+                 (type $a (sub (func (result i32))))
+                 (type $b (sub $a (func (result i32))))
+                 (type $c (sub final (func (result i32))))
+                 (table 2 funcref)
+                 (elem (i32.const 0) func $seven $nine)
+                 (func $seven (type $b) i32.const 7)
+                 (func $nine (type $c) i32.const 9)
+                 (func (export \"run\") (type $run) (call_indirect (type $a) (i32.const {slot}))))
+               (core instance $i (instantiate $m))
+               (func (export \"run\") (result u32) (canon lift (core func $i \"run\"))))"
+        );
+        wat::parse_str(&text).expect("the component's text parses")
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = dir.path().join("tools");
+    std::fs::create_dir_all(&tools).expect("tools dir");
+    std::fs::write(tools.join("subtype.wasm"), component(0)).expect("write tool");
+    std::fs::write(tools.join("unrelated.wasm"), component(1)).expect("write tool");
+    std::fs::write(dir.path().join("toolhost.toml"), "").expect("config");
+    let host = toolhost::Host::builder(dir.path())
+        .cache_dir(tempfile::tempdir().expect("cache").keep())
+        .tiering(tiering)
+        .build()
+        .await
+        .expect("host loads");
+    assert!(
+        host.registry().failures().is_empty(),
+        "{:?}",
+        host.registry().failures()
+    );
+    let subtype = host
+        .call("subtype_run", json!({}), &live())
+        .await
+        .expect("the call ran");
+    assert!(!subtype.is_error, "{tiering:?}: {}", message(&subtype));
+    assert_eq!(subtype.result["result"], json!(7), "{tiering:?}");
+    let unrelated = host
+        .call("unrelated_run", json!({}), &live())
+        .await
+        .expect("the call ran");
+    assert!(unrelated.is_error, "{tiering:?}: {:?}", unrelated.result);
+    println!("{tiering:?}, unrelated type: {}", message(&unrelated));
+    let again = host
+        .call("subtype_run", json!({}), &live())
+        .await
+        .expect("the call ran");
+    assert_eq!(again.result["result"], json!(7), "{tiering:?}");
+}

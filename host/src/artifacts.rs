@@ -95,14 +95,16 @@ pub fn parse_uri(uri: &str) -> Option<(&str, &str)> {
 pub enum ArtifactError {
     /// The name breaks the rules.
     #[error(
-        "artifact name {0:?} is invalid: use 1-{MAX_NAME_CHARS} characters of A-Z, a-z, 0-9, \
-         `.`, `_` and `-`, not starting with `.`"
+        "artifact name {} is invalid: use 1-{MAX_NAME_CHARS} characters of A-Z, a-z, 0-9, \
+         `.`, `_` and `-`, not starting with `.`",
+        crate::shown::quoted(.0)
     )]
     InvalidName(String),
     /// The media type is not `type/subtype`.
     #[error(
-        "media type {0:?} is invalid: expected `type/subtype` (e.g. `text/plain`), at most \
-         {MAX_MEDIA_TYPE_BYTES} bytes"
+        "media type {} is invalid: expected `type/subtype` (e.g. `text/plain`), at most \
+         {MAX_MEDIA_TYPE_BYTES} bytes",
+        crate::shown::quoted(.0)
     )]
     InvalidMediaType(String),
     /// A tag breaks the rules.
@@ -174,7 +176,10 @@ fn check_tags(tags: &[String]) -> Result<(), ArtifactError> {
             || tag.chars().count() > MAX_TAG_CHARS
             || tag.chars().any(char::is_control)
         {
-            return Err(ArtifactError::InvalidTag(format!("tag {tag:?}")));
+            return Err(ArtifactError::InvalidTag(format!(
+                "tag {}",
+                crate::shown::quoted(tag)
+            )));
         }
     }
     Ok(())

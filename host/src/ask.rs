@@ -389,12 +389,14 @@ fn check_property(property: &Value) -> Result<(), String> {
             }
             let choices = choices(items, "enum", "anyOf")?
                 .ok_or("its `items` must list the choices, in `enum` or `anyOf`")?;
+            let choices: std::collections::HashSet<&str> =
+                choices.iter().map(String::as_str).collect();
             default_is(
                 &|v| {
                     v.as_array().is_some_and(|picked| {
                         picked
                             .iter()
-                            .all(|p| p.as_str().is_some_and(|p| choices.iter().any(|c| c == p)))
+                            .all(|p| p.as_str().is_some_and(|p| choices.contains(p)))
                     })
                 },
                 "an array of the choices",

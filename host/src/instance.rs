@@ -348,7 +348,9 @@ fn classify(error: &wasmtime::Error, store: &Store<CallState>, budget: Duration)
             Trap::MemoryOutOfBounds
         )),
         Some(trap) => Failure::Trap(trap.to_string()),
-        None => Failure::Trap(first_line(&format!("{error:#}"))),
+        // A host function's own error: what it said, not the backtrace
+        // wasmtime wraps it in.
+        None => Failure::Trap(first_line(&error.root_cause().to_string())),
     }
 }
 

@@ -111,6 +111,10 @@ impl CallState {
 /// listing and opening the workspace capability serves itself.
 const FILESYSTEM_TYPES: &str = "wasi:filesystem/types@0.2.12";
 
+/// The `wasi:http/types` instance wasmtime-wasi-http links, whose request
+/// method and authority the HTTP capability bounds.
+const HTTP_TYPES: &str = "wasi:http/types@0.2.12";
+
 /// Link every interface a tool may import. Ungranted ones refuse inside.
 pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     wasmtime_wasi::p2::add_to_linker_async(linker)?;
@@ -124,6 +128,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
         trace: &s.trace,
     })?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
+    crate::caps::http::request_parts::add_to_linker(linker, HTTP_TYPES)?;
     crate::caps::log::add_to_linker(linker, |s| &mut s.trace)?;
     crate::caps::progress::add_to_linker(linker, |s| &mut s.progress)?;
     crate::caps::resource_updates::add_to_linker(linker, |s| &mut s.resource_updates)?;

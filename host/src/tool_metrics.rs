@@ -119,8 +119,9 @@ fn check_name(what: &str, name: &str) -> Result<(), String> {
         && !name.starts_with("__");
     ok.then_some(()).ok_or_else(|| {
         format!(
-            "{what} {name:?} is invalid: use 1-{MAX_NAME_BYTES} characters of a-z, 0-9 and `_`, \
-             not starting with a digit or `__`"
+            "{what} {} is invalid: use 1-{MAX_NAME_BYTES} characters of a-z, 0-9 and `_`, \
+             not starting with a digit or `__`",
+            crate::shown::quoted(name)
         )
     })
 }
@@ -214,7 +215,10 @@ impl ToolMetrics {
         sorted.sort_by(|a, b| a.0.cmp(&b.0));
         for pair in sorted.windows(2) {
             if pair[0].0 == pair[1].0 {
-                return Err(format!("label {:?} is given twice", pair[0].0));
+                return Err(format!(
+                    "label {} is given twice",
+                    crate::shown::quoted(&pair[0].0)
+                ));
             }
         }
         for (label, value) in &sorted {

@@ -138,7 +138,9 @@ async fn a_question_waits_at_most_the_ask_timeout() {
         .unwrap();
     assert!(result.is_error);
     assert!(
-        text(&result).contains("no answer came within 300 ms (ask_timeout_ms)"),
+        text(&result).contains(
+            "no answer came within 300 ms: a call's questions wait 300 ms in all (ask_timeout_ms)"
+        ),
         "{}",
         text(&result)
     );

@@ -105,7 +105,7 @@ async fn a_send_starts_or_resumes_a_session_and_appends_a_user_message() {
     let (answer, _) = probe(&host, wrong_channel, &ada).await;
     let error = sent(&answer)["error"].as_str().unwrap();
     assert!(
-        error.contains(&format!("no session `{id}` on channel \"ops-eu\"")),
+        error.contains(&format!("no session \"{id}\" on channel \"ops-eu\"")),
         "{error}"
     );
     assert_eq!(messages(&store, &id).len(), 3);

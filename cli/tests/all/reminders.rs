@@ -208,7 +208,7 @@ async fn schedules_are_refused_where_the_grant_the_call_or_the_bounds_say_no() {
         (json!({"message": "x".repeat(65537)}), "65537 bytes"),
         (
             json!({"op": "call", "tool": "trap", "input": {}}),
-            "may not schedule calls of `trap`: its grant `reminders.tools` lists",
+            "may not schedule calls of \"trap\": its grant `reminders.tools` lists",
         ),
         (
             json!({"op": "call", "tool": "gone", "input": {}}),

@@ -96,19 +96,36 @@ fn locate(grant: &ArtifactsGrant, path: &str) -> Result<(PathBuf, String), Strin
         return Ok((dir, path.to_string()));
     }
     Err(format!(
-        "{path:?} is not a file under a directory the tool can read ({})",
+        "{} is not a file under a directory the tool can read ({})",
+        crate::shown::quoted(path),
         mounted()
     ))
 }
 
-/// Save on the blocking pool (the write fsyncs), then tell the session.
+/// A file read for an artifact, that stops once the call that saves it has
+/// gone: a large copy does not run on past the call's deadline.
+struct UntilAbandoned<'a> {
+    file: std::fs::File,
+    abandoned: &'a crate::blocking::Abandoned,
+}
+
+impl std::io::Read for UntilAbandoned<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.abandoned.is_set() {
+            return Err(std::io::Error::other("the call saving it has ended"));
+        }
+        std::io::Read::read(&mut self.file, buf)
+    }
+}
+
+/// Save on a blocking thread (the write fsyncs), then tell the session.
 async fn save(
     grant: Arc<ArtifactsGrant>,
     new: NewArtifact,
     source: Source,
 ) -> Result<wit::Artifact, String> {
     let saving = grant.clone();
-    let saved = tokio::task::spawn_blocking(move || {
+    let saved = crate::blocking::run(move |abandoned| {
         let artifacts = SessionArtifacts::new(&saving.session);
         let budget = saving.budget;
         match source {
@@ -116,8 +133,10 @@ async fn save(
                 artifacts.save(new, &mut bytes.as_slice(), budget, None)
             }
             Source::File(dir, path) => {
-                let mut file = crate::files::open_file_beneath(&dir, &path)
-                    .map_err(|e| ArtifactError::Io(format!("cannot read {path:?}: {e}")))?;
+                let file = crate::files::open_file_beneath(&dir, &path).map_err(|e| {
+                    ArtifactError::Io(format!("cannot read {}: {e}", crate::shown::quoted(&path)))
+                })?;
+                let mut file = UntilAbandoned { file, abandoned };
                 artifacts.save(new, &mut file, budget, None)
             }
         }
@@ -205,7 +224,7 @@ impl wit::Host for ArtifactsCtx {
         let grant = self.grant()?;
         let listing = grant.clone();
         let artifacts =
-            tokio::task::spawn_blocking(move || SessionArtifacts::new(&listing.session).list())
+            crate::blocking::run(move |_| SessionArtifacts::new(&listing.session).list())
                 .await
                 .map_err(|e| e.to_string())?
                 .map_err(|e| e.to_string())?;

@@ -12,7 +12,7 @@
 //! an accepted form is checked against the form asked.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -29,10 +29,26 @@ use crate::config::Asked;
 use crate::deadline::Deadline;
 use crate::prompts::Role;
 
+/// The most questions one call may ask.
+pub const MAX_QUESTIONS_PER_CALL: u32 = 16;
+/// The most stop sequences, and model hints, a sampling request may hold.
+pub const MAX_SAMPLING_LIST: usize = 16;
+
 /// What one call may ask, and whom through.
 #[derive(Clone)]
 pub struct AskCtx {
-    allowed: Result<Arc<Allowed>, &'static str>,
+    allowed: Result<Arc<Asking>, &'static str>,
+}
+
+/// A call's setting for its questions, and what it has asked so far.
+struct Asking {
+    allowed: Allowed,
+    /// Questions asked.
+    asked: std::sync::atomic::AtomicU32,
+    /// What is left of the call's waiting time: one `ask_timeout` for all
+    /// its questions together, so a tool asking again and again still
+    /// ends.
+    wait_left: std::sync::Mutex<Duration>,
 }
 
 /// A call's setting for its questions.
@@ -79,8 +95,13 @@ impl AskingSlots {
 impl AskCtx {
     /// A call's: it may ask as `allowed` says.
     pub(crate) fn for_call(allowed: Allowed) -> Self {
+        let wait_left = std::sync::Mutex::new(allowed.timeout);
         Self {
-            allowed: Ok(Arc::new(allowed)),
+            allowed: Ok(Arc::new(Asking {
+                allowed,
+                asked: std::sync::atomic::AtomicU32::new(0),
+                wait_left,
+            })),
         }
     }
 
@@ -91,11 +112,12 @@ impl AskCtx {
         }
     }
 
-    fn allowed(&self, whom: Asked) -> Result<&Allowed, String> {
-        let allowed = self
+    fn allowed(&self, whom: Asked) -> Result<&Asking, String> {
+        let asking = self
             .allowed
             .as_deref()
             .map_err(|during| format!("no question can be asked during {during}"))?;
+        let allowed = &asking.allowed;
         if !allowed.grant.contains(&whom) {
             let tool = &allowed.tool;
             return Err(format!(
@@ -108,30 +130,69 @@ impl AskCtx {
                 },
             ));
         }
-        Ok(allowed)
+        let asked = asking
+            .asked
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if asked >= MAX_QUESTIONS_PER_CALL {
+            return Err(format!(
+                "this call asked {MAX_QUESTIONS_PER_CALL} questions already, the most a call may"
+            ));
+        }
+        Ok(asking)
     }
 }
 
-impl Allowed {
-    /// Wait for `answer` with the deadline stopped, in a waiting slot,
-    /// for at most the ask timeout.
+impl std::ops::Deref for Asking {
+    type Target = Allowed;
+
+    fn deref(&self) -> &Allowed {
+        &self.allowed
+    }
+}
+
+impl Asking {
+    /// Wait for `answer` with the deadline stopped, in a waiting slot, for
+    /// at most what is left of the call's waiting time.
     async fn wait<T>(
         &self,
         answer: impl Future<Output = Result<T, AskError>>,
     ) -> Result<T, String> {
-        let Ok(_slot) = self.waiting.slots.clone().try_acquire_owned() else {
+        let allowed = &self.allowed;
+        let Ok(_slot) = allowed.waiting.slots.clone().try_acquire_owned() else {
             return Err(format!(
                 "all {} of the host's slots for calls waiting for an answer are taken \
                  (max_asking_calls); ask again later",
-                self.waiting.cap
+                allowed.waiting.cap
             ));
         };
-        let _paused = self.deadline.pause();
-        match tokio::time::timeout(self.timeout, answer).await {
+        let left = *self
+            .wait_left
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if left.is_zero() {
+            return Err(format!(
+                "this call's questions waited {} ms already, the most a call's may \
+                 (ask_timeout_ms)",
+                allowed.timeout.as_millis()
+            ));
+        }
+        let _paused = allowed.deadline.pause();
+        let started = tokio::time::Instant::now();
+        let answered = tokio::time::timeout(left, answer).await;
+        {
+            let mut wait_left = self
+                .wait_left
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            *wait_left = wait_left.saturating_sub(started.elapsed());
+        }
+        match answered {
             Ok(answered) => answered.map_err(|e| e.to_string()),
             Err(_) => Err(format!(
-                "no answer came within {} ms (ask_timeout_ms)",
-                self.timeout.as_millis()
+                "no answer came within {} ms: a call's questions wait {} ms in all \
+                 (ask_timeout_ms)",
+                left.as_millis(),
+                allowed.timeout.as_millis()
             )),
         }
     }
@@ -190,6 +251,19 @@ impl Allowed {
                 messages.len()
             ));
         }
+        let hints = options
+            .model_preferences
+            .as_ref()
+            .map_or(&[][..], |p| p.hints.as_slice());
+        if options.stop_sequences.len() > MAX_SAMPLING_LIST || hints.len() > MAX_SAMPLING_LIST {
+            return Err(format!(
+                "a sampling request holds at most {MAX_SAMPLING_LIST} stop sequences and \
+                 {MAX_SAMPLING_LIST} model hints, not {} and {}",
+                options.stop_sequences.len(),
+                hints.len()
+            ));
+        }
+        let hint_bytes: usize = hints.iter().map(String::len).sum();
         let messages: Vec<SamplingMessage> = messages
             .into_iter()
             .map(|m| SamplingMessage {
@@ -203,7 +277,8 @@ impl Allowed {
                 .stop_sequences
                 .iter()
                 .map(String::len)
-                .sum::<usize>();
+                .sum::<usize>()
+            + hint_bytes;
         if size > self.question_bytes {
             return Err(format!(
                 "the sampling request is {size} bytes; at most {} are allowed (max_output_bytes)",

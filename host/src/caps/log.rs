@@ -112,8 +112,12 @@ pub(crate) fn cut(text: &mut String, max: usize) {
         while !text.is_char_boundary(end) {
             end -= 1;
         }
-        text.truncate(end);
-        text.push('…');
+        // A new string, not `truncate`: that keeps the whole allocation,
+        // which can be as large as a host call's input.
+        let mut kept = String::with_capacity(end + '…'.len_utf8());
+        kept.push_str(&text[..end]);
+        kept.push('…');
+        *text = kept;
     }
 }
 
@@ -163,6 +167,17 @@ mod tests {
         let (lines, _) = log.snapshot();
         assert!(lines[0].message.len() <= MAX_LOG_LINE_BYTES + '…'.len_utf8());
         assert!(lines[0].message.ends_with('…'));
+    }
+
+    #[test]
+    fn a_cut_line_keeps_only_what_it_shows() {
+        let mut text = "x".repeat(8 << 20);
+        cut(&mut text, MAX_LOG_LINE_BYTES);
+        assert!(
+            text.capacity() <= MAX_LOG_LINE_BYTES + '…'.len_utf8(),
+            "a cut line holds {} bytes",
+            text.capacity()
+        );
     }
 
     #[test]

@@ -120,8 +120,9 @@ fn action(scheduler: &Scheduler, action: wit::ReminderAction) -> Result<Reminder
                     false => format!("lists {}", scheduler.grant.tools.join(", ")),
                 };
                 return Err(format!(
-                    "`{}` may not schedule calls of `{}`: its grant `reminders.tools` {listed}",
-                    scheduler.tool, call.tool
+                    "`{}` may not schedule calls of {}: its grant `reminders.tools` {listed}",
+                    scheduler.tool,
+                    crate::shown::quoted(&call.tool)
                 ));
             }
             if call.input.len() > MAX_PAYLOAD_BYTES {

@@ -90,6 +90,9 @@ impl ResourceUpdates {
             .allowed
             .as_ref()
             .map_err(|during| format!("resource updates are not announced during {during}"))?;
+        if let Some(problem) = crate::resources::uri_problem(&uri) {
+            return Err(format!("the address {problem}"));
+        }
         if !owns(&uri) {
             return Err(format!(
                 "{} is not a resource this tool's component offers: a tool announces \
@@ -153,6 +156,9 @@ mod tests {
         }
         let over = updates.updated("mine:over".into()).unwrap_err();
         assert!(over.contains("64 addresses already"), "{over}");
+        let long = format!("mine:{}", "a".repeat(1 << 20));
+        let err = updates.updated(long).unwrap_err();
+        assert!(err.contains("at most 2048 are allowed"), "{err}");
         let mut refused = ResourceUpdates::refused("a resource read");
         let err = refused.updated("mine:a".into()).unwrap_err();
         assert!(err.contains("during a resource read"), "{err}");

@@ -21,12 +21,15 @@ use crate::config::Channels;
 use crate::session::{
     EventData, EventKind, NewSession, Session, SessionMode, SessionStore, principal_only,
 };
+use crate::shown::quoted;
 use crate::usage::Meter;
 
 /// The most bytes one message may have.
 pub const MAX_MESSAGE_BYTES: usize = 64 << 10;
 /// The most bytes a send's `auth` may have.
 pub const MAX_AUTH_BYTES: usize = 4 << 10;
+/// The longest channel, key or session id a call may name, in bytes.
+pub const MAX_NAME_BYTES: usize = 256;
 /// The most messages one call may send.
 pub const MAX_SENDS_PER_CALL: u32 = 16;
 
@@ -67,15 +70,30 @@ impl SessionsCtx {
     /// The grant, if it covers `channel`.
     fn on(&self, channel: &str) -> Result<Arc<SessionsGrant>, String> {
         let grant = self.grant()?;
+        bounded("channel", channel)?;
         if !grant.channels.admits(channel) {
             return Err(format!(
-                "`{}` may not reach sessions on channel {channel:?}: its grant covers {}",
+                "`{}` may not reach sessions on channel {}: its grant covers {}",
                 grant.tool,
+                quoted(channel),
                 grant.channels.patterns().join(", ")
             ));
         }
         Ok(grant)
     }
+}
+
+/// Refuse a channel, key or session id longer than any the store keeps,
+/// before it is looked up.
+fn bounded(what: &str, text: &str) -> Result<(), String> {
+    if text.len() > MAX_NAME_BYTES {
+        return Err(format!(
+            "the {what} {} is {} bytes; at most {MAX_NAME_BYTES} are accepted",
+            quoted(text),
+            text.len()
+        ));
+    }
+    Ok(())
 }
 
 /// The principal a message is sent as: `auth` as the tool gave it, or the
@@ -131,7 +149,9 @@ async fn target(
                 .await
                 .map_err(|e| e.to_string())?
                 .filter(|s| s.channel() == Some(channel))
-                .ok_or_else(|| format!("no session `{id}` on channel {channel:?}"))?;
+                .ok_or_else(|| {
+                    format!("no session {} on channel {}", quoted(id), quoted(channel))
+                })?;
             (session, false)
         }
         (None, key) => grant
@@ -161,6 +181,7 @@ impl wit::Host for SessionsCtx {
         id: String,
     ) -> Result<Option<wit::SessionInfo>, String> {
         let grant = self.on(&channel)?;
+        bounded("session id", &id)?;
         Ok(grant
             .store
             .find(&id)
@@ -177,6 +198,12 @@ impl wit::Host for SessionsCtx {
         options: wit::SendOptions,
     ) -> Result<wit::Sent, String> {
         let grant = self.on(&channel)?;
+        if let Some(key) = &options.key {
+            bounded("key", key)?;
+        }
+        if let Some(id) = &options.session_id {
+            bounded("session id", id)?;
+        }
         if !grant.may_send {
             return Err(format!(
                 "`{}` may not send messages in this call: the call is a read",
@@ -199,16 +226,9 @@ impl wit::Host for SessionsCtx {
             .charge(message.len(), "a message's bytes")
             .map_err(|e| e.to_string())?;
         let auth = sender_auth(&grant, options.auth.clone())?;
-        // Starting a session writes and fsyncs its record: off the runtime.
-        let finding = grant.clone();
-        let runtime = tokio::runtime::Handle::current();
-        let (session, started, auth) = tokio::task::spawn_blocking(move || {
-            runtime
-                .block_on(target(&finding, &channel, &options, auth.as_ref()))
-                .map(|(session, started)| (session, started, auth))
-        })
-        .await
-        .map_err(|e| e.to_string())??;
+        // A start writes and fsyncs the session's record on a blocking
+        // thread (the store does).
+        let (session, started) = target(&grant, &channel, &options, auth.as_ref()).await?;
         let event = json!({
             "message": message,
             "channel": session.channel(),

@@ -502,8 +502,19 @@ pub fn principal_name(auth: &Value) -> String {
     )
 }
 
+/// The longest instant [`parse_instant`] reads, in bytes.
+pub const MAX_INSTANT_BYTES: usize = 64;
+
 /// Parse an absolute ISO-8601 (RFC 3339) instant that carries a timezone.
 pub fn parse_instant(text: &str) -> Result<DateTime<FixedOffset>, String> {
+    let shown = crate::shown::quoted(text);
+    if text.len() > MAX_INSTANT_BYTES {
+        return Err(format!(
+            "{shown} is not an absolute ISO-8601 instant: it is {} bytes, at most \
+             {MAX_INSTANT_BYTES} are",
+            text.len()
+        ));
+    }
     if let Ok(t) = DateTime::parse_from_rfc3339(text) {
         return Ok(t);
     }
@@ -511,11 +522,11 @@ pub fn parse_instant(text: &str) -> Result<DateTime<FixedOffset>, String> {
         .or_else(|_| chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%d %H:%M:%S%.f"));
     if naive.is_ok() || chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d").is_ok() {
         return Err(format!(
-            "{text:?} has no timezone: add `Z` or an offset such as `+02:00`"
+            "{shown} has no timezone: add `Z` or an offset such as `+02:00`"
         ));
     }
     Err(format!(
-        "{text:?} is not an absolute ISO-8601 instant (expected e.g. \"2026-01-31T12:00:00Z\")"
+        "{shown} is not an absolute ISO-8601 instant (expected e.g. \"2026-01-31T12:00:00Z\")"
     ))
 }
 

@@ -120,6 +120,9 @@ pub struct ReminderBook {
     /// The store's folder: a session's reminders are under `<root>/<id>`.
     root: PathBuf,
     pending: Mutex<BTreeMap<String, Reminder>>,
+    /// Held by a schedule or a cancel while it writes: they see each
+    /// other's counts, and `pending` is never held across a disk.
+    writing: Mutex<()>,
     /// Woken when a reminder is added, so the scheduler looks again.
     added: tokio::sync::Notify,
 }
@@ -130,6 +133,7 @@ impl ReminderBook {
         Self {
             root,
             pending: Mutex::default(),
+            writing: Mutex::default(),
             added: tokio::sync::Notify::new(),
         }
     }
@@ -174,23 +178,26 @@ impl ReminderBook {
 
     /// Keep `reminder` durably, within the bounds on pending reminders.
     pub fn schedule(&self, reminder: Reminder) -> Result<Reminder, ReminderError> {
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        if pending.len() >= MAX_PENDING {
-            return Err(ReminderError::Full(format!(
-                "the server has {MAX_PENDING} reminders pending already, the most it keeps"
-            )));
-        }
+        let _writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
         let session = &reminder.session_id;
-        if pending
-            .values()
-            .filter(|r| &r.session_id == session)
-            .count()
-            >= MAX_PENDING_PER_SESSION
         {
-            return Err(ReminderError::Full(format!(
-                "session `{session}` has {MAX_PENDING_PER_SESSION} reminders pending already, \
-                 the most a session may; cancel one first"
-            )));
+            let pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            if pending.len() >= MAX_PENDING {
+                return Err(ReminderError::Full(format!(
+                    "the server has {MAX_PENDING} reminders pending already, the most it keeps"
+                )));
+            }
+            if pending
+                .values()
+                .filter(|r| &r.session_id == session)
+                .count()
+                >= MAX_PENDING_PER_SESSION
+            {
+                return Err(ReminderError::Full(format!(
+                    "session `{session}` has {MAX_PENDING_PER_SESSION} reminders pending \
+                     already, the most a session may; cancel one first"
+                )));
+            }
         }
         let path = self.file(session, &reminder.id);
         let dir = path.parent().unwrap_or(&self.root);
@@ -199,8 +206,10 @@ impl ReminderBook {
             &path,
             &serde_json::to_vec_pretty(&reminder).context("JSON")?,
         )?;
-        pending.insert(reminder.id.clone(), reminder.clone());
-        drop(pending);
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(reminder.id.clone(), reminder.clone());
         self.added.notify_one();
         Ok(reminder)
     }
@@ -226,13 +235,27 @@ impl ReminderBook {
     /// Cancel the session's pending reminder `id`: `false` when it has none
     /// by that id.
     pub fn cancel(&self, session: &str, id: &str) -> Result<bool, ReminderError> {
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        if pending.get(id).is_none_or(|r| r.session_id != session) {
-            return Ok(false);
+        let _writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
+        // Out of the index first, so the firing loop cannot take it while
+        // its file is removed; back in if the file stays.
+        let taken = {
+            let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            if pending.get(id).is_none_or(|r| r.session_id != session) {
+                return Ok(false);
+            }
+            pending.remove(id)
+        };
+        if let Err(e) = crate::files::remove_durably(&self.file(session, id)) {
+            if let Some(reminder) = taken {
+                self.pending
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(id.to_string(), reminder);
+            }
+            return Err(anyhow::Error::from(e)
+                .context(format!("cannot remove reminder `{id}`"))
+                .into());
         }
-        crate::files::remove_durably(&self.file(session, id))
-            .with_context(|| format!("cannot remove reminder `{id}`"))?;
-        pending.remove(id);
         Ok(true)
     }
 

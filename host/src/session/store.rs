@@ -189,6 +189,10 @@ pub struct SessionStore {
     /// This server's sessions; with `shared`, the ones it has seen lately
     /// (Redis keeps the records, and is asked at every bind).
     index: RwLock<Index>,
+    /// Held by a session being made here from its token check to its
+    /// insert: two makers cannot both take one token, and lookups, which
+    /// take only `index`, never wait on the record's fsync.
+    creating: tokio::sync::Mutex<()>,
     /// The reminders pending in its sessions.
     reminders: ReminderBook,
     /// What sessions created without a pin are bound to.
@@ -264,6 +268,7 @@ impl SessionStore {
             max_sessions: MAX_SESSIONS,
             history,
             index: RwLock::default(),
+            creating: tokio::sync::Mutex::const_new(()),
             pin_source: RwLock::default(),
             shared: None,
             reminders_failing: AtomicBool::new(false),
@@ -462,7 +467,9 @@ impl SessionStore {
                 check_token_part("channel", channel)?;
                 if channel.contains(':') {
                     return Err(StoreError::Invalid(format!(
-                        "channel {channel:?} may not contain `:` (it separates channel and key in the continuation token)"
+                        "channel {} may not contain `:` (it separates channel and key in the \
+                         continuation token)",
+                        crate::shown::quoted(channel)
                     )));
                 }
                 let key = key.unwrap_or_else(|| uuid::Uuid::new_v4().simple().to_string());
@@ -491,30 +498,41 @@ impl SessionStore {
         };
         let session = Session::with_dirs(spec, Dirs::under(&dir), Utc::now(), self.history.clone());
         match &self.shared {
-            None => self.create_here(session, &dir),
+            None => self.create_here(session, dir).await,
             Some(shared) => self.create_shared(shared, session, &dir).await,
         }
     }
 
-    fn create_here(&self, session: Session, dir: &Path) -> Result<Arc<Session>, StoreError> {
-        // Hold the write lock from the token check to the insert, so two
-        // requests cannot both take one token.
-        let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
-        if index.by_id.len() >= self.max_sessions {
-            return Err(StoreError::Full {
-                max: self.max_sessions,
-            });
-        }
-        if let Some(token) = session.continuation_token()
-            && let Some(existing) = index.by_token.get(&token)
+    async fn create_here(
+        &self,
+        session: Session,
+        dir: PathBuf,
+    ) -> Result<Arc<Session>, StoreError> {
+        let _creating = self.creating.lock().await;
         {
-            return Err(StoreError::TokenTaken {
-                token,
-                session: existing.clone(),
-            });
+            let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+            if index.by_id.len() >= self.max_sessions {
+                return Err(StoreError::Full {
+                    max: self.max_sessions,
+                });
+            }
+            if let Some(token) = session.continuation_token()
+                && let Some(existing) = index.by_token.get(&token)
+            {
+                return Err(StoreError::TokenTaken {
+                    token,
+                    session: existing.clone(),
+                });
+            }
         }
-        write_record(dir, &session)?;
         let session = Arc::new(session);
+        let writing = Arc::clone(&session);
+        // If the caller goes (a call's deadline) the record is still
+        // written, and the session loads at the next start like any other.
+        crate::blocking::run(move |_| write_record(&dir, &writing))
+            .await
+            .map_err(anyhow::Error::from)??;
+        let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
         if let Some(token) = session.continuation_token() {
             index.by_token.insert(token, session.id().to_string());
         }
@@ -840,7 +858,7 @@ impl SessionStore {
             None => {
                 // Written and fsynced: off the runtime.
                 let store = Arc::clone(self);
-                tokio::task::spawn_blocking(move || store.reminders.schedule(reminder))
+                crate::blocking::run(move |_| store.reminders.schedule(reminder))
                     .await
                     .map_err(|e| ReminderError::Io(e.into()))??
             }
@@ -868,7 +886,7 @@ impl SessionStore {
             Some(shared) => shared.reminders().cancel(session, id).await,
             None => {
                 let (store, session, id) = (Arc::clone(self), session.to_string(), id.to_string());
-                tokio::task::spawn_blocking(move || store.reminders.cancel(&session, &id))
+                crate::blocking::run(move |_| store.reminders.cancel(&session, &id))
                     .await
                     .map_err(|e| ReminderError::Io(e.into()))?
             }
@@ -1013,7 +1031,10 @@ fn split_token(token: &str) -> Result<(&str, &str), BindError> {
     match token.split_once(':') {
         Some((channel, key)) if !channel.is_empty() && !key.is_empty() => Ok((channel, key)),
         _ => Err(BindError::InvalidToken {
-            reason: format!("{token:?} is not of the form `<channelId>:<key>`"),
+            reason: format!(
+                "{} is not of the form `<channelId>:<key>`",
+                crate::shown::quoted(token)
+            ),
         }),
     }
 }
@@ -1021,7 +1042,8 @@ fn split_token(token: &str) -> Result<(&str, &str), BindError> {
 fn check_token_part(what: &str, text: &str) -> Result<(), StoreError> {
     if text.is_empty() || text.len() > 256 || text.chars().any(char::is_control) {
         return Err(StoreError::Invalid(format!(
-            "{what} {text:?} must be 1 to 256 characters without control characters"
+            "{what} {} must be 1 to 256 characters without control characters",
+            crate::shown::quoted(text)
         )));
     }
     Ok(())

@@ -20,6 +20,7 @@
 
 pub mod addr;
 mod net;
+pub mod request_parts;
 mod send;
 #[cfg(test)]
 mod tests;

@@ -55,12 +55,19 @@ impl SystemResolver {
     }
 }
 
+/// The most addresses of one answer a request considers: a name a tool's
+/// server controls can answer with thousands.
+pub const MAX_ADDRESSES: usize = 32;
+
 impl Resolver for SystemResolver {
     fn resolve<'a>(&'a self, host: &'a str) -> BoxFuture<'a, io::Result<Vec<IpAddr>>> {
         Box::pin(async move {
             let answer = self.resolver()?.lookup_ip(host).await;
             let mut ips: Vec<IpAddr> = Vec::new();
             for ip in answer.map_err(io::Error::other)?.iter() {
+                if ips.len() == MAX_ADDRESSES {
+                    break;
+                }
                 if !ips.contains(&ip) {
                     ips.push(ip);
                 }

@@ -342,6 +342,9 @@ impl store::HostBucket for KvView<'_> {
         bucket: Resource<Bucket>,
         cursor: Option<String>,
     ) -> KvResult<store::KeyResponse> {
+        if let Some(cursor) = &cursor {
+            check_key(cursor)?;
+        }
         let (backend, name) = self.readable(&bucket)?;
         let keys = backend
             .list_keys(&name, cursor.as_deref(), LIST_PAGE)

@@ -70,13 +70,13 @@ impl RedbBackend {
         get(&self.db, bucket, key)
     }
 
-    /// Run `op` on the database on the blocking pool.
+    /// Run `op` on the database on a blocking thread, in its turn.
     async fn run<R: Send + 'static>(
         &self,
         op: impl FnOnce(&Database) -> Result<R, BackendError> + Send + 'static,
     ) -> Result<R, BackendError> {
         let db = Arc::clone(&self.db);
-        tokio::task::spawn_blocking(move || op(&db))
+        crate::blocking::run(move |_| op(&db))
             .await
             .map_err(BackendError::from_any)?
     }

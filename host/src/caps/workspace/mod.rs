@@ -112,6 +112,9 @@ impl WasiSetup<'_> {
             .allow_udp(false)
             .allow_ip_name_lookup(false)
             .socket_addr_check(|_, _| Box::pin(async { false }))
+            // A larger request traps (the interface has no error to give):
+            // random bytes are made on the worker, uncounted.
+            .max_random_size(MAX_RANDOM_BYTES)
             // Filesystem calls run on the calling worker instead of a hop
             // to tokio's blocking pool: ~85 µs less per call, which is most
             // of a search over many small files (bench toolset_grep). A call
@@ -136,6 +139,9 @@ impl WasiSetup<'_> {
         Ok(builder.build())
     }
 }
+
+/// The most random bytes one `get-random-bytes` call may ask for.
+pub const MAX_RANDOM_BYTES: u64 = 1 << 20;
 
 /// What the workspace's host functions reach in a Store.
 pub struct FilesView<'a> {
