@@ -47,6 +47,8 @@ pub mod engine;
 pub mod error;
 pub mod files;
 pub mod host;
+#[cfg(test)]
+mod host_fn_bounds;
 mod instance;
 pub mod lint;
 pub mod lock;

@@ -4,6 +4,7 @@
 pub(crate) mod author;
 pub(crate) mod call;
 pub(crate) mod check;
+pub(crate) mod hard_stop;
 pub(crate) mod inspect;
 pub(crate) mod list;
 pub(crate) mod lock;

@@ -16,6 +16,7 @@ use toolhost_serve::mcp::{McpOptions, ToolServer};
 use toolhost_serve::telemetry::Telemetry;
 
 use super::DirArgs;
+use super::hard_stop;
 use super::{cli_principal, warn_failures};
 
 #[derive(Debug, Args)]
@@ -89,6 +90,7 @@ pub(crate) async fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         app.host.registry().tools().count(),
         app.slug
     );
+    hard_stop::arm(app.options.shutdown_grace + hard_stop::AFTER_GRACE)?;
     let grace = app.options.shutdown_grace.as_secs();
     let stopping = async move {
         shutdown_signal().await;
