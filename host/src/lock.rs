@@ -118,6 +118,10 @@ pub struct LockedGrants {
     /// Channels whose sessions it may reach, sorted (absent when none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sessions: Vec<String>,
+    /// Principals it may send as besides its call's own, sorted (absent
+    /// when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub send_as: Vec<String>,
     /// The tools its reminders may call, sorted; absent when it may not
     /// schedule reminders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -172,6 +176,7 @@ impl LockedTool {
                 artifacts: grants.artifacts,
                 metrics: grants.metrics,
                 sessions: grants.sessions.patterns().to_vec(),
+                send_as: grants.send_as.patterns().to_vec(),
                 reminders: grants.reminders.as_ref().map(|r| {
                     let mut tools = r.tools.clone();
                     tools.sort();
@@ -287,6 +292,7 @@ impl LockedGrants {
         }
         for (kind, was, is) in [
             ("sessions", &self.sessions, &now.sessions),
+            ("send_as", &self.send_as, &now.send_as),
             ("kv", &self.kv, &now.kv),
             ("http", &self.http, &now.http),
             ("ask", &self.ask, &now.ask),
@@ -586,6 +592,7 @@ mod tests {
                 artifacts: DirAccess::None,
                 metrics: false,
                 sessions: Vec::new(),
+                send_as: Vec::new(),
                 reminders: None,
                 kv: vec!["cache".into()],
                 http: vec!["https://example.com:443".into()],

@@ -237,3 +237,83 @@ fn a_bad_channel_pattern_names_the_tool_and_the_pattern() {
         "{err}"
     );
 }
+
+/// A tool sends as its call's principal: naming another in `auth`
+/// (attack 6 of issue 45: mallory's call writing into the victim's
+/// session as the victim) is refused unless its `send_as` grant names that
+/// principal, and what it writes beside its own id is not kept.
+#[tokio::test]
+async fn a_tool_sends_as_its_calls_principal_unless_send_as_names_another() {
+    let config = "[tools.session_probe]\nsessions = [\"*\"]\nsend_as = [\"support-bot\"]\n";
+    let (_dir, host, store) = host_with_store(config).await;
+    let victim = as_user("victim");
+    let (answer, _) = probe(
+        &host,
+        json!({"channel": "support", "message": "my ticket", "key": "ticket-1"}),
+        &victim,
+    )
+    .await;
+    let id = sent(&answer)["session"]["id"].as_str().unwrap().to_string();
+
+    let mallory = as_user("mallory");
+    for auth in [json!({"user": "victim"}), json!({"email": "victim"})] {
+        let forged = json!({
+            "channel": "support", "message": "close it", "key": "ticket-1", "auth": auth,
+        });
+        let (answer, _) = probe(&host, forged, &mallory).await;
+        let error = sent(&answer)["error"].as_str().unwrap();
+        assert!(
+            error.contains("may not send as \"victim\"")
+                && error.contains("its call's principal (`mallory`)")
+                && error.contains("(it names support-bot)"),
+            "{error}"
+        );
+    }
+    let anonymous = json!({
+        "channel": "support", "message": "x", "key": "ticket-1", "auth": {"user": "victim"},
+    });
+    let (answer, _) = probe(&host, anonymous, &common::live()).await;
+    assert!(
+        sent(&answer)["error"]
+            .as_str()
+            .unwrap()
+            .contains("its call's principal (none)"),
+        "{answer}"
+    );
+    let nobody = json!({"channel": "support", "message": "x", "auth": {"token": "t"}});
+    let (answer, _) = probe(&host, nobody, &mallory).await;
+    assert!(
+        sent(&answer)["error"]
+            .as_str()
+            .unwrap()
+            .contains("`auth` names no principal"),
+        "{answer}"
+    );
+    assert_eq!(messages(&store, &id).len(), 1, "nothing reached the victim");
+
+    // Its own id, with a marker beside it: sent as the call's principal.
+    let own = json!({
+        "channel": "ops", "message": "m", "key": "K", "auth": {"user": "mallory", "via": "server-token"},
+    });
+    let (answer, _) = probe(&host, own, &mallory).await;
+    let own_id = sent(&answer)["session"]["id"].as_str().unwrap().to_string();
+    assert_eq!(messages(&store, &own_id)[0]["data"]["auth"], json!({"user": "mallory"}));
+
+    // A principal `send_as` names, recorded with the tool and call behind it.
+    let bot = json!({
+        "channel": "alerts", "message": "disk full", "key": "A1",
+        "auth": {"user": "support-bot", "token": "secret"},
+    });
+    let (answer, _) = probe(&host, bot, &mallory).await;
+    let bot_id = sent(&answer)["session"]["id"].as_str().unwrap().to_string();
+    let data = &messages(&store, &bot_id)[0]["data"];
+    assert_eq!(data["auth"], json!({"user": "support-bot"}), "{data}");
+    assert_eq!(data["from"]["tool"], "session_probe");
+    assert_eq!(data["from"]["sessionId"], mallory.session.id());
+    assert!(data["from"]["callId"].as_str().unwrap().starts_with("call_"));
+    assert_eq!(
+        store.get(&bot_id).unwrap().auth(),
+        Some(&json!({"user": "support-bot"})),
+        "owned by the principal sent as, never its credentials"
+    );
+}

@@ -199,6 +199,7 @@ impl Caps {
             (Some(call), Some(store)) => SessionsCtx::granted(SessionsGrant {
                 store: Arc::clone(store),
                 channels: grants.sessions.clone(),
+                send_as: grants.send_as.clone(),
                 may_send: !read_only,
                 from: Arc::clone(call.session),
                 call_id: call.call_id.to_string(),
@@ -316,7 +317,7 @@ pub fn import_status(grants: &Grants, import: &str) -> String {
     workspace::import_status(grants, interface)
         .or_else(|| artifacts::import_status(grants.artifacts, interface))
         .or_else(|| metrics::import_status(grants.metrics, interface))
-        .or_else(|| sessions::import_status(&grants.sessions, interface))
+        .or_else(|| sessions::import_status(&grants.sessions, &grants.send_as, interface))
         .or_else(|| reminders::import_status(grants.reminders.as_ref(), interface))
         .or_else(|| kv::import_status(&grants.kv, interface))
         .or_else(|| http::import_status(&grants.http, interface))

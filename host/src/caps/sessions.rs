@@ -5,7 +5,11 @@
 //! not send. A send starts or resumes a session in the store the server
 //! attached to the host ([`crate::Host::attach_sessions`]) and appends a
 //! `user.message` event to it: the application reading the session's event
-//! stream acts on it, the host never runs a tool because of it. A message
+//! stream acts on it, the host never runs a tool because of it. A tool
+//! sends as its call's principal; naming another in `auth` needs a
+//! `send_as` grant that covers it, so no tool can speak for a principal
+//! the operator did not name. Every message records the session, call and
+//! tool it came from. A message
 //! is at most [`MAX_MESSAGE_BYTES`], charged to the call's host memory
 //! until it is recorded (the session's history holds it after, within its
 //! bytes), a call sends at most [`MAX_SENDS_PER_CALL`], and each send
@@ -17,9 +21,10 @@ use serde_json::{Value, json};
 
 use super::grant_ctx::GrantCtx;
 use crate::bindings::toolhost::tool::sessions as wit;
-use crate::config::Channels;
+use crate::config::{Channels, Principals};
 use crate::session::{
-    EventData, EventKind, NewSession, Session, SessionMode, SessionStore, principal_only,
+    EventData, EventKind, NewSession, Session, SessionMode, SessionStore, principal_id,
+    principal_name, principal_only,
 };
 use crate::shown::quoted;
 use crate::usage::Meter;
@@ -35,12 +40,21 @@ pub const MAX_SENDS_PER_CALL: u32 = 16;
 
 /// What a grant gives a component importing `interface`, as `inspect`
 /// shows it; `None` for another interface.
-pub fn import_status(channels: &Channels, interface: &str) -> Option<String> {
+pub fn import_status(
+    channels: &Channels,
+    send_as: &Principals,
+    interface: &str,
+) -> Option<String> {
     (interface == "toolhost:tool/sessions").then(|| match channels.is_empty() {
         true => "NOT GRANTED (no channels)".into(),
         false => format!(
-            "granted: sessions on {} (look up only for read calls)",
-            channels.patterns().join(", ")
+            "granted: sessions on {}, sending as the call's principal{} (look up only for \
+             read calls)",
+            channels.patterns().join(", "),
+            match send_as.patterns() {
+                [] => String::new(),
+                others => format!(" or {}", others.join(", ")),
+            }
         ),
     })
 }
@@ -51,6 +65,8 @@ pub struct SessionsGrant {
     pub store: Arc<SessionStore>,
     /// The channels granted.
     pub channels: Channels,
+    /// The principals it may send as besides the call's own.
+    pub send_as: Principals,
     /// Whether this call may send (not a read call).
     pub may_send: bool,
     /// The call's own session: its principal is the default sender.
@@ -96,11 +112,13 @@ fn bounded(what: &str, text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The principal a message is sent as: `auth` as the tool gave it, or the
-/// principal of the call's own session (never its credentials).
+/// The principal a message is sent as (its id-like fields, never
+/// credentials): the call's own, or the one `auth` names when it is the
+/// call's own or the `send_as` grant covers it.
 fn sender_auth(grant: &SessionsGrant, auth: Option<String>) -> Result<Option<Value>, String> {
+    let own = grant.from.auth().map(principal_only);
     let Some(text) = auth else {
-        return Ok(grant.from.auth().map(principal_only));
+        return Ok(own);
     };
     if text.len() > MAX_AUTH_BYTES {
         return Err(format!(
@@ -108,11 +126,37 @@ fn sender_auth(grant: &SessionsGrant, auth: Option<String>) -> Result<Option<Val
             text.len()
         ));
     }
-    match serde_json::from_str(&text) {
-        Ok(value @ Value::Object(_)) => Ok(Some(value)),
-        Ok(_) => Err("`auth` must be a JSON object, e.g. {\"user\": \"ada\"}".into()),
-        Err(e) => Err(format!("`auth` is not JSON: {e}")),
+    let named = match serde_json::from_str(&text) {
+        Ok(value @ Value::Object(_)) => principal_only(&value),
+        Ok(_) => return Err("`auth` must be a JSON object, e.g. {\"user\": \"ada\"}".into()),
+        Err(e) => return Err(format!("`auth` is not JSON: {e}")),
+    };
+    let Some(id) = principal_id(&named) else {
+        return Err(
+            "`auth` names no principal: give one of `user`, `id`, `email`, `name` or \
+             `principal`, or leave `auth` out to send as the call's principal"
+                .into(),
+        );
+    };
+    if own.as_ref().and_then(principal_id) == Some(id) {
+        // The call's own principal as its session has it, whatever else
+        // the tool wrote beside the id.
+        return Ok(own);
     }
+    if grant.send_as.admits(id) {
+        return Ok(Some(named));
+    }
+    Err(format!(
+        "`{}` may not send as {}: a tool sends as its call's principal ({}), and as another \
+         only when its `send_as` grant names it{}",
+        grant.tool,
+        quoted(id),
+        own.as_ref().map_or_else(|| "none".to_string(), principal_name),
+        match grant.send_as.patterns() {
+            [] => " (it names none)".to_string(),
+            names => format!(" (it names {})", names.join(", ")),
+        }
+    ))
 }
 
 fn info(session: &Session) -> wit::SessionInfo {
@@ -233,7 +277,7 @@ impl wit::Host for SessionsCtx {
             "message": message,
             "channel": session.channel(),
             "sessionId": session.id(),
-            "auth": auth.as_ref().map(principal_only),
+            "auth": auth,
             "from": {
                 "sessionId": grant.from.id(),
                 "callId": grant.call_id,

@@ -1,7 +1,7 @@
 //! The grants of `[tools.<name>]` that name other things: the channels a
-//! tool's sessions capability reaches, and the tools its reminders may
-//! call. Parsed and checked with the config; used by `caps::sessions` and
-//! `caps::reminders`.
+//! tool's sessions capability reaches, the principals it may send as, and
+//! the tools its reminders may call. Parsed and checked with the config;
+//! used by `caps::sessions` and `caps::reminders`.
 
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +58,50 @@ impl Channels {
     }
 }
 
+/// The principals a tool may send session messages as, besides its call's
+/// own (`send_as`): principal ids (an auth's `user`, `id`, `email`, `name`
+/// or `principal`), or prefixes ending in `*` (`*` alone is every one).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Principals(Vec<String>);
+
+impl Principals {
+    /// Parse a grant's patterns, naming the first that is not one.
+    pub fn parse(patterns: &[String]) -> anyhow::Result<Self> {
+        for pattern in patterns {
+            let name = pattern.strip_suffix('*').unwrap_or(pattern);
+            let bad = |why: &str| anyhow::anyhow!("principal pattern {pattern:?} {why}");
+            if name.contains('*') {
+                return Err(bad("may have `*` only at its end"));
+            }
+            if name.is_empty() && !pattern.ends_with('*') || pattern.len() > 256 {
+                return Err(bad("must be 1 to 256 characters"));
+            }
+            if name.chars().any(char::is_control) {
+                return Err(bad("may not contain control characters"));
+            }
+        }
+        let mut patterns = patterns.to_vec();
+        patterns.sort();
+        patterns.dedup();
+        Ok(Self(patterns))
+    }
+
+    /// Whether the principal `id` matches one of the patterns.
+    pub fn admits(&self, id: &str) -> bool {
+        self.0
+            .iter()
+            .any(|pattern| match pattern.strip_suffix('*') {
+                Some(prefix) => id.starts_with(prefix),
+                None => pattern == id,
+            })
+    }
+
+    /// The patterns, sorted.
+    pub fn patterns(&self) -> &[String] {
+        &self.0
+    }
+}
+
 /// A tool's `reminders` grant: it may schedule messages, and calls of the
 /// tools listed.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -70,7 +114,7 @@ pub struct RemindersGrant {
 
 #[cfg(test)]
 mod tests {
-    use super::Channels;
+    use super::{Channels, Principals};
 
     #[test]
     fn channel_patterns_are_names_or_prefixes() {
@@ -82,6 +126,19 @@ mod tests {
         assert!(Channels::parse(&["*".into()]).unwrap().admits("anything"));
         for bad in ["", "a*b", "a:b", "\u{7}"] {
             let err = Channels::parse(&[bad.into()]).unwrap_err().to_string();
+            assert!(err.contains(&format!("{bad:?}")), "{err}");
+        }
+    }
+
+    #[test]
+    fn principal_patterns_are_ids_or_prefixes() {
+        let principals = Principals::parse(&["support-bot".into(), "alerts-*".into()]).unwrap();
+        assert!(principals.admits("support-bot"));
+        assert!(principals.admits("alerts-eu"));
+        assert!(!principals.admits("victim"));
+        assert!(!Principals::default().admits("anyone"));
+        for bad in ["", "a*b", "\u{7}"] {
+            let err = Principals::parse(&[bad.into()]).unwrap_err().to_string();
             assert!(err.contains(&format!("{bad:?}")), "{err}");
         }
     }

@@ -21,7 +21,7 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
 use self::agent::AgentSpec;
-pub use self::grants::{Channels, RemindersGrant};
+pub use self::grants::{Channels, Principals, RemindersGrant};
 use self::mcp::McpServer;
 use self::toolset::{Toolset, Toolsets};
 use crate::caps::http::AllowList;
@@ -540,6 +540,9 @@ pub struct ToolSettings {
     /// The channels whose sessions the tool may look up and send messages
     /// to: names, or prefixes ending in `*`.
     pub sessions: Option<Vec<String>>,
+    /// The principals the tool may send session messages as, besides its
+    /// call's own: ids, or prefixes ending in `*`.
+    pub send_as: Option<Vec<String>>,
     /// Whether the tool may schedule reminders, and which tools they may call.
     pub reminders: Option<RemindersGrant>,
     /// Key-value buckets the tool may open.
@@ -581,6 +584,7 @@ impl std::fmt::Debug for ToolSettings {
             .field("artifacts", &self.artifacts)
             .field("metrics", &self.metrics)
             .field("sessions", &self.sessions)
+            .field("send_as", &self.send_as)
             .field("reminders", &self.reminders)
             .field("kv", &self.kv)
             .field("http", &self.http)
@@ -696,6 +700,8 @@ pub struct Grants {
     pub metrics: bool,
     /// The channels whose sessions it may look up and send to.
     pub sessions: Channels,
+    /// The principals it may send as, besides its call's own.
+    pub send_as: Principals,
     /// Whether it may schedule reminders, and which tools they may call.
     pub reminders: Option<RemindersGrant>,
     /// Buckets the tool may open.
@@ -717,6 +723,7 @@ impl std::fmt::Debug for Grants {
             .field("artifacts", &self.artifacts)
             .field("metrics", &self.metrics)
             .field("sessions", &self.sessions)
+            .field("send_as", &self.send_as)
             .field("reminders", &self.reminders)
             .field("kv", &self.kv)
             .field("http", &self.http)
@@ -792,6 +799,8 @@ impl Config {
             .with_context(|| format!("invalid `http` grant for tool `{name}`"))?;
         let sessions = Channels::parse(&first(&layers, |s| s.sessions.clone()).unwrap_or_default())
             .with_context(|| format!("invalid `sessions` grant for tool `{name}`"))?;
+        let send_as = Principals::parse(&first(&layers, |s| s.send_as.clone()).unwrap_or_default())
+            .with_context(|| format!("invalid `send_as` grant for tool `{name}`"))?;
         Ok(ToolPolicy {
             enabled: first(&layers, |s| s.enabled).unwrap_or(true),
             permission: first(&layers, |s| s.permission).unwrap_or_default(),
@@ -809,6 +818,7 @@ impl Config {
                 artifacts: first(&layers, |s| s.artifacts).unwrap_or_default(),
                 metrics: first(&layers, |s| s.metrics).unwrap_or_default(),
                 sessions,
+                send_as,
                 reminders: first(&layers, |s| s.reminders.clone()),
                 kv: first(&layers, |s| s.kv.clone()).unwrap_or_default(),
                 http: Arc::new(http),
@@ -975,6 +985,9 @@ impl ToolSettings {
         }
         if let Some(patterns) = &self.sessions {
             Channels::parse(patterns).context("invalid `sessions` grant")?;
+        }
+        if let Some(patterns) = &self.send_as {
+            Principals::parse(patterns).context("invalid `send_as` grant")?;
         }
         for tool in self.reminders.iter().flat_map(|r| &r.tools) {
             anyhow::ensure!(

@@ -79,7 +79,8 @@ def send(channel: str, message: str, *, session_id: Optional[str] = None,
 
     ``session_id`` resumes that session, ``key`` starts or resumes ``<channel>:<key>``,
     neither starts a new session. ``auth`` (a dict) is the principal to send as; this
-    call's session's principal when None."""
+    call's session's principal when None, another only when the tool's ``send_as``
+    grant names it."""
     raw = _raw()
     options = raw.SendOptions(session_id, key, None if auth is None else json.dumps(auth))
     sent = _call(raw.send, channel, str(message), options)

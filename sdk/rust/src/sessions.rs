@@ -71,7 +71,8 @@ impl SendOptions {
         }
     }
 
-    /// The same options, sending as `auth`.
+    /// The same options, sending as `auth`: the call's own principal, or
+    /// one the tool's `send_as` grant names.
     pub fn as_principal(mut self, auth: Value) -> Self {
         self.auth = Some(auth);
         self
