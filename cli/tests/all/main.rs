@@ -27,6 +27,7 @@ mod messages;
 mod pipeline;
 mod plain;
 mod polyglot;
+mod principals;
 mod registry;
 mod reminders;
 mod sandbox;

@@ -297,7 +297,10 @@ async fn a_tool_sends_as_its_calls_principal_unless_send_as_names_another() {
     });
     let (answer, _) = probe(&host, own, &mallory).await;
     let own_id = sent(&answer)["session"]["id"].as_str().unwrap().to_string();
-    assert_eq!(messages(&store, &own_id)[0]["data"]["auth"], json!({"user": "mallory"}));
+    assert_eq!(
+        messages(&store, &own_id)[0]["data"]["auth"],
+        json!({"user": "mallory"})
+    );
 
     // A principal `send_as` names, recorded with the tool and call behind it.
     let bot = json!({
@@ -310,7 +313,12 @@ async fn a_tool_sends_as_its_calls_principal_unless_send_as_names_another() {
     assert_eq!(data["auth"], json!({"user": "support-bot"}), "{data}");
     assert_eq!(data["from"]["tool"], "session_probe");
     assert_eq!(data["from"]["sessionId"], mallory.session.id());
-    assert!(data["from"]["callId"].as_str().unwrap().starts_with("call_"));
+    assert!(
+        data["from"]["callId"]
+            .as_str()
+            .unwrap()
+            .starts_with("call_")
+    );
     assert_eq!(
         store.get(&bot_id).unwrap().auth(),
         Some(&json!({"user": "support-bot"})),

@@ -632,6 +632,9 @@ async fn a_url_server_gets_each_sessions_credentials_on_its_own_connection() {
     let as_user = |user: &str| {
         let session = Session::open(toolhost::SessionSpec {
             auth: Some(json!({ "user": user })),
+            credentials: Some(
+                toolhost::session::Credentials::from_json(&json!({ "user": user })).unwrap(),
+            ),
             ..toolhost::SessionSpec::default()
         })
         .unwrap();

@@ -41,7 +41,7 @@ impl Call<'_> {
             _ => JsonObject::new(),
         };
         let server_name = &server.spec().name;
-        let credentials = match server.credentials(self.session.auth()) {
+        let credentials = match server.credentials(&self.session.credentials()) {
             Ok(credentials) => credentials,
             Err(problem) => {
                 return self.failed(

@@ -40,11 +40,7 @@ pub const MAX_SENDS_PER_CALL: u32 = 16;
 
 /// What a grant gives a component importing `interface`, as `inspect`
 /// shows it; `None` for another interface.
-pub fn import_status(
-    channels: &Channels,
-    send_as: &Principals,
-    interface: &str,
-) -> Option<String> {
+pub fn import_status(channels: &Channels, send_as: &Principals, interface: &str) -> Option<String> {
     (interface == "toolhost:tool/sessions").then(|| match channels.is_empty() {
         true => "NOT GRANTED (no channels)".into(),
         false => format!(
@@ -151,7 +147,8 @@ fn sender_auth(grant: &SessionsGrant, auth: Option<String>) -> Result<Option<Val
          only when its `send_as` grant names it{}",
         grant.tool,
         quoted(id),
-        own.as_ref().map_or_else(|| "none".to_string(), principal_name),
+        own.as_ref()
+            .map_or_else(|| "none".to_string(), principal_name),
         match grant.send_as.patterns() {
             [] => " (it names none)".to_string(),
             names => format!(" (it names {})", names.join(", ")),

@@ -4,6 +4,7 @@
 //! a server hands out, binds requests to them, and forgets idle ones.
 
 mod events;
+mod principal;
 mod record;
 pub mod reminders;
 mod shared;
@@ -28,6 +29,10 @@ pub use crate::agent_pin::AgentPin;
 pub use events::{
     Event, EventData, EventKind, EventLog, HistoryBudget, MAX_EVENTS, MAX_HISTORY_BYTES,
     MAX_SESSION_HISTORY_BYTES,
+};
+pub use principal::{
+    Credentials, MAX_CREDENTIAL_BYTES, MAX_CREDENTIAL_FIELDS, VOUCHED_BY, VOUCHED_PRINCIPALS,
+    client_principal, principal_id, principal_name, principal_only,
 };
 pub use store::{
     BindError, Bound, Listed, MAX_SESSIONS, NewSession, PinSource, RemoveError, SessionStore,
@@ -61,8 +66,10 @@ pub struct SessionSpec {
     pub mode: SessionMode,
     /// The frozen instant time arguments are bounded by.
     pub as_of: Option<DateTime<FixedOffset>>,
-    /// The owner's auth, as JSON.
+    /// The owner: kept as its principal only (see [`principal_only`]).
     pub auth: Option<Value>,
+    /// What its calls present to upstream MCP servers, held in memory only.
+    pub credentials: Option<Credentials>,
     /// The workspace directory; a scratch directory, made on first use and
     /// removed with the session, when absent.
     pub workspace: Option<PathBuf>,
@@ -83,6 +90,7 @@ pub struct Session {
     mode: SessionMode,
     as_of: Option<DateTime<FixedOffset>>,
     auth: Option<Value>,
+    credentials: RwLock<Credentials>,
     created_at: DateTime<Utc>,
     last_active: AtomicI64,
     workspace: SessionDir,
@@ -266,7 +274,12 @@ impl Session {
             key: spec.key,
             mode: spec.mode,
             as_of: spec.as_of,
-            auth: spec.auth,
+            auth: spec
+                .auth
+                .as_ref()
+                .map(principal_only)
+                .filter(|principal| principal.as_object().is_some_and(|p| !p.is_empty())),
+            credentials: RwLock::new(spec.credentials.unwrap_or_default()),
             created_at,
             last_active: AtomicI64::new(Utc::now().timestamp_millis()),
             workspace: dirs.workspace,
@@ -321,9 +334,26 @@ impl Session {
         self.as_of
     }
 
-    /// The owner's auth.
+    /// The owner: its principal only (never credentials).
     pub fn auth(&self) -> Option<&Value> {
         self.auth.as_ref()
+    }
+
+    /// What its calls present to upstream MCP servers.
+    pub fn credentials(&self) -> Credentials {
+        self.credentials
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Present `credentials` from now on (a client brought them again, on
+    /// a server that did not have them).
+    pub fn set_credentials(&self, credentials: Credentials) {
+        *self
+            .credentials
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = credentials;
     }
 
     /// The agent version its calls run; `None` for a session that runs
@@ -467,39 +497,6 @@ impl Session {
             Some(owner) => caller.and_then(principal_id) == Some(owner),
         }
     }
-}
-
-/// The id-like field of an auth value (`user`, `id`, `email`, `name` or
-/// `principal`): what identifies a principal without its credentials.
-pub fn principal_id(auth: &Value) -> Option<&str> {
-    ["user", "id", "email", "name", "principal"]
-        .iter()
-        .find_map(|key| auth.get(key).and_then(Value::as_str))
-}
-
-/// What traces, events and tools are told of an approver: its string
-/// `type`, `via` and id-like fields only, never the rest of its auth (which
-/// may carry tokens).
-pub fn principal_only(auth: &Value) -> Value {
-    let kept = ["type", "via", "user", "id", "email", "name", "principal"]
-        .iter()
-        .filter_map(|key| {
-            Some((
-                key.to_string(),
-                Value::String(auth.get(*key)?.as_str()?.to_string()),
-            ))
-        })
-        .collect();
-    Value::Object(kept)
-}
-
-/// How a principal is named in messages: its id-like field, never the whole
-/// auth (which may carry tokens).
-pub fn principal_name(auth: &Value) -> String {
-    principal_id(auth).map_or_else(
-        || "an unnamed principal".to_string(),
-        |name| format!("`{name}`"),
-    )
 }
 
 /// The longest instant [`parse_instant`] reads, in bytes.

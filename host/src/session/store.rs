@@ -35,8 +35,10 @@ pub struct NewSession {
     pub mode: SessionMode,
     /// The instant time arguments are bounded by, as given.
     pub as_of: Option<chrono::DateTime<chrono::FixedOffset>>,
-    /// The owner's auth.
+    /// The owner (kept as its principal only).
     pub auth: Option<Value>,
+    /// What its calls present to upstream MCP servers, held in memory only.
+    pub credentials: Option<super::Credentials>,
     /// The agent version its calls run; the store's [`PinSource`] gives
     /// one when absent.
     pub pin: Option<AgentPin>,
@@ -312,6 +314,7 @@ impl SessionStore {
             mode: record.mode,
             as_of,
             auth: record.auth,
+            credentials: None,
             workspace: None,
             artifacts: None,
             pin: record.agent,
@@ -492,6 +495,7 @@ impl SessionStore {
             mode: new.mode,
             as_of: new.as_of,
             auth: new.auth,
+            credentials: new.credentials,
             workspace: None,
             artifacts: None,
             pin: new.pin.or_else(|| self.default_pin()),

@@ -66,10 +66,15 @@ fn walk(
     depth: usize,
     listing: &mut WorkspaceListing,
 ) -> std::io::Result<()> {
+    // Read no more names than the listing has room for (and one to know
+    // there were more): a folder of millions costs no more than a full
+    // listing. Those read are listed sorted.
+    let room = MAX_LISTED.saturating_sub(listing.entries.len());
     let mut names: Vec<CString> = Dir::read_from(dir)?
         .filter_map(Result::ok)
         .map(|entry| entry.file_name().to_owned())
         .filter(|name| name.as_bytes() != b"." && name.as_bytes() != b"..")
+        .take(room.saturating_add(1))
         .collect();
     names.sort();
     for name in names {
@@ -166,5 +171,17 @@ mod tests {
         for refused in ["escape/secret", "../README", "/etc/passwd", "src", "nope"] {
             assert!(open(&session, refused).is_none(), "{refused}");
         }
+    }
+
+    #[test]
+    fn a_listing_stops_at_its_cap() {
+        let session = Session::ephemeral().unwrap();
+        let root = session.workspace().unwrap().to_path_buf();
+        for i in 0..MAX_LISTED + 5 {
+            std::fs::File::create(root.join(format!("f{i:05}"))).unwrap();
+        }
+        let listed = list(&session).unwrap();
+        assert_eq!(listed.entries.len(), MAX_LISTED);
+        assert!(listed.truncated);
     }
 }

@@ -275,25 +275,21 @@ impl Upstream {
             })
     }
 
-    /// The headers `auth_headers` makes of a session's `auth` (`None`:
-    /// a call outside a session, or a server that maps none).
-    pub fn credentials(&self, auth: Option<&serde_json::Value>) -> Result<Credentials, String> {
+    /// The headers `auth_headers` makes of a session's credentials (none
+    /// for a server that maps none, or a session that has none).
+    pub fn credentials(&self, given: &crate::session::Credentials) -> Result<Credentials, String> {
         let McpTransport::Url { auth_headers, .. } = &self.spec.transport else {
             return Ok(Credentials::new());
         };
         let mut credentials = Credentials::new();
         for (header, field) in auth_headers {
-            let Some(value) = auth.and_then(|auth| auth.get(field)) else {
+            let Some(text) = given.get(field) else {
                 continue;
             };
-            let text = value.as_str().ok_or_else(|| {
-                format!(
-                    "the session's auth field `{field}` (for the `{header}` header) is not a string"
-                )
-            })?;
             ::http::HeaderValue::try_from(text).map_err(|_| {
                 format!(
-                    "the session's auth field `{field}` cannot be sent as the `{header}` header"
+                    "the session's credentials field `{field}` cannot be sent as the `{header}` \
+                     header"
                 )
             })?;
             credentials.insert(header.clone(), text.to_string());

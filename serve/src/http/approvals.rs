@@ -16,6 +16,7 @@ use super::error::{ApiError, JsonBody, PathParams, Query};
 use super::fleet_calls::{FleetCalls, ForwardError, Forwarded};
 use super::tools::outcome_response;
 use toolhost::call::ApprovalDecision;
+use toolhost::session::{VOUCHED_BY, VOUCHED_PRINCIPALS};
 
 /// The longest a poll may wait.
 const MAX_WAIT: Duration = Duration::from_secs(60);
@@ -42,20 +43,17 @@ pub(super) struct DecisionBody {
     reason: Option<String>,
 }
 
-/// The key of an approver the server vouched for (`"toolhost"`): a client's
-/// `auth` may not carry it, so no client can pass for one.
-const VOUCHED_BY: &str = "vouchedBy";
-
 /// The longest `claimedName` and `reason` kept.
 const MAX_NOTE_CHARS: usize = 1000;
 
 /// The approver the server can vouch for when a decision names none: the
 /// holder of its token, or whoever reached its loopback address.
 fn vouched_approver(app: &App) -> &'static str {
+    let [token, loopback] = VOUCHED_PRINCIPALS;
     if app.options.token.is_some() {
-        "server-token"
+        token
     } else {
-        "loopback"
+        loopback
     }
 }
 
@@ -80,19 +78,12 @@ pub(super) async fn decide(
     JsonBody(mut body): JsonBody<DecisionBody>,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
-    if body
+    // A client names identity only, never one the server vouches for.
+    body.auth = body
         .auth
         .as_ref()
-        .is_some_and(|auth| auth.get(VOUCHED_BY).is_some())
-    {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_request",
-            format!(
-                "`auth.{VOUCHED_BY}` is set by the server only: leave `auth` out to be vouched for"
-            ),
-        ));
-    }
+        .map(super::caller::principal)
+        .transpose()?;
     // Vouched for here, where the request was authenticated (a decision
     // forwarded to the call's server carries it).
     body.auth.get_or_insert_with(

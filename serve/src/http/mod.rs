@@ -23,6 +23,7 @@ mod approval_log;
 mod approvals;
 mod artifacts;
 mod board;
+mod caller;
 mod console;
 mod error;
 mod fleet_approvals;

@@ -14,6 +14,7 @@ use toolhost::session::reminders::ReminderError;
 
 use super::App;
 use super::board::{Outcome, ParkSignal};
+use super::caller::Caller;
 use super::error::{ApiError, PathParams};
 use super::sessions::find;
 use super::tools::parked_options;
@@ -50,9 +51,11 @@ fn unavailable(error: ReminderError) -> ApiError {
 pub(super) async fn cancel(
     State(app): State<Arc<App>>,
     PathParams((slug, id, reminder)): PathParams<(String, String, String)>,
+    Caller(caller): Caller,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
     let session = find(&app, &id).await?;
+    super::caller::check_owner(&session, caller.as_ref())?;
     let cancelled = app
         .sessions
         .cancel_reminder(session.id(), &reminder)

@@ -15,13 +15,15 @@ use serde_json::{Value, json};
 use super::App;
 use super::answers;
 use super::board::{AnswerError, Answered, Status};
+use super::caller::{self, Caller};
 use super::error::{ApiError, JsonBody, PathParams, Query};
 use super::fleet_calls::Forwarded;
 use toolhost::agent_tools::WrittenScript;
 use toolhost::output::ToolOutput;
 use toolhost::output::messages::read_posted_block;
 use toolhost::session::{
-    Event, EventData, EventKind, NewSession, Session, SessionMode, parse_instant, principal_id,
+    Credentials, Event, EventData, EventKind, NewSession, Session, SessionMode, parse_instant,
+    principal_id,
 };
 
 /// The body of `POST /<slug>/v1/sessions`.
@@ -33,7 +35,11 @@ pub(super) struct CreateBody {
     #[serde(default)]
     mode: Option<String>,
     as_of: Option<String>,
+    /// The owner, as the client asserts it: kept as its principal only.
     auth: Option<Value>,
+    /// What the session's calls present to upstream MCP servers
+    /// (`auth_headers`): held in this server's memory only.
+    credentials: Option<Value>,
     /// The agent whose tools the session's calls run (the default one when absent).
     agent: Option<String>,
     /// Which of its versions (the latest when absent).
@@ -105,9 +111,13 @@ pub(super) async fn create(
         .map(parse_instant)
         .transpose()
         .map_err(|e| invalid(format!("`asOf` {e}")))?;
-    if body.auth.as_ref().is_some_and(|a| !a.is_object()) {
-        return Err(invalid("`auth` must be a JSON object"));
-    }
+    let auth = body.auth.as_ref().map(caller::principal).transpose()?;
+    let credentials = body
+        .credentials
+        .as_ref()
+        .map(Credentials::from_json)
+        .transpose()
+        .map_err(invalid)?;
     let pin = app
         .host
         .pin_for(body.agent.as_deref(), body.version)
@@ -119,7 +129,8 @@ pub(super) async fn create(
             key: body.key,
             mode,
             as_of,
-            auth: body.auth,
+            auth,
+            credentials,
             pin: Some(pin),
         })
         .await?;
@@ -171,10 +182,12 @@ pub(super) async fn agent_tools(
 pub(super) async fn upgrade(
     State(app): State<Arc<App>>,
     PathParams((slug, id)): PathParams<(String, String)>,
+    Caller(caller): Caller,
     body: axum::body::Bytes,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
     let session = find(&app, &id).await?;
+    caller::check_owner(&session, caller.as_ref())?;
     let body: UpgradeBody = if body.iter().all(u8::is_ascii_whitespace) {
         UpgradeBody::default()
     } else {
@@ -202,8 +215,10 @@ pub(super) async fn upgrade(
 pub(super) async fn end(
     State(app): State<Arc<App>>,
     PathParams((slug, id)): PathParams<(String, String)>,
+    Caller(caller): Caller,
 ) -> Result<StatusCode, ApiError> {
     app.check_slug(&slug)?;
+    caller::check_owner(&*find(&app, &id).await?, caller.as_ref())?;
     let removed = app.sessions.remove(&id).await?;
     app.board.forget_sessions(&[removed.id().to_string()]);
     app.host.release_versions();
@@ -300,13 +315,8 @@ pub(super) async fn post_events(
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
     let session = find(&app, &id).await?;
-    if !session.admits(body.auth.as_ref()) {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "session_forbidden",
-            format!("session `{id}` belongs to another principal"),
-        ));
-    }
+    let poster = body.auth.as_ref().map(caller::principal).transpose()?;
+    caller::check_owner(&session, poster.as_ref())?;
     for (index, event) in body.events.into_iter().enumerate() {
         let at = |e: ApiError| ApiError {
             message: format!("events[{index}]: {}", e.message),

@@ -16,7 +16,7 @@ use super::error::{ApiError, JsonBody, PathParams, Query};
 use toolhost::Host;
 use toolhost::ask::NoAsker;
 use toolhost::call::{CallInput, CallOptions, CallResult, CallTrace, NoCustomTools, new_call_id};
-use toolhost::session::{Session, SessionSpec};
+use toolhost::session::{Credentials, Session, SessionSpec};
 
 /// `GET /<slug>/v1/tools`: which version's tools, and whether in detail.
 #[derive(Deserialize)]
@@ -56,8 +56,11 @@ pub(super) struct CallBody {
     input: Option<Box<RawValue>>,
     session_id: Option<String>,
     continuation_token: Option<String>,
-    /// The caller's auth: checked against the session owner's.
+    /// The caller's principal: checked against the session owner's.
     auth: Option<Value>,
+    /// What the call's session presents to upstream MCP servers
+    /// (`auth_headers`) from now on: held in this server's memory only.
+    credentials: Option<Value>,
     /// The agent whose tools a call outside a session runs (a session's
     /// calls run its own).
     agent: Option<String>,
@@ -80,18 +83,32 @@ pub(super) async fn call(
         (None, None) => None,
         (agent, version) => Some(app.host.pin_for(agent.as_deref(), version).await?),
     };
+    let caller = body
+        .auth
+        .as_ref()
+        .map(super::caller::principal)
+        .transpose()?;
+    let credentials = body
+        .credentials
+        .as_ref()
+        .map(Credentials::from_json)
+        .transpose()
+        .map_err(|why| ApiError::new(StatusCode::BAD_REQUEST, "invalid_request", why))?;
     let bound = app
         .sessions
         .bind_or(
             body.session_id.as_deref(),
             body.continuation_token.as_deref(),
-            body.auth.as_ref(),
+            caller.as_ref(),
             SessionSpec {
                 pin: pin.clone(),
                 ..SessionSpec::default()
             },
         )
         .await?;
+    if let Some(credentials) = credentials {
+        bound.session.set_credentials(credentials);
+    }
     let held = bound.session.pin().filter(|_| !bound.scratch);
     if let (Some(held), Some(pin)) = (held, &pin) {
         let other_agent = body.agent.as_ref().is_some_and(|a| *a != held.name);

@@ -13,6 +13,7 @@ use toolhost::session::workspace_files;
 
 use super::App;
 use super::artifacts::attachment;
+use super::caller::{Caller, check_owner};
 use super::error::{ApiError, PathParams};
 use super::sessions::find;
 
@@ -20,9 +21,11 @@ use super::sessions::find;
 pub(super) async fn list(
     State(app): State<Arc<App>>,
     PathParams((slug, id)): PathParams<(String, String)>,
+    Caller(caller): Caller,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
     let session = find(&app, &id).await?;
+    check_owner(&session, caller.as_ref())?;
     let listing = tokio::task::spawn_blocking(move || workspace_files::list(&session))
         .await
         .map_err(|e| ApiError::internal(e.to_string()))?
@@ -34,9 +37,11 @@ pub(super) async fn list(
 pub(super) async fn download(
     State(app): State<Arc<App>>,
     PathParams((slug, id, path)): PathParams<(String, String, String)>,
+    Caller(caller): Caller,
 ) -> Result<Response, ApiError> {
     app.check_slug(&slug)?;
     let session = find(&app, &id).await?;
+    check_owner(&session, caller.as_ref())?;
     let opened = {
         let path = path.clone();
         tokio::task::spawn_blocking(move || workspace_files::open(&session, &path))

@@ -17,6 +17,7 @@ async fn sessions_survive_a_restart_with_their_tokens() {
                 mode: SessionMode::DryRun,
                 as_of: Some(parse_instant("2026-01-31T12:00:00Z").unwrap()),
                 auth: Some(json!({"user": "ada"})),
+                credentials: None,
                 pin: Some(AgentPin {
                     name: "default".into(),
                     version: 3,
