@@ -70,11 +70,18 @@ pub enum CallError {
         /// The session id.
         session: String,
     },
-    /// The session ended (on another server) after the call was bound to it.
+    /// The session ended after the call was bound to it (on another
+    /// server, or while the call ran: ending a session ends its calls).
     #[error("session `{session}` has ended")]
     SessionEnded {
         /// The session id.
         session: String,
+    },
+    /// Someone ended the call while it ran (`DELETE /calls/<id>`).
+    #[error("call `{call}` was ended while it ran")]
+    CallEnded {
+        /// The call id.
+        call: String,
     },
     /// The session is bound to an agent version this host no longer has
     /// loaded (its tools changed while the server was down).
@@ -126,6 +133,7 @@ impl CallError {
             Self::ToolNotCallable { .. } => "tool_not_callable",
             Self::SessionBusy { .. } => "session_busy",
             Self::SessionEnded { .. } => "session_not_found",
+            Self::CallEnded { .. } => "call_ended",
             Self::VersionUnavailable { .. } => "agent_version_unavailable",
             Self::WorkspaceUnavailable { .. } => "workspace_unavailable",
             Self::StateUnavailable { .. } => "state_unavailable",

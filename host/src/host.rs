@@ -293,6 +293,8 @@ impl HostBuilder {
             restoring: tokio::sync::Mutex::default(),
             failed_loads: failed_loads::FailedLoads::default(),
             agent_feed,
+            running: Default::default(),
+            reminder_stats: Default::default(),
         };
         if host.config().state.shared_compile_cache.is_some() {
             keep_shared_compilations(Arc::downgrade(&host.agents), host.engine.clone());
@@ -383,6 +385,10 @@ pub struct Host {
     failed_loads: failed_loads::FailedLoads,
     /// Where a fleet's servers tell each other an agent changed.
     agent_feed: Option<Arc<redis_store::feed::Wakeups>>,
+    /// The calls running here, each of which can be ended.
+    running: crate::call::running::RunningCalls,
+    /// What bounds the calls reminders make here, and what they did.
+    reminder_stats: crate::call::reminder_limits::ReminderStats,
 }
 
 impl Host {
@@ -700,6 +706,36 @@ impl Host {
                 SessionStore::open_shared(dir, retention, history, redis.clone(), terms)
             }
         }
+    }
+
+    /// End the call `call_id` if it runs here (it answers `call_ended`):
+    /// whether it did.
+    pub fn end_call(&self, call_id: &str) -> bool {
+        self.running.end_call(call_id)
+    }
+
+    /// End every call running here in the session `id` (each answers
+    /// `session_not_found`): how many there were.
+    pub fn end_session_calls(&self, id: &str) -> usize {
+        self.running.end_session(id)
+    }
+
+    /// The session the call `call_id` runs in, while it runs here.
+    pub fn session_of_call(&self, call_id: &str) -> Option<String> {
+        self.running.session_of(call_id)
+    }
+
+    pub(crate) fn running(&self) -> &crate::call::running::RunningCalls {
+        &self.running
+    }
+
+    /// What the reminders fired here did, and the calls they run now.
+    pub fn reminder_figures(&self) -> crate::call::reminder_limits::ReminderFigures {
+        self.reminder_stats.figures()
+    }
+
+    pub(crate) fn reminder_stats(&self) -> &crate::call::reminder_limits::ReminderStats {
+        &self.reminder_stats
     }
 
     /// The admission gate calls pass to run tool code.

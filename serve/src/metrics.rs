@@ -15,6 +15,7 @@ use prometheus_client::registry::Registry;
 
 use toolhost::CallGate;
 use toolhost::agents::LoadedVersions;
+use toolhost::call::reminder_limits::ReminderFigures;
 use toolhost::call::{CallObserver, CallResult};
 use toolhost::error::CallError;
 use toolhost::tool_metrics::{BUCKETS, MetricKind, SeriesValue, ToolMetrics};
@@ -53,6 +54,76 @@ pub struct Metrics {
     versions_loaded: Family<AgentLabels, Gauge>,
     components_loaded: Gauge,
     code_bytes: Gauge,
+    reminders: ReminderMetrics,
+}
+
+/// What the server's reminders did, as `/metrics` shows it.
+struct ReminderMetrics {
+    running: Gauge,
+    waiting: Gauge,
+    fired: Family<ActionLabels, Counter>,
+    deferred: Counter,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ActionLabels {
+    action: &'static str,
+}
+
+impl ReminderMetrics {
+    fn register(registry: &mut Registry) -> Self {
+        let running = Gauge::default();
+        registry.register(
+            "reminder_calls_running",
+            "Calls reminders made that run now (at most 4 at once)",
+            running.clone(),
+        );
+        let waiting = Gauge::default();
+        registry.register(
+            "reminder_calls_waiting",
+            "Calls reminders made that wait for one of those turns",
+            waiting.clone(),
+        );
+        let fired = Family::<ActionLabels, Counter>::default();
+        registry.register(
+            "reminders_fired",
+            "Reminders fired, by action (call, message)",
+            fired.clone(),
+        );
+        let deferred = Counter::default();
+        registry.register(
+            "reminders_deferred",
+            "Reminders put off because their session had spent its budget of reminder calls",
+            deferred.clone(),
+        );
+        Self {
+            running,
+            waiting,
+            fired,
+            deferred,
+        }
+    }
+
+    fn set(&self, figures: &ReminderFigures) {
+        let raise = |counter: &Counter, to: u64| {
+            counter.inc_by(to.saturating_sub(counter.get()));
+        };
+        self.running
+            .set(i64::try_from(figures.running).unwrap_or(i64::MAX));
+        self.waiting
+            .set(i64::try_from(figures.waiting).unwrap_or(i64::MAX));
+        raise(
+            &self.fired.get_or_create(&ActionLabels { action: "call" }),
+            figures.calls,
+        );
+        raise(
+            &self
+                .fired
+                .get_or_create(&ActionLabels { action: "message" }),
+            figures.messages,
+        );
+        raise(&self.deferred, figures.deferred);
+    }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -172,6 +243,7 @@ impl Metrics {
             "Bytes of compiled code the loaded versions hold",
             code_bytes.clone(),
         );
+        let reminders = ReminderMetrics::register(&mut registry);
         Self {
             registry,
             calls,
@@ -184,6 +256,7 @@ impl Metrics {
             versions_loaded,
             components_loaded,
             code_bytes,
+            reminders,
         }
     }
 }
@@ -234,9 +307,16 @@ impl Metrics {
         }
     }
 
-    /// The metrics in Prometheus text format, with the session count and
-    /// the calls running and queued now.
-    pub fn render(&self, sessions: usize, gate: &CallGate, loaded: &LoadedVersions) -> String {
+    /// The metrics in Prometheus text format, with the session count, the
+    /// calls running and queued now, and what reminders did.
+    pub fn render(
+        &self,
+        sessions: usize,
+        gate: &CallGate,
+        loaded: &LoadedVersions,
+        reminders: &ReminderFigures,
+    ) -> String {
+        self.reminders.set(reminders);
         self.sessions
             .set(i64::try_from(sessions).unwrap_or(i64::MAX));
         self.versions_loaded.clear();
@@ -420,7 +500,12 @@ mod tests {
                 }),
             );
         }
-        let text = metrics.render(3, &gate, &LoadedVersions::default());
+        let text = metrics.render(
+            3,
+            &gate,
+            &LoadedVersions::default(),
+            &ReminderFigures::default(),
+        );
         assert!(
             text.contains(r#"toolhost_calls_total{tool="(unknown)",outcome="unknown_tool"} 2"#),
             "{text}"

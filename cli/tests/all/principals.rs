@@ -170,3 +170,68 @@ async fn credentials_never_leave_the_server_and_only_owners_act_on_sessions() {
     .await;
     assert_eq!(status, StatusCode::NO_CONTENT);
 }
+
+/// The owner of a call's session (or whoever holds the token, for a
+/// session with no owner) ends a call that runs: it stops at once and
+/// answers `409 call_ended`, and the session takes calls again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_call_is_ended_on_request() {
+    let server = start(&["spin", "echo"], "[tools.spin]\ntimeout_ms = 30000\n").await;
+    let alice = json!({"user": "alice"});
+    let session = server.session(json!({"auth": alice})).await;
+    let id = session["id"].as_str().unwrap().to_string();
+    let mut events = server.events(&id, None).await;
+    let spinning = {
+        let (client, url, token) = (
+            server.client.clone(),
+            server.url("/tools/spin"),
+            server.token.clone(),
+        );
+        let body = json!({"sessionId": id, "auth": alice});
+        tokio::spawn(async move {
+            let mut request = client.post(url).json(&body);
+            if let Some(token) = token {
+                request = request.bearer_auth(token);
+            }
+            let response = request.send().await.unwrap();
+            (response.status(), response.json::<Value>().await.unwrap())
+        })
+    };
+    let requested = events.until("actions.requested").await;
+    let call_id = requested["data"]["callId"].as_str().unwrap().to_string();
+    let path = format!("/calls/{call_id}");
+    let (status, refused) = as_caller(
+        &server,
+        reqwest::Method::DELETE,
+        &path,
+        Some(&json!({"user": "bob"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
+    let asked = std::time::Instant::now();
+    let (status, ended) = as_caller(&server, reqwest::Method::DELETE, &path, Some(&alice)).await;
+    assert_eq!(status, StatusCode::OK, "{ended}");
+    let (status, answer) = spinning.await.unwrap();
+    assert!(
+        asked.elapsed() < std::time::Duration::from_secs(5),
+        "ended after {:?}",
+        asked.elapsed()
+    );
+    assert_eq!(
+        (status, code(&answer)),
+        (StatusCode::CONFLICT, "call_ended"),
+        "{answer}"
+    );
+    let (status, gone) = as_caller(&server, reqwest::Method::DELETE, &path, Some(&alice)).await;
+    assert_eq!(
+        (status, code(&gone)),
+        (StatusCode::NOT_FOUND, "call_not_found")
+    );
+    let (status, echoed) = server
+        .call(
+            "echo",
+            json!({"input": {"text": "next"}, "sessionId": id, "auth": alice}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{echoed}");
+}

@@ -280,3 +280,124 @@ async fn a_sessions_reminders_end_with_it() {
             .exists()
     );
 }
+
+/// A tool granted reminders of itself cannot keep itself running (issue
+/// 45, attack 5): a chain of reminders, each call scheduling the next, ends
+/// after `MAX_CHAIN` calls with a refusal naming the limit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chain_of_reminders_ends_at_its_limit() {
+    use toolhost::session::reminders::MAX_CHAIN;
+    let config = "[tools.reminder_probe]\nreminders = { tools = [\"reminder_probe\"] }\n";
+    let dir = common::host_dir(&["reminder_probe"], config);
+    let (host, store, firing) = serving(dir.path()).await;
+    let session = store.create(NewSession::default()).await.unwrap();
+    let started = probe(&host, json!({"op": "loop", "times": 1}), &session).await;
+    assert_eq!(started[0]["ok"], true, "{started}");
+    let chain = usize::try_from(MAX_CHAIN).unwrap();
+    let fired = wait_for(&session, EventKind::ReminderFired, chain).await;
+    // The last call of the chain was refused its next reminder.
+    let last_call = fired[chain - 1].to_json()["data"]["outcome"]["callId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let results = wait_for(&session, EventKind::ActionResult, chain + 1).await;
+    let last = results
+        .iter()
+        .map(Event::to_json)
+        .find(|e| e["data"]["callId"] == last_call.as_str())
+        .unwrap();
+    let refused = last["data"]["result"]["result"][0]["error"]
+        .as_str()
+        .unwrap();
+    assert!(
+        refused.contains(&format!("a chain of {MAX_CHAIN} reminders")),
+        "{refused}"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        session
+            .events()
+            .kept(None)
+            .iter()
+            .filter(|e| e.kind == EventKind::ReminderFired)
+            .count(),
+        chain,
+        "nothing fired after the chain ended"
+    );
+    assert!(store.reminders().pending(session.id()).is_empty());
+    firing.abort();
+}
+
+/// A burst of reminders that re-arm themselves runs at its session's rate,
+/// at most 4 calls at once on the server (counted in `/metrics`), and
+/// ending the session stops it at once: the calls running in it and its
+/// pending reminders, for good (a restart fires none).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ending_a_session_stops_its_reminders_and_their_calls_for_good() {
+    let config = "[tools.reminder_probe]\nreminders = { tools = [\"reminder_probe\"] }\n";
+    let server = crate::serve::start(&["reminder_probe"], config).await;
+    let alice = json!({"user": "alice"});
+    let session = server.session(json!({"auth": alice})).await;
+    let id = session["id"].as_str().unwrap().to_string();
+    let (status, out) = server
+        .call(
+            "reminder_probe",
+            json!({"input": {"op": "loop", "times": 64}, "sessionId": id, "auth": alice}),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{out}");
+
+    let figure = |text: &str, name: &str| -> u64 {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse::<f64>().ok())
+            .map_or(0, |v| v as u64)
+    };
+    let mut deferred = 0;
+    for _ in 0..200 {
+        let metrics = server.metrics().await;
+        assert!(
+            figure(&metrics, "toolhost_reminder_calls_running") <= 4,
+            "{metrics}"
+        );
+        deferred = figure(&metrics, "toolhost_reminders_deferred_total");
+        if deferred > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(deferred > 0, "the session's budget held the loop back");
+
+    let url = server.url(&format!("/sessions/{id}"));
+    let ended = server
+        .auth(server.client.delete(url))
+        .header("toolhost-auth", alice.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        ended.status(),
+        reqwest::StatusCode::NO_CONTENT,
+        "{}",
+        ended.text().await.unwrap()
+    );
+    let fired = |text: &str| figure(text, "toolhost_reminders_fired_total{action=\"call\"}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = fired(&server.metrics().await);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let metrics = server.metrics().await;
+    assert_eq!(
+        fired(&metrics),
+        before,
+        "no reminder fired after the session ended"
+    );
+    assert_eq!(figure(&metrics, "toolhost_reminder_calls_running"), 0);
+
+    let restarted = crate::serve::start_in(server.into_dir()).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let metrics = restarted.metrics().await;
+    assert_eq!(fired(&metrics), 0, "nothing fires after a restart");
+    let (status, _) = restarted.get(&format!("/sessions/{id}")).await;
+    assert_eq!(status, reqwest::StatusCode::NOT_FOUND);
+}

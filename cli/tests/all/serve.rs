@@ -70,6 +70,11 @@ async fn serve(
 }
 
 impl Server {
+    /// Stop serving and hand back the host directory, for a restart.
+    pub(crate) fn into_dir(mut self) -> tempfile::TempDir {
+        std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap())
+    }
+
     pub(crate) fn url(&self, path: &str) -> String {
         format!("{}/toolhost/v1{path}", self.base)
     }

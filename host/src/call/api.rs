@@ -241,6 +241,10 @@ pub struct CallOptions {
     /// What makes the call when it is not a client (a reminder): recorded
     /// as the call's `origin`.
     pub origin: Option<String>,
+    /// How many reminders led to the call: 0 for a client's, one more than
+    /// the reminder's for a call a reminder makes (see
+    /// [`MAX_CHAIN`](crate::session::reminders::MAX_CHAIN)).
+    pub reminder_chain: u32,
 }
 
 impl CallOptions {
@@ -257,6 +261,7 @@ impl CallOptions {
                  elicitation or sampling can be asked)",
             )),
             origin: None,
+            reminder_chain: 0,
         }
     }
 
@@ -289,6 +294,12 @@ impl CallOptions {
     /// (`reminder(<call id>)`).
     pub fn with_origin(mut self, origin: impl Into<String>) -> Self {
         self.origin = Some(origin.into());
+        self
+    }
+
+    /// The same options for a call that `chain` reminders led to.
+    pub fn with_reminder_chain(mut self, chain: u32) -> Self {
+        self.reminder_chain = chain;
         self
     }
 

@@ -31,6 +31,8 @@ pub(super) struct Call<'a> {
     pub(super) id: String,
     /// What made the call, when not a client (see [`CallRef::origin`]).
     pub(super) origin: Option<String>,
+    /// How many reminders led to the call (0 for a client's).
+    pub(super) reminder_chain: u32,
     /// The input, parsed and validated; `input_text` is its JSON.
     pub(super) input: Arc<Value>,
     pub(super) input_text: String,

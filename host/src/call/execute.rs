@@ -141,6 +141,7 @@ impl Call<'_> {
             call_id: &self.id,
             tool: self.tool.name(),
             budget: config.limits.session_artifact_bytes(),
+            reminder_chain: self.reminder_chain,
         };
         // Only a tool granted sessions or reminders reaches the store.
         let grants = &policy.grants;

@@ -14,6 +14,7 @@ use super::api::{
 use super::context::{Call, Done};
 use super::envelope::{CallRef, CallRefused, CallRequested, CallResult};
 use super::input::{check_time_args, parse_input};
+use super::running::Ending;
 use super::watch::Watch;
 use crate::admission::CallSlot;
 use crate::agents::AgentVersion;
@@ -103,6 +104,7 @@ impl Host {
             session: &options.session,
             id,
             origin: options.origin.clone(),
+            reminder_chain: options.reminder_chain,
             input: input.clone(),
             input_text,
             started,
@@ -132,7 +134,21 @@ impl Host {
                 session_id: session.id().to_string(),
             })),
         );
-        let outcome = call.run(&input, options).await.map(Arc::new);
+        let mut running = self.running().start(&call.id, session.id());
+        let outcome = tokio::select! {
+            biased;
+            outcome = call.run(&input, options) => outcome,
+            ending = running.ended() => Err(match ending {
+                Ending::Session => CallError::SessionEnded {
+                    session: session.id().to_string(),
+                },
+                Ending::Call => CallError::CallEnded {
+                    call: call.id.clone(),
+                },
+            }),
+        }
+        .map(Arc::new);
+        drop(running);
         let data = match &outcome {
             Ok(result) => EventData::Result(Arc::clone(result)),
             Err(error) => EventData::Refused(Arc::new(CallRefused {

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::api::{CallInput, CallOptions, NoApprover, new_call_id};
 use super::envelope::CallResult;
+use super::reminder_limits::SessionRates;
 use crate::error::CallError;
 use crate::host::Host;
 use crate::session::reminders::{Reminder, ReminderAction};
@@ -69,8 +70,10 @@ impl Host {
         // Taken, then not fired because the store did not answer: kept
         // here (a taken reminder is in no store any more) and tried again.
         let mut postponed: Vec<Reminder> = Vec::new();
+        let mut rates = SessionRates::default();
         loop {
             let now = Utc::now();
+            rates.prune(now);
             let (mut due, later): (Vec<_>, Vec<_>) =
                 postponed.drain(..).partition(|r| r.fire_at <= now);
             postponed = later;
@@ -99,11 +102,27 @@ impl Host {
                 match reminder.action.clone() {
                     ReminderAction::Message { message } => {
                         deliver(&session, &reminder, message).await;
+                        self.reminder_stats().message_delivered();
                     }
                     ReminderAction::Call { tool, input } => {
+                        if let Err(next) = rates.take(&reminder.session_id, now) {
+                            // Its session spent its budget: fired when it
+                            // has one again, kept in the store meanwhile.
+                            self.reminder_stats().deferred();
+                            let deferred = Reminder {
+                                fire_at: next,
+                                ..reminder
+                            };
+                            if let Err(e) = store.schedule_reminder(deferred.clone()).await {
+                                tracing::warn!("reminder `{}` held here: {e}", deferred.id);
+                                postponed.push(deferred);
+                            }
+                            continue;
+                        }
                         let host = Arc::clone(&self);
                         let calls = Arc::clone(&calls);
                         tokio::spawn(async move {
+                            let _turn = host.reminder_stats().turn().await;
                             host.reminder_call(&session, &reminder, (tool, input), &*calls)
                                 .await;
                         });
@@ -150,7 +169,8 @@ impl Host {
         let options = calls
             .options(Arc::clone(session), &call_id)
             .with_call_id(call_id.clone())
-            .with_origin(reminder.origin());
+            .with_origin(reminder.origin())
+            .with_reminder_chain(reminder.scheduled_by.chain.saturating_add(1));
         let outcome = self
             .call_when_free(&tool, input, &options)
             .await

@@ -141,6 +141,8 @@ pub(crate) struct InSession<'a> {
     pub tool: &'a str,
     /// The most bytes the session's artifacts may take together.
     pub budget: u64,
+    /// How many reminders led to the call (0 for a client's).
+    pub reminder_chain: u32,
 }
 
 impl Caps {
@@ -233,6 +235,7 @@ impl Caps {
                     writable: !read_only,
                     call_id: call.call_id.to_string(),
                     tool: call.tool.to_string(),
+                    chain: call.reminder_chain,
                     meter: shared.meter.clone(),
                 }),
             },

@@ -19,10 +19,13 @@ use super::grant_ctx::GrantCtx;
 use crate::bindings::toolhost::tool::reminders as wit;
 use crate::config::RemindersGrant;
 use crate::session::reminders::{
-    MAX_DAYS_AHEAD, MAX_PAYLOAD_BYTES, Reminder, ReminderAction, ScheduledBy,
+    MAX_CHAIN, MAX_DAYS_AHEAD, MAX_PAYLOAD_BYTES, Reminder, ReminderAction, ScheduledBy,
 };
 use crate::session::{Session, SessionStore, parse_instant};
 use crate::usage::Meter;
+
+/// The longest reminder id looked for (`rem_` and 32 hex digits).
+const MAX_ID_BYTES: usize = 64;
 
 /// What a grant gives a component importing `interface`, as `inspect`
 /// shows it; `None` for another interface.
@@ -61,6 +64,8 @@ pub struct Scheduler {
     pub call_id: String,
     /// The tool scheduling.
     pub tool: String,
+    /// How many reminders led to the call scheduling (0 for a client's).
+    pub chain: u32,
     /// The call's meter.
     pub meter: Arc<Meter>,
 }
@@ -164,6 +169,13 @@ impl wit::Host for RemindersCtx {
     ) -> Result<wit::Reminder, String> {
         let scheduler = self.writable()?;
         scheduler.meter.reminder_scheduled();
+        if scheduler.chain >= MAX_CHAIN {
+            return Err(format!(
+                "this call was made by a chain of {MAX_CHAIN} reminders, each scheduled by the \
+                 call the one before made: it may not schedule another (a client's call starts \
+                 a new chain)"
+            ));
+        }
         let now = Utc::now();
         let reminder = Reminder {
             id: format!("rem_{}", uuid::Uuid::new_v4().simple()),
@@ -173,6 +185,7 @@ impl wit::Host for RemindersCtx {
             scheduled_by: ScheduledBy {
                 call_id: scheduler.call_id.clone(),
                 tool: scheduler.tool.clone(),
+                chain: scheduler.chain,
             },
             created_at: now,
         };
@@ -196,6 +209,10 @@ impl wit::Host for RemindersCtx {
 
     async fn cancel_reminder(&mut self, id: String) -> Result<bool, String> {
         let scheduler = self.writable()?;
+        if id.len() > MAX_ID_BYTES {
+            // No reminder has such an id.
+            return Ok(false);
+        }
         scheduler
             .store
             .cancel_reminder(scheduler.session.id(), &id)

@@ -101,6 +101,9 @@ pub struct Session {
     /// session's artifact bytes.
     artifacts_lock: std::sync::Mutex<()>,
     write_slot: tokio::sync::Mutex<()>,
+    /// Set once the session is being ended: no call takes its write slot
+    /// again.
+    ending: std::sync::atomic::AtomicBool,
     /// The slot's lease in Redis, for a session several servers share.
     shared_slot: Option<SharedSlot>,
     events: EventLog,
@@ -150,7 +153,7 @@ const SLOT_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 pub enum SlotRefused {
     /// A write call holds it.
     Busy,
-    /// The session has ended (on another server).
+    /// The session has ended, or is being ended.
     Ended,
     /// The shared store did not answer: why.
     Unavailable(String),
@@ -287,6 +290,7 @@ impl Session {
             pin: RwLock::new(spec.pin),
             artifacts_lock: std::sync::Mutex::new(()),
             write_slot: tokio::sync::Mutex::new(()),
+            ending: std::sync::atomic::AtomicBool::new(false),
             shared_slot: None,
             events: EventLog::with_budget(history),
         }
@@ -460,6 +464,9 @@ impl Session {
     /// Take the write slot for one call, or fail at once: on this server,
     /// and for a session several servers share, its lease in Redis too.
     pub async fn write_slot(&self) -> Result<WriteSlot<'_>, SlotRefused> {
+        if self.ending.load(Ordering::Relaxed) {
+            return Err(SlotRefused::Ended);
+        }
         let local = self.write_slot.try_lock().map_err(|_| SlotRefused::Busy)?;
         let lease = match &self.shared_slot {
             None => None,
@@ -477,6 +484,14 @@ impl Session {
             _local: local,
             lease,
         })
+    }
+
+    /// Mark the session as being ended: from now on no call takes its
+    /// write slot (they answer `session_not_found`), so the calls running
+    /// in it can be ended and it removed without another taking their
+    /// place.
+    pub fn end(&self) {
+        self.ending.store(true, Ordering::Relaxed);
     }
 
     /// Take this server's hold of the write slot, or fail at once with

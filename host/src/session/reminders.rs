@@ -28,6 +28,10 @@ pub const MAX_PENDING: usize = 10_000;
 pub const MAX_DAYS_AHEAD: i64 = 366;
 /// The most bytes a reminder's message, or its call's input as JSON, may have.
 pub const MAX_PAYLOAD_BYTES: usize = 64 << 10;
+/// The longest chain of reminders: a call that this many reminders led to
+/// (each scheduled by the call the one before made) may not schedule
+/// another, so no tool keeps itself running by reminders for ever.
+pub const MAX_CHAIN: u32 = 8;
 
 /// The folder of a session's reminders, inside its directory.
 const REMINDERS_DIR: &str = "reminders";
@@ -58,6 +62,14 @@ pub struct ScheduledBy {
     pub call_id: String,
     /// The tool it called: its grant decides which tools the reminder may call.
     pub tool: String,
+    /// How many reminders led to that call (0 for a client's call): the
+    /// call this reminder makes is one more.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub chain: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// A pending reminder.
@@ -328,6 +340,7 @@ impl Reminder {
             scheduled_by: ScheduledBy {
                 call_id: "call_1".into(),
                 tool: "t".into(),
+                chain: 0,
             },
             created_at: Utc::now(),
         }

@@ -87,9 +87,9 @@ impl From<&CallError> for ApiError {
                 StatusCode::BAD_REQUEST
             }
             CallError::ApprovalRequired { .. } => StatusCode::FORBIDDEN,
-            CallError::SessionBusy { .. } | CallError::VersionUnavailable { .. } => {
-                StatusCode::CONFLICT
-            }
+            CallError::SessionBusy { .. }
+            | CallError::VersionUnavailable { .. }
+            | CallError::CallEnded { .. } => StatusCode::CONFLICT,
             CallError::Overloaded(_) | CallError::StateUnavailable { .. } => {
                 StatusCode::SERVICE_UNAVAILABLE
             }

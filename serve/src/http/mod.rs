@@ -15,6 +15,7 @@
 //! | `POST /<slug>/v1/sessions/<id>/events` | client events (custom tool results) |
 //! | `POST /<slug>/v1/approvals/<callId>` | approve or deny a waiting call |
 //! | `GET /<slug>/v1/calls/<callId>` | a waiting call's status or result |
+//! | `DELETE /<slug>/v1/calls/<callId>` | end a running call |
 //! | `POST, GET, DELETE /mcp` | MCP over streamable HTTP ([`crate::mcp`]) |
 
 mod agents;
@@ -331,7 +332,10 @@ pub fn router(app: Arc<App>) -> Router {
         )
         .route("/{slug}/v1/approvals", get(approvals::list))
         .route("/{slug}/v1/approvals/{call_id}", post(approvals::decide))
-        .route("/{slug}/v1/calls/{call_id}", get(approvals::poll))
+        .route(
+            "/{slug}/v1/calls/{call_id}",
+            get(approvals::poll).delete(sessions::end_call),
+        )
         .route_service("/mcp", mcp_service(&app))
         .route_layer(middleware::from_fn(refuse_cross_site))
         .route_layer(middleware::from_fn_with_state(app.clone(), require_token))
@@ -691,6 +695,7 @@ async fn metrics(State(app): State<Arc<App>>) -> Response {
         app.sessions.len_here(),
         app.host.gate(),
         &app.host.loaded_versions(),
+        &app.host.reminder_figures(),
     );
     (
         [(

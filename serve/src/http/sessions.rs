@@ -22,8 +22,8 @@ use toolhost::agent_tools::WrittenScript;
 use toolhost::output::ToolOutput;
 use toolhost::output::messages::read_posted_block;
 use toolhost::session::{
-    Credentials, Event, EventData, EventKind, NewSession, Session, SessionMode, parse_instant,
-    principal_id,
+    Credentials, Event, EventData, EventKind, NewSession, RemoveError, Session, SessionMode,
+    parse_instant, principal_id,
 };
 
 /// The body of `POST /<slug>/v1/sessions`.
@@ -209,20 +209,65 @@ pub(super) async fn upgrade(
     })))
 }
 
-/// `DELETE /<slug>/v1/sessions/<id>`: end the session now (its workspace,
-/// artifacts and reminders go with it); the versions no session uses any
-/// more are unloaded.
+/// How long ending a session waits for the calls it ended to let go of it,
+/// and how often it looks.
+const ENDED_CALLS_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+const ENDED_CALLS_POLL: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// `DELETE /<slug>/v1/sessions/<id>`: end the session now: the calls
+/// running in it here are ended, and its workspace, artifacts and pending
+/// reminders go with it; the versions no session uses any more are
+/// unloaded.
 pub(super) async fn end(
     State(app): State<Arc<App>>,
     PathParams((slug, id)): PathParams<(String, String)>,
     Caller(caller): Caller,
 ) -> Result<StatusCode, ApiError> {
     app.check_slug(&slug)?;
-    caller::check_owner(&*find(&app, &id).await?, caller.as_ref())?;
-    let removed = app.sessions.remove(&id).await?;
+    let session = find(&app, &id).await?;
+    caller::check_owner(&session, caller.as_ref())?;
+    // No call takes the write slot from here on; those running are ended,
+    // and let go of it as their futures are dropped.
+    session.end();
+    app.host.end_session_calls(&id);
+    drop(session);
+    let until = tokio::time::Instant::now() + ENDED_CALLS_WAIT;
+    let removed = loop {
+        match app.sessions.remove(&id).await {
+            Err(RemoveError::Busy { .. }) if tokio::time::Instant::now() < until => {
+                tokio::time::sleep(ENDED_CALLS_POLL).await;
+            }
+            removed => break removed?,
+        }
+    };
     app.board.forget_sessions(&[removed.id().to_string()]);
     app.host.release_versions();
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// `DELETE /<slug>/v1/calls/<callId>`: end a call running on this server
+/// now (its session's owner only): it answers `409 call_ended`.
+pub(super) async fn end_call(
+    State(app): State<Arc<App>>,
+    PathParams((slug, call_id)): PathParams<(String, String)>,
+    Caller(caller): Caller,
+) -> Result<Json<Value>, ApiError> {
+    app.check_slug(&slug)?;
+    let not_running = || {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "call_not_found",
+            format!("no call `{call_id}` is running on this server"),
+        )
+    };
+    let session_id = app.host.session_of_call(&call_id).ok_or_else(not_running)?;
+    if let Some(session) = app.sessions.find(&session_id).await? {
+        caller::check_owner(&session, caller.as_ref())?;
+    }
+    if !app.host.end_call(&call_id) {
+        return Err(not_running());
+    }
+    Ok(Json(json!({ "ok": true, "ended": call_id })))
 }
 
 pub(super) async fn list(

@@ -17,7 +17,8 @@ struct Input {
     /// Just answer with this note (what a reminder's call does).
     #[serde(default)]
     note: Option<String>,
-    /// `message`, `call`, `list` or `cancel`.
+    /// `message`, `call`, `loop` (schedule `times` calls of itself with
+    /// this same input: a loop of reminders), `list` or `cancel`.
     #[serde(default)]
     op: Option<String>,
     /// Fire at this instant.
@@ -101,6 +102,21 @@ impl Tool for ReminderProbe {
                 json!([outcome(reminders::call(when(), tool, &args), |r| reminder(
                     &r
                 ))])
+            }
+            "loop" => {
+                let again = json!({
+                    "op": "loop",
+                    "times": input.times,
+                    "after_ms": input.after_ms,
+                });
+                let all: Vec<Value> = (0..input.times.unwrap_or(1))
+                    .map(|_| {
+                        outcome(reminders::call(when(), "reminder_probe", &again), |r| {
+                            reminder(&r)
+                        })
+                    })
+                    .collect();
+                json!(all)
             }
             "list" => outcome(reminders::list(), |all| {
                 json!(all.iter().map(reminder).collect::<Vec<_>>())
