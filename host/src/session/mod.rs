@@ -494,6 +494,11 @@ impl Session {
         self.ending.store(true, Ordering::Relaxed);
     }
 
+    /// Take calls again after [`Session::end`]: it could not be ended.
+    pub fn keep(&self) {
+        self.ending.store(false, Ordering::Relaxed);
+    }
+
     /// Take this server's hold of the write slot, or fail at once with
     /// `session_busy` (tests; calls take [`Session::write_slot`]).
     pub fn try_write_slot(&self) -> Result<MutexGuard<'_, ()>, CallError> {

@@ -230,16 +230,23 @@ pub(super) async fn end(
     // and let go of it as their futures are dropped.
     session.end();
     app.host.end_session_calls(&id);
-    drop(session);
     let until = tokio::time::Instant::now() + ENDED_CALLS_WAIT;
     let removed = loop {
         match app.sessions.remove(&id).await {
-            Err(RemoveError::Busy { .. }) if tokio::time::Instant::now() < until => {
+            // Held here, by a call just ended: it lets go as it unwinds.
+            Err(RemoveError::Busy { .. })
+                if session.is_busy() && tokio::time::Instant::now() < until =>
+            {
                 tokio::time::sleep(ENDED_CALLS_POLL).await;
             }
-            removed => break removed?,
+            removed => break removed,
         }
     };
+    if removed.is_err() {
+        // Not ended after all (a write on another server holds it).
+        session.keep();
+    }
+    let removed = removed?;
     app.board.forget_sessions(&[removed.id().to_string()]);
     app.host.release_versions();
     Ok(StatusCode::NO_CONTENT)
