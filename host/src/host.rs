@@ -24,7 +24,7 @@ use crate::caps::resource_updates::ResourceChanges;
 use crate::caps::workspace::open_files::FileSlots;
 use crate::compile_cache::LIVE_TOUCH_INTERVAL;
 use crate::config::state::Backend;
-use crate::config::{Config, DirAccess};
+use crate::config::{Config, DirAccess, redacted};
 use crate::engine::{EngineOptions, Pins, Tiering, ToolEngine};
 use crate::error::CallError;
 use crate::lock::Lockfile;
@@ -246,7 +246,7 @@ impl HostBuilder {
             config: config.clone(),
             definition: config.definition(),
             inputs: VersionInputs {
-                config: config_text.clone(),
+                config: config_text.as_deref().map(redacted::redact).transpose()?,
                 ..VersionInputs::default()
             },
         };
@@ -512,7 +512,7 @@ impl Host {
             config: config.clone(),
             definition: config.definition(),
             inputs: VersionInputs {
-                config: config_text.clone(),
+                config: config_text.as_deref().map(redacted::redact).transpose()?,
                 ..VersionInputs::default()
             },
         };

@@ -132,13 +132,22 @@ impl AgentSpec {
              ([tools.web_fetch] http), not over the API"
         );
         for server in &spec.mcp_servers {
-            anyhow::ensure!(
-                !matches!(server.transport, McpTransport::Stdio { .. }),
-                "mcp_servers `{}`: an agent made over the API may reach MCP servers only by \
-                 `type = \"url\"`; servers the host starts as processes are declared in \
-                 toolhost.toml",
-                server.name
-            );
+            match &server.transport {
+                McpTransport::Stdio { .. } => anyhow::bail!(
+                    "mcp_servers `{}`: an agent made over the API may reach MCP servers only by \
+                     `type = \"url\"`; servers the host starts as processes are declared in \
+                     toolhost.toml",
+                    server.name
+                ),
+                McpTransport::Url { headers, .. } if !headers.is_empty() => anyhow::bail!(
+                    "mcp_servers `{}`: `headers` would keep their values with the agent, and \
+                     secrets are never stored: send per-session secrets with `auth_headers` \
+                     (from each session's `credentials`), or declare the server in \
+                     toolhost.toml",
+                    server.name
+                ),
+                McpTransport::Url { .. } => {}
+            }
         }
         Ok(spec)
     }

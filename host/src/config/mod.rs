@@ -8,6 +8,7 @@ pub mod agent;
 pub mod agent_tools;
 mod grants;
 pub mod mcp;
+pub mod redacted;
 pub mod state;
 pub mod toolset;
 

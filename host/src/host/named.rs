@@ -13,7 +13,7 @@ use crate::agents::{
     AgentError, AgentVersion, Committed, DEFAULT_AGENT, Loaded, StoredAgent, VersionInputs,
 };
 use crate::config::agent::AgentSpec;
-use crate::config::{Config, check_agent_name};
+use crate::config::{Config, check_agent_name, redacted};
 use crate::engine::{Pins, Tiering};
 use crate::registry::{LoadFailure, Registry, Scope};
 use crate::tiering;
@@ -132,8 +132,12 @@ impl Host {
             config: Arc::new(derived),
             definition: spec.to_json(),
             inputs: VersionInputs {
-                config: self.config_text(),
-                definition: Some(spec.to_stored_json()),
+                config: self
+                    .config_text()
+                    .as_deref()
+                    .map(redacted::redact)
+                    .transpose()?,
+                definition: Some(redacted::redact_definition(&spec.to_stored_json())),
                 ..VersionInputs::default()
             },
         })

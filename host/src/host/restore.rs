@@ -1,7 +1,16 @@
-//! Versions loaded again after a restart, for the sessions still bound to
-//! them: from what each was loaded from (`crate::agents::VersionInputs`),
-//! its component files laid out from the blobs kept by digest, and checked
-//! against its record before a call may run it.
+//! Versions loaded again after a restart, or on another server of a
+//! fleet, for the sessions bound to them: from what each was loaded from
+//! (`crate::agents::VersionInputs`), its component files laid out from the
+//! blobs kept by digest, and checked against its record before a call may
+//! run it.
+//!
+//! What was kept is not obeyed as configuration: the secrets its
+//! `toolhost.toml` text held come from this server's own; it may declare
+//! no MCP server this server's `toolhost.toml` does not declare the same
+//! way (so no process is started, and no server added or changed, that
+//! this server's operator did not name); an agent made over the API is held
+//! to the API's rules again (no process, no static header values); and this
+//! server's `tools.lock` applies.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -11,7 +20,9 @@ use anyhow::Context as _;
 use super::Host;
 use crate::agents::{AgentPin, AgentVersion, Loaded, VersionDiff, VersionInputs};
 use crate::config::agent::AgentSpec;
-use crate::config::{CONFIG_FILE, Config};
+use crate::config::mcp::McpServer;
+use crate::config::{CONFIG_FILE, Config, redacted};
+use crate::engine::Pins;
 use crate::engine::Tiering;
 use crate::registry::{Registry, Scope};
 
@@ -68,13 +79,23 @@ impl Host {
             definition,
             files: _,
         } = inputs;
+        let own = self.config();
         let base = match &config_text {
-            Some(text) => Config::parse(text, &self.dir.join(CONFIG_FILE))?,
-            None => Config::clone(&self.config()),
+            Some(text) => {
+                let whole = redacted::restore(text, self.config_text().as_deref())?;
+                Config::parse(&whole, &self.dir.join(CONFIG_FILE))?
+            }
+            None => Config::clone(&own),
         };
+        anyhow::ensure!(
+            base.mcp_servers == own.mcp_servers,
+            "it declares MCP servers ({}) other than this server's toolhost.toml does ({}): \
+             no server is started or changed from what was kept",
+            names(&base.mcp_servers),
+            names(&own.mcp_servers)
+        );
         let spec = match &definition {
-            Some(serde_json::Value::Object(body)) => Some(AgentSpec::from_stored(body)?),
-            Some(_) => anyhow::bail!("its definition is not a JSON object"),
+            Some(stored) => Some(self.restored_definition(&pin.name, stored)?),
             None => None,
         };
         let config = match &spec {
@@ -85,17 +106,24 @@ impl Host {
             Some(spec) => Scope::Agent(&spec.components),
             None => Scope::Everything,
         };
-        let registry = Registry::load_tiered(
+        let lock = super::read_lock(&self.dir, self.ignore_lock)?;
+        let mut registry = Registry::load_tiered(
             &self.engine,
             &tools_dir,
             &config,
             None,
             Tiering::BaselineFirst,
-            None,
+            lock.as_ref().map(|lock| lock as &dyn Pins),
             scope,
             Some(&self.upstreams),
         )
         .await?;
+        if let Some(lock) = &lock {
+            match &spec {
+                Some(_) => lock.enforce_files(&mut registry),
+                None => lock.enforce(&mut registry),
+            }
+        }
         let now = crate::agents::VersionRecord::of(&pin.name, pin.version, &registry);
         let changes = VersionDiff::between(&record, &now);
         anyhow::ensure!(
@@ -116,5 +144,49 @@ impl Host {
             inputs: VersionInputs::default(),
         };
         Ok(self.agents.restore(loaded, record))
+    }
+
+    /// A named agent's kept definition, as this server may load it: an
+    /// agent its `toolhost.toml` declares gets its secrets from there, and
+    /// its MCP servers must be the ones declared there; any other agent
+    /// was made over the API and is held to the API's rules.
+    fn restored_definition(
+        &self,
+        name: &str,
+        stored: &serde_json::Value,
+    ) -> anyhow::Result<AgentSpec> {
+        let config = self.config();
+        let declared = config.agents.get(name);
+        let whole =
+            redacted::restore_definition(stored, declared.map(AgentSpec::to_stored_json).as_ref())?;
+        let serde_json::Value::Object(body) = whole else {
+            anyhow::bail!("its definition is not a JSON object");
+        };
+        match declared {
+            Some(own) => {
+                let spec = AgentSpec::from_stored(&body)?;
+                anyhow::ensure!(
+                    spec.mcp_servers == own.mcp_servers,
+                    "it declares MCP servers ({}) other than [agents.{name}] in this server's \
+                     toolhost.toml does ({})",
+                    names(&spec.mcp_servers),
+                    names(&own.mcp_servers)
+                );
+                Ok(spec)
+            }
+            None => AgentSpec::from_json(&body),
+        }
+    }
+}
+
+/// The names of `servers`, for a message.
+fn names(servers: &[McpServer]) -> String {
+    match servers {
+        [] => "none".to_string(),
+        servers => servers
+            .iter()
+            .map(|s| format!("`{}`", s.name))
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }

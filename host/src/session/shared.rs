@@ -248,6 +248,12 @@ impl SharedSessions {
         self.store.connection()
     }
 
+    /// The key of the fleet's set of sessions (tests plant members in it).
+    #[cfg(test)]
+    pub(super) fn sessions_key(&self) -> String {
+        self.index_key()
+    }
+
     pub(super) fn record_key(&self, id: &str) -> String {
         self.store.key("session", &[id])
     }

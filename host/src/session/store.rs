@@ -448,6 +448,15 @@ impl SessionStore {
 
     fn discard_ids(&self, ids: &[String]) {
         for id in ids {
+            // Ids come from Redis too: one that is not a session id names
+            // no folder of the store's (`../x`, `/etc`, `.agents`).
+            if !is_session_id(id) {
+                tracing::warn!(
+                    "not removing {}: it is not a session id",
+                    crate::shown::quoted(id)
+                );
+                continue;
+            }
             let dir = self.root.join(id);
             if let Err(e) = std::fs::remove_dir_all(&dir)
                 && e.kind() != std::io::ErrorKind::NotFound
@@ -1027,8 +1036,9 @@ const TOUCH_EVERY: chrono::TimeDelta = chrono::TimeDelta::seconds(1);
 /// Whether `id` is a session id the store makes (`ses_` and hex), so a
 /// record read from Redis cannot point the sweeper outside the root.
 fn is_session_id(id: &str) -> bool {
-    id.strip_prefix("ses_")
-        .is_some_and(|hex| !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_alphanumeric()))
+    id.strip_prefix("ses_").is_some_and(|hex| {
+        !hex.is_empty() && hex.len() <= 64 && hex.bytes().all(|b| b.is_ascii_alphanumeric())
+    })
 }
 
 fn split_token(token: &str) -> Result<(&str, &str), BindError> {

@@ -628,6 +628,44 @@ async fn a_record_in_redis_naming_a_folder_outside_is_ignored() {
     assert!(fleet.b.list().await.unwrap().is_empty());
 }
 
+/// Attack F1 of issue 45: a member planted in the fleet's set of sessions
+/// names a folder outside the store, and every server's sweep would have
+/// removed it; a member that is not a session id names nothing.
+#[tokio::test]
+async fn a_planted_member_of_the_sessions_set_removes_nothing_outside() {
+    let Some(fleet) = fleet(Duration::from_millis(1)) else {
+        return;
+    };
+    let precious = fleet.root.path().join("precious");
+    std::fs::create_dir_all(&precious).unwrap();
+    std::fs::write(precious.join("keep"), "x").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("keep"), "x").unwrap();
+    let shared = fleet.b.shared.as_ref().unwrap();
+    for member in [
+        "precious".to_string(),
+        "../precious".to_string(),
+        outside.path().display().to_string(),
+    ] {
+        redis::cmd("ZADD")
+            .arg(shared.sessions_key())
+            .arg(0)
+            .arg(member)
+            .query_async::<()>(&mut shared.connection())
+            .await
+            .unwrap();
+    }
+    fleet.b.sweep().await.unwrap();
+    assert!(
+        precious.join("keep").exists(),
+        "the store's root is untouched"
+    );
+    assert!(
+        outside.path().join("keep").exists(),
+        "a folder elsewhere is untouched"
+    );
+}
+
 #[tokio::test]
 async fn a_store_whose_redis_is_gone_says_so() {
     let Some(mut fleet) = fleet(Duration::from_secs(3600)) else {
