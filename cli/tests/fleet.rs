@@ -45,13 +45,20 @@ const FLEET_TOOLS: &[&str] = &[
     "test_elicitation",
 ];
 
+/// The environment of every server of a fleet: its cluster key.
+const FLEET_ENV: &[(&str, &str)] = &[(
+    "TOOLHOST_CLUSTER_KEY",
+    "fleet-test-cluster-key-0123456789abcdef",
+)];
+
 /// `toolhost.toml` for every server of a fleet on `redis`, with `extra`
 /// lines in `[state]`. `context` asks for approval, `test_elicitation`
 /// for approval and then the user, and the custom tool `get_weather` is
 /// answered by the client.
 fn fleet_config(redis: &RedisServer, workspaces: &std::path::Path, extra: &str) -> String {
     format!(
-        "[state]\nbackend = \"redis\"\nredis_url = \"{}\"\nworkspaces_dir = \"{}\"\n{extra}\n\
+        "[state]\nbackend = \"redis\"\nredis_url = \"{}\"\nworkspaces_dir = \"{}\"\n\
+         cluster_key_env = \"TOOLHOST_CLUSTER_KEY\"\n{extra}\n\
          [tools.counter]\nkv = [\"default\"]\n\n\
          [tools.kv_probe]\nkv = [\"default\"]\nworkspace = \"write\"\ntimeout_ms = 4000\n\n\
          [tools.context]\npermission = \"always_ask\"\n\n\
@@ -76,7 +83,7 @@ impl Fleet {
         let dirs: Vec<TempDir> = (0..servers)
             .map(|_| common::host_dir(FLEET_TOOLS, &config))
             .collect();
-        let servers = dirs.iter().map(|d| serve(d.path(), &[])).collect();
+        let servers = dirs.iter().map(|d| serve(d.path(), FLEET_ENV)).collect();
         Self {
             servers,
             workspaces,
@@ -1104,7 +1111,7 @@ async fn the_fleet_numbers_each_tool_set_once_and_any_server_runs_any_version() 
     assert_eq!(status, 200, "B runs version 2, made on A: {counted}");
     fleet.servers[1].child.kill().unwrap();
     fleet.servers[1].child.wait().unwrap();
-    fleet.servers[1] = serve(fleet._dirs[1].path(), &[]);
+    fleet.servers[1] = serve(fleet._dirs[1].path(), FLEET_ENV);
     assert_eq!(version_numbers(&fleet.url(1), "repo").await, vec![1, 2]);
     let on_b = fleet.session(1, json!({"agent": "repo"})).await;
     let (_, described) = get(&fleet.url(1), &format!("/sessions/{on_b}")).await;
@@ -1134,4 +1141,288 @@ async fn get(url: &str, path: &str) -> (u16, Value) {
         .await
         .unwrap();
     (response.status().as_u16(), response.json().await.unwrap())
+}
+
+/// A connection to `redis` of the tests' own, writing as an attacker with
+/// access to the fleet's Redis (but not to the cluster key) would.
+fn attacker(redis: &RedisServer) -> redis::Connection {
+    redis::Client::open(redis.url())
+        .unwrap()
+        .get_connection()
+        .unwrap()
+}
+
+/// Attack 1 of issue 45: a writer of the fleet's Redis planted a version
+/// record and its inputs, whose config declares a stdio MCP server running
+/// a shell command, then asked for a session at that version: the command
+/// ran as the server's user. Now nothing a server did not seal is obeyed:
+/// not a version planted whole, nor one made of a genuine record's MAC
+/// with other content, nor a genuine record moved to another number; the
+/// command never runs and the session is refused, naming the version.
+/// A forged answer to a parked call approves nothing either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_writer_cannot_make_a_server_run_a_command_or_obey_a_record() {
+    use redis::Commands as _;
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let fleet = Fleet::start(&redis, 1);
+    let mut connection = attacker(&redis);
+    let (status, _) = get(&fleet.url(0), "/agents/default/versions/1").await;
+    assert_eq!(status, 200);
+    let versions = "toolhost:agentversions:default";
+    let inputs = "toolhost:agentinputs:default";
+    let sealed_record: String = connection.hget(versions, "1").unwrap();
+    let sealed_inputs: String = connection.hget(inputs, "1").unwrap();
+    let (tag, record) = sealed_record.split_at(64);
+    let mut record: Value = serde_json::from_str(record).unwrap();
+    record["version"] = json!(99);
+    let (_, kept) = sealed_inputs.split_at(64);
+    let mut planted: Value = serde_json::from_str(kept).unwrap();
+    let marker = tempfile::tempdir().unwrap();
+    let ran = marker.path().join("ran");
+    planted["config"] = json!(format!(
+        "[[mcp_servers]]\nname = \"pwn\"\ntype = \"stdio\"\ncommand = \"/bin/sh\"\n\
+         args = [\"-c\", \"touch {}\"]\n[[toolset]]\ntype = \"mcp_toolset\"\n\
+         mcp_server_name = \"pwn\"\n",
+        ran.display()
+    ));
+    for (number, version, inputs_value) in [
+        (99, record.to_string(), planted.to_string()),
+        (
+            99,
+            format!("{tag}{record}"),
+            format!("{}{planted}", &sealed_inputs[..64]),
+        ),
+        (98, sealed_record.clone(), sealed_inputs.clone()),
+    ] {
+        let _: () = connection.hset(versions, number, version).unwrap();
+        let _: () = connection.hset(inputs, number, inputs_value).unwrap();
+        let response = common::http_client()
+            .post(format!("{}/toolhost/v1/sessions", fleet.url(0)))
+            .json(&json!({ "version": number }))
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        let body: Value = response.json().await.unwrap();
+        assert!(
+            status.is_client_error() && body.to_string().contains(&number.to_string()),
+            "version {number}: {status} {body}"
+        );
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!ran.exists(), "the planted command ran");
+
+    // A parked call waits for an approval; a planted answer approves nothing.
+    let (status, parked) = fleet.call(0, "context", json!({})).await;
+    assert_eq!(status, 202, "{parked}");
+    let id = parked["callId"].as_str().unwrap().to_string();
+    let wait: String = connection
+        .hget(format!("toolhost:call:{id}"), "wait")
+        .unwrap();
+    let approval = json!({"kind": "approval", "body": {"decision": "approve"}});
+    let _: () = connection
+        .set(
+            format!("toolhost:callanswer:{id}"),
+            format!("{wait} {}{approval}", "0".repeat(64)),
+        )
+        .unwrap();
+    let _: () = connection.publish("toolhost:callfeed", &id).unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let (status, waiting) = get(&fleet.url(0), &format!("/calls/{id}")).await;
+    assert_eq!(
+        (status, waiting["status"].as_str()),
+        (202, Some("awaiting_approval")),
+        "{waiting}"
+    );
+}
+
+/// Every value in the fleet's Redis, as text: strings, hashes, lists,
+/// sets, sorted sets and streams.
+fn every_value(connection: &mut redis::Connection) -> Vec<(String, String)> {
+    use redis::Commands as _;
+    let keys: Vec<String> = connection.keys("*").unwrap();
+    keys.into_iter()
+        .map(|key| {
+            let kind: String = redis::cmd("TYPE").arg(&key).query(connection).unwrap();
+            let text = match kind.as_str() {
+                "string" => connection.get::<_, String>(&key).unwrap_or_default(),
+                "hash" => format!(
+                    "{:?}",
+                    connection
+                        .hgetall::<_, Vec<(String, String)>>(&key)
+                        .unwrap()
+                ),
+                "list" => format!(
+                    "{:?}",
+                    connection.lrange::<_, Vec<String>>(&key, 0, -1).unwrap()
+                ),
+                "set" => format!("{:?}", connection.smembers::<_, Vec<String>>(&key).unwrap()),
+                "zset" => format!(
+                    "{:?}",
+                    connection.zrange::<_, Vec<String>>(&key, 0, -1).unwrap()
+                ),
+                "stream" => format!(
+                    "{:?}",
+                    redis::cmd("XRANGE")
+                        .arg(&key)
+                        .arg("-")
+                        .arg("+")
+                        .query::<redis::Value>(connection)
+                        .unwrap()
+                ),
+                other => format!("(a {other})"),
+            };
+            (key, text)
+        })
+        .collect()
+}
+
+/// Every file under `dir`, as text.
+fn every_file(dir: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => stack.push(path),
+                Ok(t) if t.is_file() => {
+                    let bytes = std::fs::read(&path).unwrap_or_default();
+                    found.push((path, String::from_utf8_lossy(&bytes).into_owned()));
+                }
+                _ => {}
+            }
+        }
+    }
+    found
+}
+
+/// Attack 2 of issue 45: `[server] token` and a tool's `env` value were
+/// copied into Redis, in every version's config text. A secret is planted
+/// in every place `toolhost.toml` takes one (and a client's credentials),
+/// the fleet makes versions, sessions, calls, approvals and events, and no
+/// Redis key and no file under the state directory or the shared folder
+/// holds any of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_secret_reaches_redis_or_the_state_directory() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    // A password in `redis_url` is a secret `toolhost.toml` may hold too.
+    assert_eq!(
+        redis
+            .command("CONFIG SET requirepass redis-pw-SECRET9")
+            .unwrap(),
+        "+OK"
+    );
+    let workspaces = tempfile::tempdir().unwrap();
+    let stdio_server = common::python().map_or_else(String::new, |python| {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/mcp/upstream.py");
+        let state = tempfile::tempdir().unwrap().keep();
+        format!(
+            "[[mcp_servers]]\nname = \"tickets\"\ntype = \"stdio\"\ncommand = {python:?}\n\
+             args = [{script:?}]\nenv = {{ UPSTREAM_STATE = {state:?}, TOKEN = \"stdio-env-SECRET5\" }}\n\
+             [[toolset]]\ntype = \"mcp_toolset\"\nmcp_server_name = \"tickets\"\n"
+        )
+    });
+    let config = format!(
+        "{stdio_server}\
+         [[mcp_servers]]\nname = \"crm\"\ntype = \"url\"\nurl = \"http://127.0.0.1:9/mcp\"\n\
+         headers = {{ Authorization = \"url-header-SECRET6\" }}\n\
+         [[toolset]]\ntype = \"mcp_toolset\"\nmcp_server_name = \"crm\"\n\
+         [server]\ntoken = \"server-token-SECRET1\"\n\
+         [defaults]\nenv = {{ D = \"defaults-env-SECRET2\" }}\n\
+         [tools.echo]\nenv = {{ E = \"tool-env-SECRET3\" }}\npermission = \"always_ask\"\n\
+         [telemetry]\notlp_endpoint = \"http://127.0.0.1:9/\"\nheaders = {{ api-key = \"otlp-SECRET4\" }}\n\
+         [state]\nbackend = \"redis\"\nredis_url = \"redis://:redis-pw-SECRET9@127.0.0.1:{}/0\"\n\
+         workspaces_dir = \"{}\"\ncluster_key_env = \"TOOLHOST_CLUSTER_KEY\"\n",
+        redis.port(),
+        workspaces.path().display()
+    );
+    let dir = common::host_dir(&["echo"], &config);
+    let served = serve(dir.path(), FLEET_ENV);
+    let client = common::http_client();
+    let api = |path: &str| format!("{}/toolhost/v1{path}", served.url);
+    let bearer = "server-token-SECRET1";
+    let session: Value = client
+        .post(api("/sessions"))
+        .bearer_auth(bearer)
+        .json(&json!({
+            "auth": {"user": "alice", "token": "auth-token-SECRET10"},
+            "credentials": {"token": "credential-SECRET11"},
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = session["id"].as_str().unwrap().to_string();
+    let alice = json!({"user": "alice"});
+    let parked: Value = client
+        .post(api("/tools/echo"))
+        .bearer_auth(bearer)
+        .json(&json!({
+            "input": {"text": "hi"}, "sessionId": id, "auth": alice,
+            "credentials": {"token": "credential-SECRET12"},
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let call = parked["callId"].as_str().unwrap().to_string();
+    let decided = client
+        .post(api(&format!("/approvals/{call}")))
+        .bearer_auth(bearer)
+        .json(&json!({"decision": "approve", "auth": {"user": "carol", "token": "approver-SECRET13"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(decided.status(), 200);
+    let done = client
+        .get(api(&format!("/calls/{call}?wait=10")))
+        .bearer_auth(bearer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(done.status(), 200);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let mut connection = redis::Client::open(format!(
+        "redis://:redis-pw-SECRET9@127.0.0.1:{}/0",
+        redis.port()
+    ))
+    .unwrap()
+    .get_connection()
+    .unwrap();
+    let values = every_value(&mut connection);
+    assert!(
+        values.iter().any(|(key, _)| key.contains("agentinputs")),
+        "versions were kept"
+    );
+    for (key, text) in values {
+        assert!(
+            !text.contains("SECRET"),
+            "Redis key {key} holds a secret: {text}"
+        );
+    }
+    for root in [
+        dir.path().join(".toolhost"),
+        workspaces.path().to_path_buf(),
+    ] {
+        for (path, text) in every_file(&root) {
+            assert!(
+                !text.contains("SECRET"),
+                "{} holds a secret",
+                path.display()
+            );
+        }
+    }
 }

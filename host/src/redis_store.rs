@@ -14,9 +14,15 @@ use anyhow::Context as _;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use crate::config::state::{StateSettings, redact_url};
+use seal::Seal;
+
+/// The cluster key unit tests seal with.
+#[cfg(test)]
+pub(crate) const TEST_CLUSTER_KEY: [u8; 32] = [42; 32];
 
 pub mod feed;
 pub mod lease;
+pub mod seal;
 
 /// How the shared store answered its last health check.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -43,6 +49,8 @@ pub struct RedisStore {
     response_timeout: std::time::Duration,
     connections: Vec<ConnectionManager>,
     next: AtomicUsize,
+    /// Seals the records that must be a fleet server's.
+    seal: Seal,
     prefix: String,
     /// The URL as logs may show it (no password).
     shown_url: String,
@@ -63,10 +71,19 @@ impl std::fmt::Debug for RedisStore {
 }
 
 impl RedisStore {
-    /// Open the pool `settings` describe. Connections are made on first use
+    /// Open the pool `settings` describe, sealing records with the cluster
+    /// key `cluster_key_env` names. Connections are made on first use
     /// and again after every failure, so a host starts (and `/healthz`
     /// says so) while Redis is down and recovers when it is back.
     pub fn open(settings: &StateSettings) -> anyhow::Result<Arc<Self>> {
+        Self::open_with_key(settings, &settings.cluster_key()?)
+    }
+
+    /// [`RedisStore::open`] with the cluster key given.
+    pub fn open_with_key(
+        settings: &StateSettings,
+        cluster_key: &[u8],
+    ) -> anyhow::Result<Arc<Self>> {
         let url = settings
             .redis_url
             .as_deref()
@@ -117,6 +134,7 @@ impl RedisStore {
             response_timeout: settings.response_timeout(),
             connections,
             next: AtomicUsize::new(0),
+            seal: Seal::new(cluster_key, settings.key_prefix()),
             prefix: settings.key_prefix().to_string(),
             shown_url,
             reachable: AtomicBool::new(true),
@@ -174,6 +192,11 @@ impl RedisStore {
             key.push_str(part);
         }
         key
+    }
+
+    /// How the fleet's records that decide what a server does are sealed.
+    pub fn seal(&self) -> &Seal {
+        &self.seal
     }
 
     /// The URL, without its password.
@@ -286,7 +309,7 @@ mod tests {
             key_prefix: Some(prefix.into()),
             ..StateSettings::default()
         };
-        RedisStore::open(&settings).unwrap()
+        RedisStore::open_with_key(&settings, &crate::redis_store::TEST_CLUSTER_KEY).unwrap()
     }
 
     #[tokio::test]
@@ -305,11 +328,14 @@ mod tests {
         let Some(mut server) = toolhost_test_artifacts::redis::RedisServer::start() else {
             return;
         };
-        let store = RedisStore::open(&StateSettings {
-            backend: Backend::Redis,
-            redis_url: Some(server.url()),
-            ..StateSettings::default()
-        })
+        let store = RedisStore::open_with_key(
+            &StateSettings {
+                backend: Backend::Redis,
+                redis_url: Some(server.url()),
+                ..StateSettings::default()
+            },
+            &TEST_CLUSTER_KEY,
+        )
         .unwrap();
         let hour = std::time::Duration::from_secs(3600);
         assert!(store.recent_health(hour).await.reachable);

@@ -16,6 +16,11 @@
 //!   one folder, or one catching up in a rolling deploy, agree); new tools
 //!   get the next number, taken in the same script.
 //!
+//! Definitions, records and inputs are sealed under the cluster key
+//! (`redis_store::seal`), each bound to its hash and field: one a server
+//! of the fleet did not write there is skipped, so no writer of Redis
+//! defines an agent, a version or what a version loads.
+//!
 //! These calls block (a connection of their own, with the store's
 //! timeouts): they run where the embedded store reads and writes files.
 
@@ -29,6 +34,7 @@ use super::inputs::VersionInputs;
 use super::record::VersionRecord;
 use super::stored::StoredAgent;
 use crate::redis_store::RedisStore;
+use crate::redis_store::seal::Purpose;
 
 /// `KEYS`: tool-set digests, last number. `ARGV`: the digest. The number
 /// of the version holding these tools: recorded already, or the next one.
@@ -131,13 +137,15 @@ impl SharedAgents {
         })?;
         let mut agents: Vec<StoredAgent> = all
             .into_iter()
-            .filter_map(|(name, json)| match parse_definition(&name, &json) {
-                Ok(agent) => Some(agent),
-                Err(e) => {
-                    tracing::warn!("skipping the agent `{name}` in Redis: {e:#}");
-                    None
-                }
-            })
+            .filter_map(
+                |(name, sealed)| match self.parse_definition(&name, &sealed) {
+                    Ok(agent) => Some(agent),
+                    Err(e) => {
+                        tracing::warn!("skipping the agent `{name}` in Redis: {e:#}");
+                        None
+                    }
+                },
+            )
             .collect();
         agents.sort_by(|a, b| a.name.cmp(&b.name));
         Ok(agents)
@@ -148,12 +156,21 @@ impl SharedAgents {
         let json: Option<String> = self.run("read an agent's definition", |c| {
             c.hget(self.defs_key(), name)
         })?;
-        json.map(|json| parse_definition(name, &json)).transpose()
+        Ok(json.and_then(|sealed| {
+            self.parse_definition(name, &sealed)
+                .inspect_err(|e| tracing::warn!("ignoring the agent `{name}` in Redis: {e:#}"))
+                .ok()
+        }))
     }
 
     /// Keep `agent`'s definition, replacing the one kept under its name.
     pub(crate) fn keep_definition(&self, agent: &StoredAgent) -> anyhow::Result<()> {
         let json = serde_json::to_string(agent)?;
+        let key = self.defs_key();
+        let json = self
+            .store
+            .seal()
+            .seal(Purpose::AgentDefinition, &key, &agent.name, &json);
         self.run("keep an agent's definition", |c| {
             c.hset::<_, _, _, ()>(self.defs_key(), &agent.name, json)
         })
@@ -196,14 +213,30 @@ impl SharedAgents {
         version: u64,
     ) -> anyhow::Result<Option<VersionRecord>> {
         let what = format!("version {version} of `{agent}`'s record");
-        self.field_json(&self.versions_key(agent), version, &what)
+        let record: Option<VersionRecord> = self.field_json(
+            Purpose::AgentVersion,
+            &self.versions_key(agent),
+            version,
+            &what,
+        )?;
+        record.map(|r| of_its_key(r, agent, version)).transpose()
     }
 
     /// Every record of `agent` kept, lowest first (one read); one that is
     /// not valid is reported and skipped.
     pub(crate) fn records(&self, agent: &str) -> anyhow::Result<Vec<VersionRecord>> {
         let what = format!("`{agent}`'s version records");
-        let mut records: Vec<VersionRecord> = self.whole_json(&self.versions_key(agent), &what)?;
+        let records: Vec<(String, VersionRecord)> =
+            self.whole_json(Purpose::AgentVersion, &self.versions_key(agent), &what)?;
+        let mut records: Vec<VersionRecord> = records
+            .into_iter()
+            .filter_map(|(field, record)| {
+                let version = field.parse().ok()?;
+                of_its_key(record, agent, version)
+                    .inspect_err(|e| tracing::warn!("skipping {what}: {e:#}"))
+                    .ok()
+            })
+            .collect();
         records.sort_by_key(|record| record.version);
         Ok(records)
     }
@@ -212,24 +245,35 @@ impl SharedAgents {
     /// that is not valid is reported and skipped.
     pub(crate) fn all_inputs(&self, agent: &str) -> anyhow::Result<Vec<VersionInputs>> {
         let what = format!("the inputs of `{agent}`'s versions");
-        self.whole_json(&self.inputs_key(agent), &what)
+        let inputs = self.whole_json(Purpose::AgentInputs, &self.inputs_key(agent), &what)?;
+        Ok(inputs.into_iter().map(|(_, inputs)| inputs).collect())
     }
 
-    /// Every field of the hash `key` read as a `T` (`what` names them in
-    /// errors); one that is not valid is reported and skipped.
+    /// Every field of the hash `key` sealed for `purpose`, read as a `T`
+    /// (`what` names them in errors), with its field; one that does not
+    /// verify or is not valid is reported and skipped.
     fn whole_json<T: serde::de::DeserializeOwned>(
         &self,
+        purpose: Purpose,
         key: &str,
         what: &str,
-    ) -> anyhow::Result<Vec<T>> {
+    ) -> anyhow::Result<Vec<(String, T)>> {
         let all: Vec<(String, String)> = self.run(&format!("read {what}"), |c| c.hgetall(key))?;
         Ok(all
             .into_iter()
-            .filter_map(|(field, json)| match serde_json::from_str(&json) {
-                Ok(value) => Some(value),
-                Err(e) => {
-                    tracing::warn!("skipping entry {field} of {what} in Redis: {e}");
-                    None
+            .filter_map(|(field, sealed)| {
+                let read = self
+                    .store
+                    .seal()
+                    .open(purpose, key, &field, &sealed)
+                    .map_err(anyhow::Error::from)
+                    .and_then(|json| Ok(serde_json::from_str(json)?));
+                match read {
+                    Ok(value) => Some((field, value)),
+                    Err(e) => {
+                        tracing::warn!("skipping entry {field} of {what} in Redis: {e:#}");
+                        None
+                    }
                 }
             })
             .collect())
@@ -242,22 +286,42 @@ impl SharedAgents {
         version: u64,
     ) -> anyhow::Result<Option<VersionInputs>> {
         let what = format!("the inputs of version {version} of `{agent}`");
-        self.field_json(&self.inputs_key(agent), version, &what)
+        self.field_json(
+            Purpose::AgentInputs,
+            &self.inputs_key(agent),
+            version,
+            &what,
+        )
     }
 
-    /// The JSON in field `field` of the hash `key`, read as a `T` (`what`
-    /// names it in errors), if there is one.
+    /// The JSON sealed for `purpose` in field `field` of the hash `key`,
+    /// read as a `T` (`what` names it in errors), if there is one a server
+    /// of the fleet sealed there (another is logged, and not there).
     fn field_json<T: serde::de::DeserializeOwned>(
         &self,
+        purpose: Purpose,
         key: &str,
         field: u64,
         what: &str,
     ) -> anyhow::Result<Option<T>> {
-        let json: Option<String> = self.run(&format!("read {what}"), |c| c.hget(key, field))?;
-        json.map(|json| {
-            serde_json::from_str(&json).with_context(|| format!("{what} in Redis is not valid"))
-        })
-        .transpose()
+        let sealed: Option<String> = self.run(&format!("read {what}"), |c| c.hget(key, field))?;
+        let Some(sealed) = sealed else {
+            return Ok(None);
+        };
+        let json = match self
+            .store
+            .seal()
+            .open(purpose, key, &field.to_string(), &sealed)
+        {
+            Ok(json) => json,
+            Err(tampered) => {
+                tracing::warn!("ignoring {what}: {tampered}");
+                return Ok(None);
+            }
+        };
+        serde_json::from_str(json)
+            .map(Some)
+            .with_context(|| format!("{what} in Redis is not valid"))
     }
 
     /// Keep `record` and its `inputs`, unless another server kept that
@@ -267,11 +331,21 @@ impl SharedAgents {
         record: &VersionRecord,
         inputs: &VersionInputs,
     ) -> anyhow::Result<()> {
-        let (record_json, inputs_json) = (
-            serde_json::to_string(record)?,
-            serde_json::to_string(inputs)?,
-        );
         let agent = &record.agent;
+        let field = record.version.to_string();
+        let seal = self.store.seal();
+        let record_json = seal.seal(
+            Purpose::AgentVersion,
+            &self.versions_key(agent),
+            &field,
+            &serde_json::to_string(record)?,
+        );
+        let inputs_json = seal.seal(
+            Purpose::AgentInputs,
+            &self.inputs_key(agent),
+            &field,
+            &serde_json::to_string(inputs)?,
+        );
         self.run("keep a version record", |c| {
             redis::pipe()
                 .atomic()
@@ -321,14 +395,33 @@ impl SharedAgents {
     }
 }
 
-fn parse_definition(name: &str, json: &str) -> anyhow::Result<StoredAgent> {
-    let agent: StoredAgent = serde_json::from_str(json).context("not a valid definition")?;
+impl SharedAgents {
+    /// The definition sealed under `name`, if a server of the fleet sealed
+    /// it there and it is that agent's.
+    fn parse_definition(&self, name: &str, sealed: &str) -> anyhow::Result<StoredAgent> {
+        let json =
+            self.store
+                .seal()
+                .open(Purpose::AgentDefinition, &self.defs_key(), name, sealed)?;
+        let agent: StoredAgent = serde_json::from_str(json).context("not a valid definition")?;
+        anyhow::ensure!(
+            agent.name == name,
+            "the definition kept under `{name}` is the agent `{}`'s",
+            agent.name
+        );
+        Ok(agent)
+    }
+}
+
+/// `record`, read at `agent`'s version `version`, if it says it is that.
+fn of_its_key(record: VersionRecord, agent: &str, version: u64) -> anyhow::Result<VersionRecord> {
     anyhow::ensure!(
-        agent.name == name,
-        "the definition kept under `{name}` is the agent `{}`'s",
-        agent.name
+        record.agent == agent && record.version == version,
+        "the record kept as version {version} of `{agent}` is version {} of `{}`",
+        record.version,
+        record.agent
     );
-    Ok(agent)
+    Ok(record)
 }
 
 /// What identifies a version's tools: the digest of each one's digests,
@@ -355,7 +448,9 @@ mod tests {
             redis_url: Some(server.url()),
             ..StateSettings::default()
         };
-        SharedAgents::new(RedisStore::open(&settings).unwrap())
+        SharedAgents::new(
+            RedisStore::open_with_key(&settings, &crate::redis_store::TEST_CLUSTER_KEY).unwrap(),
+        )
     }
 
     fn record(version: u64) -> VersionRecord {

@@ -60,9 +60,10 @@ pub struct StateSettings {
     /// `cluster_key_env`.
     pub shared_compile_cache: Option<PathBuf>,
     /// The name of the environment variable holding the cluster key (at
-    /// least 32 bytes) that entries of the shared compile cache are
-    /// authenticated with: a server loads only what a holder of the key
-    /// wrote.
+    /// least 32 bytes), which every server of a fleet shares: the records
+    /// in Redis that decide what a server does, and entries of the shared
+    /// compile cache, are authenticated with it, so a server obeys only what
+    /// a holder of the key wrote. Needed with `backend = "redis"`.
     pub cluster_key_env: Option<String>,
     /// Where sessions keep their workspaces, artifacts and reminders: a
     /// folder every server mounts (NFS, a shared volume). Needed with
@@ -148,9 +149,10 @@ impl StateSettings {
                 "`shared_compile_cache` needs `cluster_key_env`: entries others wrote are \
                  loaded only if the cluster key authenticates them"
             ),
-            (None, Some(_)) => {
-                anyhow::bail!("`cluster_key_env` is only used with `shared_compile_cache`")
-            }
+            (None, Some(_)) if self.backend == Backend::Embedded => anyhow::bail!(
+                "`cluster_key_env` is used with `backend = \"redis\"` or \
+                 `shared_compile_cache`"
+            ),
             _ => {}
         }
         let redis_only = [
@@ -225,15 +227,33 @@ impl StateSettings {
                 );
             }
         }
+        anyhow::ensure!(
+            self.cluster_key_env.is_some(),
+            "`backend = \"redis\"` needs `cluster_key_env`: the fleet's records in Redis \
+             (sessions, versions, reminders, answers to parked calls) are obeyed only if the \
+             cluster key authenticates them, so a writer of Redis cannot forge them"
+        );
         Ok(())
     }
 
     /// The shared compile cache, with its key read from the environment;
     /// `None` unless `shared_compile_cache` is set.
     pub fn shared_compile_cache(&self) -> anyhow::Result<Option<SharedCompileCache>> {
-        let (Some(dir), Some(var)) = (&self.shared_compile_cache, &self.cluster_key_env) else {
+        let Some(dir) = &self.shared_compile_cache else {
             return Ok(None);
         };
+        Ok(Some(SharedCompileCache {
+            dir: dir.clone(),
+            key: self.cluster_key()?.into(),
+        }))
+    }
+
+    /// The cluster key, read from the variable `cluster_key_env` names.
+    pub fn cluster_key(&self) -> anyhow::Result<Vec<u8>> {
+        let var = self
+            .cluster_key_env
+            .as_deref()
+            .ok_or_else(|| anyhow::anyhow!("`[state]` names no `cluster_key_env`"))?;
         let key = std::env::var(var).map_err(|_| {
             anyhow::anyhow!("`[state] cluster_key_env` names ${var}, which is not set")
         })?;
@@ -243,10 +263,7 @@ impl StateSettings {
              (e.g. `openssl rand -hex 32`)",
             key.len()
         );
-        Ok(Some(SharedCompileCache {
-            dir: dir.clone(),
-            key: key.into_bytes().into(),
-        }))
+        Ok(key.into_bytes())
     }
 
     /// How long a shared session's write slot (or a parked call's claim)
@@ -311,8 +328,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("needs `workspaces_dir`"), "{err}");
-        let ok = parse(
+        let err = parse(
             "backend = \"redis\"\nredis_url = \"redis://127.0.0.1:6379/0\"\nworkspaces_dir = \"/mnt/w\"",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("needs `cluster_key_env`"), "{err}");
+        let ok = parse(
+            "backend = \"redis\"\nredis_url = \"redis://127.0.0.1:6379/0\"\nworkspaces_dir = \"/mnt/w\"\ncluster_key_env = \"K\"",
         )
         .unwrap();
         assert_eq!(ok.key_prefix(), "toolhost");
@@ -322,7 +345,7 @@ mod tests {
 
     #[test]
     fn bad_values_name_their_key() {
-        let base = "backend = \"redis\"\nredis_url = \"redis://h\"\nworkspaces_dir = \"w\"\n";
+        let base = "backend = \"redis\"\nredis_url = \"redis://h\"\nworkspaces_dir = \"w\"\ncluster_key_env = \"K\"\n";
         for (line, key) in [
             ("pool_size = 0", "pool_size"),
             ("key_prefix = \"a:b\"", "key_prefix"),
@@ -345,7 +368,7 @@ mod tests {
         assert!(err.contains("needs `cluster_key_env`"), "{err}");
         let err = format!("{:#}", parse("cluster_key_env = \"K\"").unwrap_err());
         assert!(
-            err.contains("only used with `shared_compile_cache`"),
+            err.contains("is used with `backend = \"redis\"` or `shared_compile_cache`"),
             "{err}"
         );
         let settings = parse(

@@ -385,13 +385,16 @@ mod tests {
     use toolhost_test_artifacts::redis::RedisServer;
 
     fn store(server: &RedisServer) -> Arc<RedisStore> {
-        RedisStore::open(&StateSettings {
-            backend: Backend::Redis,
-            redis_url: Some(server.url()),
-            response_timeout_ms: Some(200),
-            connect_timeout_ms: Some(200),
-            ..StateSettings::default()
-        })
+        RedisStore::open_with_key(
+            &StateSettings {
+                backend: Backend::Redis,
+                redis_url: Some(server.url()),
+                response_timeout_ms: Some(200),
+                connect_timeout_ms: Some(200),
+                ..StateSettings::default()
+            },
+            &crate::redis_store::TEST_CLUSTER_KEY,
+        )
         .unwrap()
     }
 

@@ -5,7 +5,9 @@
 //! The keys, under the store's prefix:
 //!
 //! - `session:<id>`: the record, as the JSON `session.json` holds on one
-//!   machine;
+//!   machine, sealed under the cluster key (`redis_store::seal`): a record
+//!   that does not verify, or names another session than its key, is not
+//!   there;
 //! - `sestoken:<channel>:<key>`: the id of the session holding the token;
 //! - `sessions`: a sorted set of every id, scored by when the session was
 //!   last active or, if later, when a reminder in it is due (ms since the
@@ -29,6 +31,7 @@ use super::shared_reminders::SharedReminders;
 use super::{HistoryBudget, Session};
 use crate::redis_store::RedisStore;
 use crate::redis_store::lease::{Lease, LeaseTerms, Refused};
+use crate::redis_store::seal::Purpose;
 
 /// Lua: drop the session `id` (record, token if it still names it, index
 /// entry, event stream and its counts, pending reminders) unless its
@@ -49,7 +52,7 @@ local function drop_session(index, all_bytes, reminders, streams, active, id, p)
   redis.call('ZREM', streams, id)
   local record = redis.call('GET', ARGV[p] .. id)
   if record then
-    local ok, r = pcall(cjson.decode, record)
+    local ok, r = pcall(cjson.decode, string.sub(record, 65))
     if ok and type(r) == 'table' and type(r.channel) == 'string' and type(r.key) == 'string' then
       local token = ARGV[p + 2] .. r.channel .. ':' .. r.key
       if redis.call('GET', token) == id then redis.call('DEL', token) end
@@ -82,8 +85,8 @@ static CREATE: LazyLock<Script> = LazyLock::new(|| {
 
 /// `KEYS`: the token's key (or the record's, see `ARGV[3]`), index, last
 /// activities. `ARGV`: record key prefix, now (ms) or `''` to leave it
-/// idle, `id` when `KEYS[1]` is the record's key (else `''`). The record
-/// and its last activity, or nil.
+/// idle, `id` when `KEYS[1]` is the record's key (else `''`). The record,
+/// its last activity and its id, or nil.
 static LOAD: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "local id = ARGV[3]
@@ -101,7 +104,7 @@ static LOAD: LazyLock<Script> = LazyLock::new(|| {
              redis.call('HSET', KEYS[3], id, ARGV[2])
            end
          end
-         return {record, tostring(active)}",
+         return {record, tostring(active), id}",
     )
 });
 
@@ -133,8 +136,8 @@ static SWEEP: LazyLock<Script> = LazyLock::new(|| {
 });
 
 /// `KEYS`: index, last activities. `ARGV`: record and slot key prefixes, `ZSCAN` cursor,
-/// how many to look at. The next cursor, then each record, its last
-/// activity and whether its slot is held (`1`/`0`), in turn. A full scan
+/// how many to look at. The next cursor, then each id, its record, its
+/// last activity and whether its slot is held (`1`/`0`), in turn. A full scan
 /// returns every session there throughout it (some twice), however their
 /// scores move meanwhile.
 static LIST: LazyLock<Script> = LazyLock::new(|| {
@@ -145,6 +148,7 @@ static LIST: LazyLock<Script> = LazyLock::new(|| {
          for i = 1, #all, 2 do
            local record = redis.call('GET', ARGV[1] .. all[i])
            if record then
+             table.insert(out, all[i])
              table.insert(out, record)
              table.insert(out, redis.call('HGET', KEYS[2], all[i]) or all[i + 1])
              table.insert(out, tostring(redis.call('EXISTS', ARGV[2] .. all[i])))
@@ -314,7 +318,7 @@ impl SharedSessions {
         now_ms: i64,
         max: usize,
     ) -> Result<Created, String> {
-        let json = serde_json::to_string(record).map_err(|e| e.to_string())?;
+        let json = self.sealed(record)?;
         let mut invocation = CREATE.key(self.record_key(&record.id));
         invocation.key(self.index_key()).key(self.active_key());
         if let Some(token) = token {
@@ -359,7 +363,7 @@ impl SharedSessions {
         touch_ms: Option<i64>,
     ) -> Result<Option<Stored>, String> {
         let touch = touch_ms.map(|ms| ms.to_string()).unwrap_or_default();
-        let answer: Option<(String, String)> = LOAD
+        let answer: Option<(String, String, String)> = LOAD
             .key(key)
             .key(self.index_key())
             .key(self.active_key())
@@ -369,15 +373,13 @@ impl SharedSessions {
             .invoke_async(&mut self.store.connection())
             .await
             .map_err(|e| self.error(&e))?;
-        answer
-            .map(|(json, score)| stored(&json, &score))
-            .transpose()
+        Ok(answer.and_then(|(sealed, score, id)| self.stored(&id, &sealed, &score)))
     }
 
     /// Write the record of a session that exists (an upgrade moved its
     /// version): false if it is gone.
     pub(super) async fn save(&self, record: &Record) -> Result<bool, String> {
-        let json = serde_json::to_string(record).map_err(|e| e.to_string())?;
+        let json = self.sealed(record)?;
         let written: Option<String> = redis::cmd("SET")
             .arg(self.record_key(&record.id))
             .arg(json)
@@ -475,9 +477,11 @@ impl SharedSessions {
             }
             let rest = page.split_off(1);
             cursor = page.swap_remove(0);
-            let (triples, _) = rest.as_chunks::<3>();
-            for [record, score, busy] in triples {
-                let stored = stored(record, score)?;
+            let (fours, _) = rest.as_chunks::<4>();
+            for [id, record, score, busy] in fours {
+                let Some(stored) = self.stored(id, record, score) else {
+                    continue;
+                };
                 if seen.insert(stored.record.id.clone()) {
                     listed.push(ListedRecord {
                         stored,
@@ -497,15 +501,46 @@ impl SharedSessions {
     }
 }
 
-fn stored(json: &str, score: &str) -> Result<Stored, String> {
-    let record: Record = serde_json::from_str(json)
-        .map_err(|e| format!("a session record in Redis is not valid: {e}"))?;
-    // Scores come back as decimal text; ms since the epoch fit a double.
-    let last_active_ms = score.parse::<f64>().map_or(0, |ms| ms as i64);
-    Ok(Stored {
-        record,
-        last_active_ms,
-    })
+impl SharedSessions {
+    /// `record` sealed for its key.
+    fn sealed(&self, record: &Record) -> Result<String, String> {
+        let json = serde_json::to_string(record).map_err(|e| e.to_string())?;
+        let key = self.record_key(&record.id);
+        Ok(self.store.seal().seal(Purpose::Session, &key, "", &json))
+    }
+
+    /// The record of session `id` read from Redis: `None` (and a warning)
+    /// unless a server of the fleet sealed it for that session.
+    fn stored(&self, id: &str, sealed: &str, score: &str) -> Option<Stored> {
+        let key = self.record_key(id);
+        let read = self
+            .store
+            .seal()
+            .open(Purpose::Session, &key, "", sealed)
+            .map_err(|e| e.to_string())
+            .and_then(|json| {
+                serde_json::from_str::<Record>(json)
+                    .map_err(|e| format!("the session record at `{key}` is not valid: {e}"))
+            })
+            .and_then(|record| match record.id == id {
+                true => Ok(record),
+                false => Err(format!(
+                    "the session record at `{key}` names another session"
+                )),
+            });
+        match read {
+            Ok(record) => Some(Stored {
+                record,
+                // Scores come back as decimal text; ms since the epoch fit
+                // a double.
+                last_active_ms: score.parse::<f64>().map_or(0, |ms| ms as i64),
+            }),
+            Err(why) => {
+                tracing::warn!("ignoring a session in Redis: {why}");
+                None
+            }
+        }
+    }
 }
 
 /// A session's write slot in Redis: taken as a [`Lease`] for each write

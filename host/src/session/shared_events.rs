@@ -4,7 +4,11 @@
 //!
 //! - `events:<id>`: a Redis Stream whose entry `0-<n>` is event `n` (its
 //!   kind, instant and JSON payload), so ids are the fleet's one sequence,
-//!   `events-seq:<id>` allocating them;
+//!   `events-seq:<id>` allocating them. The payload is sealed under the
+//!   cluster key (`redis_store::seal`) with its kind and instant, bound to
+//!   the session's stream: an event a server of the fleet did not append
+//!   there is skipped, so no writer of Redis shows a client an event (a
+//!   custom tool's use, a question, a message) to act on;
 //! - `evbytes:<id>` and `evbytes`: the bytes the session's stream and all
 //!   streams hold. Appending an event trims, in the same script, the
 //!   session's oldest events while the stream is over [`MAX_EVENTS`] or
@@ -41,6 +45,7 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use super::events::{EVENT_OVERHEAD_BYTES, Event, EventKind, MAX_EVENTS, SharedLog, next_after};
 use crate::redis_store::RedisStore;
 use crate::redis_store::feed::Wakeups;
+use crate::redis_store::seal::Purpose;
 
 /// Events one read takes from a stream.
 const PAGE: usize = 512;
@@ -167,10 +172,13 @@ impl Appender {
             .arg(&self.stream_prefix)
             .arg(&self.bytes_prefix);
         for event in batch {
-            invocation
-                .arg(event.kind.name())
-                .arg(event.at.to_rfc3339())
-                .arg(&event.payload);
+            let at = event.at.to_rfc3339();
+            let field = format!("{} {at}", event.kind.name());
+            let sealed =
+                self.store
+                    .seal()
+                    .seal(Purpose::Event, &self.stream, &field, &event.payload);
+            invocation.arg(event.kind.name()).arg(at).arg(sealed);
         }
         let last: u64 = invocation
             .invoke_async(&mut self.store.connection())
@@ -233,13 +241,14 @@ impl Appender {
         matches!(exists, Ok(false))
     }
 
-    /// Events after `after` (from the first when `None`), at most `count`.
-    async fn range(&self, after: Option<u64>, count: usize) -> Result<Vec<Event>, String> {
+    /// Events after `after` (from the first when `None`), of at most
+    /// `count` read.
+    async fn range(&self, after: Option<u64>, count: usize) -> Result<Page, String> {
         let start = after.map_or_else(|| "-".to_string(), |n| format!("(0-{n}"));
         self.read(&start, "+", count).await
     }
 
-    async fn read(&self, start: &str, end: &str, count: usize) -> Result<Vec<Event>, String> {
+    async fn read(&self, start: &str, end: &str, count: usize) -> Result<Page, String> {
         let reply: StreamRangeReply = redis::cmd("XRANGE")
             .arg(&self.stream)
             .arg(start)
@@ -249,10 +258,15 @@ impl Appender {
             .query_async(&mut self.store.connection())
             .await
             .map_err(|e| self.store.failure(&e))?;
-        reply
+        let last = reply
+            .ids
+            .last()
+            .and_then(|entry| entry.id.strip_prefix("0-")?.parse().ok());
+        let full = reply.ids.len() >= count;
+        let events = reply
             .ids
             .iter()
-            .map(|entry| {
+            .map(|entry| -> Result<Option<Event>, String> {
                 let field = |name: &str| -> Result<String, String> {
                     entry
                         .get::<String>(name)
@@ -263,18 +277,47 @@ impl Appender {
                     .strip_prefix("0-")
                     .and_then(|n| n.parse::<u64>().ok())
                     .ok_or_else(|| format!("an event in Redis has the id {:?}", entry.id))?;
-                let kind = field("k")?;
-                let kind = EventKind::from_name(&kind)
-                    .ok_or_else(|| format!("event {id} in Redis has the kind {kind:?}"))?;
-                let at = DateTime::parse_from_rfc3339(&field("at")?)
+                let name = field("k")?;
+                let at_text = field("at")?;
+                let sealed = field("d")?;
+                let opened = self.store.seal().open(
+                    Purpose::Event,
+                    &self.stream,
+                    &format!("{name} {at_text}"),
+                    &sealed,
+                );
+                let Ok(payload) = opened else {
+                    tracing::warn!(
+                        "skipping event {id} of session `{}` in Redis: no server of the fleet \
+                         appended it",
+                        self.session
+                    );
+                    return Ok(None);
+                };
+                let kind = EventKind::from_name(&name)
+                    .ok_or_else(|| format!("event {id} in Redis has the kind {name:?}"))?;
+                let at = DateTime::parse_from_rfc3339(&at_text)
                     .map_err(|e| format!("event {id} in Redis: {e}"))?
                     .with_timezone(&Utc);
-                let data = serde_json::from_str(&field("d")?)
+                let data = serde_json::from_str(payload)
                     .map_err(|e| format!("event {id} in Redis: {e}"))?;
-                Ok(Event::stored(id, kind, at, data))
+                Ok(Some(Event::stored(id, kind, at, data)))
             })
-            .collect()
+            .filter_map(Result::transpose)
+            .collect::<Result<_, String>>()?;
+        Ok(Page { events, last, full })
     }
+}
+
+/// Events read from a stream, and how far the read went: an event skipped
+/// (no server of the fleet appended it) still moves a reader on.
+struct Page {
+    /// The events that verified, in order.
+    events: Vec<Event>,
+    /// The number of the last entry read, skipped or not.
+    last: Option<u64>,
+    /// Whether the read took as many entries as it asked for.
+    full: bool,
 }
 
 /// A session's stream, as its [`super::EventLog`] uses it.
@@ -356,12 +399,12 @@ impl SharedLog for SharedEvents {
     fn since(&self, after: Option<u64>) -> BoxFuture<'_, Result<Vec<Event>, String>> {
         Box::pin(async move {
             let mut events: Vec<Event> = Vec::new();
+            let mut from = after;
             loop {
-                let from = events.last().map(|e| e.id).or(after);
                 let page = self.appender.range(from, PAGE).await?;
-                let more = page.len() == PAGE;
-                events.extend(page);
-                if !more {
+                from = page.last.or(from);
+                events.extend(page.events);
+                if !page.full {
                     return Ok(events);
                 }
             }
@@ -372,7 +415,7 @@ impl SharedLog for SharedEvents {
     fn get(&self, id: u64) -> BoxFuture<'_, Result<Option<Event>, String>> {
         Box::pin(async move {
             let at = format!("0-{id}");
-            Ok(self.appender.read(&at, &at, 1).await?.pop())
+            Ok(self.appender.read(&at, &at, 1).await?.events.pop())
         })
     }
 
@@ -389,8 +432,15 @@ impl SharedLog for SharedEvents {
                         return Some((event, (events, wake, backlog, last)));
                     }
                     match events.appender.range(Some(last), PAGE).await {
-                        Ok(page) if !page.is_empty() => {
-                            backlog = page.into();
+                        Ok(page) if !page.events.is_empty() => {
+                            backlog = page.events.into();
+                            continue;
+                        }
+                        Ok(Page {
+                            last: Some(skipped),
+                            ..
+                        }) if skipped > last => {
+                            last = skipped;
                             continue;
                         }
                         Ok(_) => {}

@@ -4,7 +4,9 @@
 //! - `reminders`: a sorted set of every pending reminder's id, scored by
 //!   when it is due (ms since the epoch);
 //! - `reminder:<id>`: the reminder, as the JSON its file holds on one
-//!   machine;
+//!   machine, sealed under the cluster key (`redis_store::seal`): one that
+//!   does not verify at its key is dropped unfired, so no writer of Redis
+//!   makes a server send a message or call a tool;
 //! - `sesreminders:<session id>`: the ids pending in a session (its cap,
 //!   its listing; they go with the session).
 //!
@@ -20,6 +22,7 @@ use redis::Script;
 
 use super::reminders::{MAX_PENDING, MAX_PENDING_PER_SESSION, Reminder, ReminderError};
 use crate::redis_store::RedisStore;
+use crate::redis_store::seal::Purpose;
 
 /// Reminders one take hands out at most.
 const TAKE_AT_ONCE: usize = 64;
@@ -49,7 +52,8 @@ static CANCEL: LazyLock<Script> = LazyLock::new(|| {
 });
 
 /// `KEYS`: pending. `ARGV`: now (ms), most to take, reminder key prefix,
-/// session set key prefix. The reminders taken (by this call only).
+/// session set key prefix. The ids and reminders taken (by this call
+/// only), in turn.
 static TAKE_DUE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "local taken = {}
@@ -59,10 +63,11 @@ static TAKE_DUE: LazyLock<Script> = LazyLock::new(|| {
              local reminder = redis.call('GET', ARGV[3] .. id)
              redis.call('DEL', ARGV[3] .. id)
              if reminder then
-               local ok, r = pcall(cjson.decode, reminder)
+               local ok, r = pcall(cjson.decode, string.sub(reminder, 65))
                if ok and type(r) == 'table' and type(r.sessionId) == 'string' then
                  redis.call('SREM', ARGV[4] .. r.sessionId, id)
                end
+               table.insert(taken, id)
                table.insert(taken, reminder)
              end
            end
@@ -77,7 +82,10 @@ static PENDING: LazyLock<Script> = LazyLock::new(|| {
         "local out = {}
          for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
            local reminder = redis.call('GET', ARGV[1] .. id)
-           if reminder then table.insert(out, reminder) end
+           if reminder then
+             table.insert(out, id)
+             table.insert(out, reminder)
+           end
          end
          return out",
     )
@@ -117,6 +125,8 @@ impl SharedReminders {
     /// Keep `reminder`, within the bounds on pending reminders.
     pub(super) async fn schedule(&self, reminder: Reminder) -> Result<Reminder, ReminderError> {
         let json = serde_json::to_string(&reminder).map_err(anyhow::Error::from)?;
+        let key = self.reminder_key(&reminder.id);
+        let json = self.store.seal().seal(Purpose::Reminder, &key, "", &json);
         let answer: String = SCHEDULE
             .key(self.pending_key())
             .key(self.reminder_key(&reminder.id))
@@ -150,7 +160,8 @@ impl SharedReminders {
             .invoke_async(&mut self.store.connection())
             .await
             .map_err(|e| self.unavailable(&e))?;
-        let mut pending = parse_all(&found);
+        let mut pending = self.opened(&found);
+        pending.retain(|r| r.session_id == session);
         pending.sort_by(|a, b| (a.fire_at, &a.id).cmp(&(b.fire_at, &b.id)));
         Ok(pending)
     }
@@ -183,7 +194,7 @@ impl SharedReminders {
             .invoke_async(&mut self.store.connection())
             .await
             .map_err(|e| self.unavailable(&e))?;
-        let mut due = parse_all(&taken);
+        let mut due = self.opened(&taken);
         due.sort_by_key(|r| r.fire_at);
         Ok(due)
     }
@@ -204,16 +215,32 @@ impl SharedReminders {
     }
 }
 
-/// The reminders in `texts`; one that does not parse is logged and left out.
-fn parse_all(texts: &[String]) -> Vec<Reminder> {
-    texts
-        .iter()
-        .filter_map(|text| match serde_json::from_str::<Reminder>(text) {
-            Ok(reminder) => Some(reminder),
-            Err(e) => {
-                tracing::warn!("a reminder in Redis is not valid: {e}");
-                None
-            }
-        })
-        .collect()
+impl SharedReminders {
+    /// The reminders in `pairs` (each id, then its sealed reminder): one
+    /// that no server of the fleet sealed at its key, or that names another
+    /// id, is logged and left out.
+    fn opened(&self, pairs: &[String]) -> Vec<Reminder> {
+        let (pairs, _) = pairs.as_chunks::<2>();
+        pairs
+            .iter()
+            .filter_map(|[id, sealed]| {
+                let key = self.reminder_key(id);
+                let read = self
+                    .store
+                    .seal()
+                    .open(Purpose::Reminder, &key, "", sealed)
+                    .map_err(|e| e.to_string())
+                    .and_then(|json| {
+                        serde_json::from_str::<Reminder>(json)
+                            .map_err(|e| format!("the reminder at `{key}` is not valid: {e}"))
+                    })
+                    .and_then(|reminder| match &reminder.id == id {
+                        true => Ok(reminder),
+                        false => Err(format!("the reminder at `{key}` names another id")),
+                    });
+                read.inspect_err(|why| tracing::warn!("ignoring a reminder in Redis: {why}"))
+                    .ok()
+            })
+            .collect()
+    }
 }

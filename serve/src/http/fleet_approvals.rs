@@ -11,13 +11,17 @@
 //!   (without input), at most [`KEEP_RESOLVED`].
 //!
 //! A pending approval whose server died is not listed: its call can no
-//! longer be approved (`409 call_owner_gone`).
+//! longer be approved (`409 call_owner_gone`). Entries are sealed under
+//! the cluster key (`toolhost::redis_store::seal`), a pending one bound to
+//! its call: a writer of Redis cannot show an approver a call that is not
+//! there, or another input for one that is.
 
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use toolhost::redis_store::RedisStore;
+use toolhost::redis_store::seal::Purpose;
 
 use super::approval_log::KEEP_RESOLVED;
 
@@ -57,9 +61,14 @@ impl FleetApprovals {
             object.insert("inputTruncated".into(), json!(true));
         }
         let ttl = (expires_at - Utc::now()).num_milliseconds().max(1);
+        let key = self.entry_key(id);
+        let sealed = self
+            .store
+            .seal()
+            .seal(Purpose::Approval, &key, "", &entry.to_string());
         redis::pipe()
             .atomic()
-            .set(self.entry_key(id), entry.to_string())
+            .set(&key, sealed)
             .arg("PX")
             .arg(ttl)
             .ignore()
@@ -77,13 +86,17 @@ impl FleetApprovals {
     /// Record that call `id`'s approval ended, listed as `entry`.
     pub async fn resolved(&self, id: &str, entry: &Value) -> Result<(), String> {
         let done = self.store.key("approvalsdone", &[]);
+        let sealed = self
+            .store
+            .seal()
+            .seal(Purpose::Approval, &done, "", &entry.to_string());
         redis::pipe()
             .atomic()
             .del(self.entry_key(id))
             .ignore()
             .zrem(self.store.key("approvals", &[]), id)
             .ignore()
-            .lpush(&done, entry.to_string())
+            .lpush(&done, sealed)
             .ignore()
             .ltrim(&done, 0, KEEP_RESOLVED as isize - 1)
             .ignore()
@@ -104,7 +117,11 @@ impl FleetApprovals {
             .zrembyscore(&index, "-inf", now)
             .ignore()
             .zrangebyscore(&index, now, "+inf")
-            .lrange(self.store.key("approvalsdone", &[]), 0, -1)
+            .lrange(
+                self.store.key("approvalsdone", &[]),
+                0,
+                KEEP_RESOLVED as isize - 1,
+            )
             .query_async(&mut connection)
             .await
             .map_err(|e| self.store.failure(&e))?;
@@ -121,16 +138,29 @@ impl FleetApprovals {
                 .await
                 .map_err(|e| self.store.failure(&e))?;
             pending.extend(
-                read.into_iter()
-                    .filter(|(_, owned)| *owned)
-                    .filter_map(|(entry, _)| serde_json::from_str::<Value>(&entry?).ok()),
+                ids.iter()
+                    .zip(read)
+                    .filter(|(_, (_, owned))| *owned)
+                    .filter_map(|(id, (entry, _))| self.opened(&self.entry_key(id), &entry?)),
             );
         }
         pending.sort_by(|a, b| a["requestedAt"].as_str().cmp(&b["requestedAt"].as_str()));
+        let done = self.store.key("approvalsdone", &[]);
         let resolved: Vec<Value> = resolved
             .iter()
-            .filter_map(|entry| serde_json::from_str(entry).ok())
+            .filter_map(|entry| self.opened(&done, entry))
             .collect();
         Ok(json!({ "pending": pending, "resolved": resolved }))
+    }
+
+    /// The entry sealed at `key`, if a server of the fleet sealed it there.
+    fn opened(&self, key: &str, sealed: &str) -> Option<Value> {
+        let json = self
+            .store
+            .seal()
+            .open(Purpose::Approval, key, "", sealed)
+            .inspect_err(|e| tracing::warn!("ignoring an approval: {e}"))
+            .ok()?;
+        serde_json::from_str(json).ok()
     }
 }

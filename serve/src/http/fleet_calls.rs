@@ -16,6 +16,11 @@
 //!   tagged with the wait it answers; a new wait drops an answer left from
 //!   the one before.
 //!
+//! A call's outcome and every answer are sealed under the cluster key
+//! (`toolhost::redis_store::seal`), an answer bound to the call and the
+//! wait it answers: no writer of Redis answers a call (approves it, or
+//! gives a custom tool's result) or forges what a poll of it returns.
+//!
 //! Each answer is published on `callfeed` to wake the parking server up;
 //! it also reads its calls' answers again every second, since pub/sub
 //! drops what is sent while it reconnects.
@@ -33,6 +38,7 @@ use axum::http::StatusCode;
 use toolhost::redis_store::RedisStore;
 use toolhost::redis_store::feed::Wakeups;
 use toolhost::redis_store::lease::{Lease, LeaseTerms};
+use toolhost::redis_store::seal::Purpose;
 
 use super::error::ApiError;
 use super::fleet_approvals::FleetApprovals;
@@ -45,15 +51,17 @@ const DONE: &str = "done";
 const REREAD: Duration = Duration::from_secs(1);
 
 /// `KEYS`: call, owner, answer. `ARGV`: the status waited for, the
-/// session the answer must come from (or `''`), the answer, how long to
-/// keep it (ms), the channel, the call id. The answer is stored as the
-/// wait's number, a space, and the answer.
+/// session the answer must come from (or `''`), the answer (sealed for the
+/// wait), how long to keep it (ms), the channel, the call id, the wait it
+/// answers. The answer is stored as the wait's number, a space, and the
+/// answer.
 static ANSWER: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         "local call = redis.call('HMGET', KEYS[1], 'session', 'status', 'wait')
          if not call[1] then return {'not_found'} end
          if ARGV[2] ~= '' and call[1] ~= ARGV[2] then return {'not_found'} end
          if call[2] ~= ARGV[1] then return {'not_waiting', call[2]} end
+         if (call[3] or '0') ~= ARGV[7] then return {'not_waiting', 'waiting again since'} end
          if redis.call('EXISTS', KEYS[2]) == 0 then return {'owner_gone'} end
          local tagged = (call[3] or '0') .. ' ' .. ARGV[3]
          if not redis.call('SET', KEYS[3], tagged, 'NX', 'PX', ARGV[4]) then
@@ -265,6 +273,12 @@ impl FleetCalls {
     /// retention period.
     pub async fn finish(&self, id: &str, status: u16, body: &Value) -> Result<(), String> {
         let outcome = serde_json::json!({ "status": status, "body": body }).to_string();
+        let outcome = self.store.seal().seal(
+            Purpose::CallOutcome,
+            &self.call_key(id),
+            "outcome",
+            &outcome,
+        );
         redis::pipe()
             .atomic()
             .hset_multiple(
@@ -294,6 +308,19 @@ impl FleetCalls {
     ) -> Result<(), ForwardError> {
         let body =
             serde_json::to_string(answer).map_err(|e| ForwardError::Unavailable(e.to_string()))?;
+        // Sealed for the wait it answers: read first, and checked again by
+        // the script, so an answer never lands in a later wait.
+        let wait: Option<String> = redis::cmd("HGET")
+            .arg(self.call_key(id))
+            .arg("wait")
+            .query_async(&mut self.store.connection())
+            .await
+            .map_err(|e| ForwardError::Unavailable(self.error(&e)))?;
+        let wait = wait.unwrap_or_else(|| "0".to_string());
+        let body = self
+            .store
+            .seal()
+            .seal(Purpose::CallAnswer, &self.answer_key(id), &wait, &body);
         let reply: Vec<String> = ANSWER
             .key(self.call_key(id))
             .key(self.owner_key(id))
@@ -304,6 +331,7 @@ impl FleetCalls {
             .arg(millis(self.retention))
             .arg(self.wakeups.channel())
             .arg(id)
+            .arg(&wait)
             .invoke_async(&mut self.store.connection())
             .await
             .map_err(|e| ForwardError::Unavailable(self.error(&e)))?;
@@ -334,8 +362,16 @@ impl FleetCalls {
         ) else {
             return Ok(None);
         };
+        let key = self.call_key(id);
         let outcome = fields
             .get("outcome")
+            .and_then(|sealed| {
+                self.store
+                    .seal()
+                    .open(Purpose::CallOutcome, &key, "outcome", sealed)
+                    .inspect_err(|e| tracing::warn!(call = id, "ignoring an outcome: {e}"))
+                    .ok()
+            })
             .and_then(|text| serde_json::from_str::<Value>(text).ok())
             .and_then(|o| {
                 let status = u16::try_from(o["status"].as_u64()?).ok()?;
@@ -363,7 +399,7 @@ impl FleetCalls {
                 .query_async::<Option<String>>(&mut self.store.connection())
                 .await;
             match read {
-                Ok(Some(text)) => match parse_tagged(&text) {
+                Ok(Some(text)) => match self.parse_tagged(id, &text) {
                     Ok(taken) => return taken,
                     Err(e) => tracing::warn!(call = id, "an answer in Redis is not valid: {e}"),
                 },
@@ -382,14 +418,22 @@ impl FleetCalls {
     }
 }
 
-/// An answer as [`ANSWER`] stores it: its wait's number and the answer.
-fn parse_tagged(text: &str) -> Result<(u64, Forwarded), String> {
-    let (wait, answer) = text.split_once(' ').ok_or("it has no wait number")?;
-    let wait = wait
-        .parse()
-        .map_err(|_| format!("its wait number is {wait:?}"))?;
-    let answer = serde_json::from_str(answer).map_err(|e| e.to_string())?;
-    Ok((wait, answer))
+impl FleetCalls {
+    /// An answer to call `id` as [`ANSWER`] stores it: its wait's number
+    /// and the answer, if a server of the fleet sealed it for that wait.
+    fn parse_tagged(&self, id: &str, text: &str) -> Result<(u64, Forwarded), String> {
+        let (wait, sealed) = text.split_once(' ').ok_or("it has no wait number")?;
+        let answer = self
+            .store
+            .seal()
+            .open(Purpose::CallAnswer, &self.answer_key(id), wait, sealed)
+            .map_err(|e| e.to_string())?;
+        let wait = wait
+            .parse()
+            .map_err(|_| format!("its wait number is {wait:?}"))?;
+        let answer = serde_json::from_str(answer).map_err(|e| e.to_string())?;
+        Ok((wait, answer))
+    }
 }
 
 fn millis(duration: Duration) -> i64 {

@@ -514,7 +514,8 @@ mod tests {
             redis_url: Some(server.url()),
             ..StateSettings::default()
         };
-        let store = RedisStore::open(&settings).unwrap();
+        let store =
+            RedisStore::open_with_key(&settings, &crate::redis_store::TEST_CLUSTER_KEY).unwrap();
         Some((Keep::Server(server), Arc::new(RedisBackend::new(store))))
     }
 
@@ -843,7 +844,9 @@ mod tests {
             redis_url: Some(server.url()),
             ..StateSettings::default()
         };
-        let kv = RedisBackend::new(RedisStore::open(&settings).unwrap());
+        let kv = RedisBackend::new(
+            RedisStore::open_with_key(&settings, &crate::redis_store::TEST_CLUSTER_KEY).unwrap(),
+        );
         assert_eq!(kv.increment("b", "n", 1).await.unwrap(), 1);
         server.kill();
         let err = kv.increment("b", "n", 1).await.unwrap_err().to_string();

@@ -17,7 +17,7 @@ fn redis_store(server: &RedisServer) -> Arc<RedisStore> {
         redis_url: Some(server.url()),
         ..StateSettings::default()
     };
-    RedisStore::open(&settings).unwrap()
+    RedisStore::open_with_key(&settings, &crate::redis_store::TEST_CLUSTER_KEY).unwrap()
 }
 
 fn fleet(retention: Duration) -> Option<Fleet> {
@@ -664,6 +664,70 @@ async fn a_planted_member_of_the_sessions_set_removes_nothing_outside() {
         outside.path().join("keep").exists(),
         "a folder elsewhere is untouched"
     );
+}
+
+/// Attack 1 of issue 45: a writer of Redis without the cluster key cannot
+/// make a session record a server obeys: not by writing one, not by
+/// changing a sealed one (its owner), not by copying one to another key.
+#[tokio::test]
+async fn session_records_a_server_did_not_seal_are_not_there() {
+    let Some(fleet) = fleet(Duration::from_secs(3600)) else {
+        return;
+    };
+    let made = fleet
+        .a
+        .create(NewSession {
+            auth: Some(serde_json::json!({"user": "victim"})),
+            ..NewSession::default()
+        })
+        .await
+        .unwrap();
+    let other = fleet.a.create(NewSession::default()).await.unwrap();
+    let shared = fleet.b.shared.as_ref().unwrap();
+    let mut connection = shared.connection();
+    let sealed: String = redis::cmd("GET")
+        .arg(shared.record_key(made.id()))
+        .query_async(&mut connection)
+        .await
+        .unwrap();
+    assert_eq!(
+        fleet.b.find(made.id()).await.unwrap().unwrap().auth(),
+        Some(&serde_json::json!({"user": "victim"}))
+    );
+    let mut record = Record::of(&made);
+    record.auth = Some(serde_json::json!({"user": "mallory"}));
+    let plain = serde_json::to_string(&record).unwrap();
+    let changed = format!("{}{plain}", &sealed[..64]);
+    let mut moved = Record::of(&made);
+    moved.id = other.id().to_string();
+    let copied = format!(
+        "{}{}",
+        &sealed[..64],
+        serde_json::to_string(&moved).unwrap()
+    );
+    for (id, value) in [
+        (made.id(), plain.clone()),
+        (made.id(), changed),
+        (other.id(), sealed.clone()),
+        (other.id(), copied),
+    ] {
+        let key = shared.record_key(id);
+        redis::cmd("SET")
+            .arg(&key)
+            .arg(value)
+            .query_async::<()>(&mut connection)
+            .await
+            .unwrap();
+        let c = SessionStore::open_shared(
+            fleet.root.path(),
+            Duration::from_secs(3600),
+            HistoryBudget::default(),
+            redis_store(&fleet._server),
+            LeaseTerms::new(Duration::from_secs(2)),
+        )
+        .unwrap();
+        assert!(c.find(id).await.unwrap().is_none(), "{key}");
+    }
 }
 
 #[tokio::test]
