@@ -629,3 +629,95 @@ async fn a_named_agents_old_version_is_loaded_again_after_a_restart() {
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
 }
+
+/// Attack 3 of issue 45: an agent made over the API named an MCP server
+/// at `http://127.0.0.1:<port>/x`; the server POSTed there as it made the
+/// agent and quoted the response body in its `400 invalid_agent`. Now such
+/// an agent names only origins `[server] agent_mcp_servers` lists; a name
+/// on the list is screened after it resolves (a loopback answer is
+/// refused, so DNS rebinding and names like `127.0.0.1.nip.io` reach
+/// nothing), a literal address only when the list names it, and what the
+/// server answers is never quoted; static header values are refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_agent_reaches_only_what_the_operator_allows_and_reads_nothing_back() {
+    let upstream = crate::common::server::Server::start(|_| {
+        crate::common::server::reply("500 Internal Server Error", "", b"INTERNAL-SECRET-DATA")
+    })
+    .await;
+    let port = upstream.addr.port();
+    let agent = |name: &str, url: String, extra: Value| {
+        let mut server = json!({ "name": "x", "type": "url", "url": url });
+        if let (Some(server), Value::Object(extra)) = (server.as_object_mut(), extra) {
+            server.extend(extra);
+        }
+        json!({
+            "name": name,
+            "tools": [{ "type": "mcp_toolset", "mcp_server_name": "x" }],
+            "mcp_servers": [server],
+        })
+    };
+    let cases = [
+        (
+            "",
+            "a1",
+            format!("http://127.0.0.1:{port}/x"),
+            json!({}),
+            "`[server] agent_mcp_servers`",
+        ),
+        (
+            "[server]\nagent_mcp_servers = [\"https://mcp.example.com\"]\n",
+            "a2",
+            format!("http://127.0.0.1:{port}/x"),
+            json!({}),
+            "it lists https://mcp.example.com:443",
+        ),
+        (
+            &*format!("[server]\nagent_mcp_servers = [\"http://localhost:{port}\"]\n"),
+            "a3",
+            format!("http://localhost:{port}/x"),
+            json!({}),
+            "not globally routable",
+        ),
+        (
+            &*format!("[server]\nagent_mcp_servers = [\"http://127.0.0.1:{port}\"]\n"),
+            "a4",
+            format!("http://127.0.0.1:{port}/x"),
+            json!({ "headers": { "X-Key": "v" } }),
+            "`headers` would keep their values",
+        ),
+    ];
+    for (config, name, url, extra, why) in cases {
+        let server = start(&["echo"], config).await;
+        let (status, answer) = server.post("/agents", agent(name, url, extra)).await;
+        assert_eq!(
+            (status, code(&answer)),
+            (StatusCode::BAD_REQUEST, "invalid_agent"),
+            "{name}: {answer}"
+        );
+        assert!(answer.to_string().contains(why), "{name}: {answer}");
+    }
+    assert!(
+        upstream.heads().is_empty(),
+        "nothing was dialed: {:?}",
+        upstream.heads()
+    );
+
+    // Named literally, it is reached; what it answers is not quoted.
+    let config = format!("[server]\nagent_mcp_servers = [\"http://127.0.0.1:{port}\"]\n");
+    let server = start(&["echo"], &config).await;
+    let (status, answer) = server
+        .post(
+            "/agents",
+            agent("a5", format!("http://127.0.0.1:{port}/x"), json!({})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert!(
+        !upstream.heads().is_empty(),
+        "the listed origin was reached"
+    );
+    assert!(
+        !answer.to_string().contains("INTERNAL-SECRET-DATA"),
+        "the upstream's answer is quoted: {answer}"
+    );
+}

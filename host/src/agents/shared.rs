@@ -521,10 +521,18 @@ mod tests {
         a.keep_definition(&agent).unwrap();
         let read = b.definition("repo").unwrap().unwrap();
         assert_eq!(read.definition, agent.definition);
-        // A definition filed under another name is not served.
+        // A definition filed under another name, or not sealed by a server
+        // of the fleet, is not served.
         let mut connection = a.store.blocking_connection().unwrap();
         let json = serde_json::to_string(&agent).unwrap();
-        redis::Commands::hset::<_, _, _, ()>(&mut connection, a.defs_key(), "other", json).unwrap();
+        let moved = a
+            .store
+            .seal()
+            .seal(Purpose::AgentDefinition, &a.defs_key(), "repo", &json);
+        redis::Commands::hset::<_, _, _, ()>(&mut connection, a.defs_key(), "other", moved)
+            .unwrap();
+        redis::Commands::hset::<_, _, _, ()>(&mut connection, a.defs_key(), "plain", json)
+            .unwrap();
         let names: Vec<String> = b
             .definitions()
             .unwrap()
@@ -532,7 +540,8 @@ mod tests {
             .map(|d| d.name)
             .collect();
         assert_eq!(names, vec!["repo".to_string()]);
-        assert!(b.definition("other").is_err());
+        assert!(b.definition("other").unwrap().is_none());
+        assert!(b.definition("plain").unwrap().is_none());
         b.forget_definition("repo").unwrap();
         assert!(a.definition("repo").unwrap().is_none());
     }

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::caps::http::AllowList;
 use crate::config::agent::AgentSpec;
 
 /// An agent made over the API, as kept.
@@ -21,10 +22,11 @@ pub struct StoredAgent {
 }
 
 impl StoredAgent {
-    /// Its definition, parsed and checked again.
-    pub fn spec(&self) -> anyhow::Result<AgentSpec> {
+    /// Its definition, parsed and checked again, its MCP servers held to
+    /// the origins `allowed` lists.
+    pub fn spec(&self, allowed: &AllowList) -> anyhow::Result<AgentSpec> {
         match &self.definition {
-            Value::Object(body) => AgentSpec::from_json(body),
+            Value::Object(body) => AgentSpec::from_json(body, allowed),
             _ => anyhow::bail!("the definition is not a JSON object"),
         }
     }

@@ -38,6 +38,7 @@ use super::toolset::{
     Entry, MCP_TOOLSET_TYPE, McpToolset, TOOLSET_TYPE, TOOLSET_TYPE_DATED, Toolset, Toolsets,
     parse_entry,
 };
+use crate::caps::http::AllowList;
 use crate::tool::{self, MAX_TOOLS};
 
 /// The largest `tools_file` read.
@@ -118,10 +119,15 @@ impl<'de> Deserialize<'de> for AgentSpec {
 impl AgentSpec {
     /// An agent posted over the HTTP API: the JSON body's `tools`,
     /// `mcp_servers` and `components` (other keys, such as `name`, are the
-    /// caller's to take out first). Servers it declares must be `url` ones:
-    /// starting a process is for `toolhost.toml` alone.
-    pub fn from_json(body: &serde_json::Map<String, Value>) -> anyhow::Result<Self> {
-        let spec = Self::from_stored(body)?;
+    /// caller's to take out first). Servers it declares must be `url` ones
+    /// on origins `allowed` lists (`[server] agent_mcp_servers`), reached
+    /// under its screening: starting a process, and reaching elsewhere, is
+    /// for `toolhost.toml` alone.
+    pub fn from_json(
+        body: &serde_json::Map<String, Value>,
+        allowed: &AllowList,
+    ) -> anyhow::Result<Self> {
+        let mut spec = Self::from_stored(body)?;
         let toolset_http = spec
             .toolsets()
             .agent
@@ -148,6 +154,9 @@ impl AgentSpec {
                 ),
                 McpTransport::Url { .. } => {}
             }
+        }
+        for server in &mut spec.mcp_servers {
+            server.screen(allowed)?;
         }
         Ok(spec)
     }

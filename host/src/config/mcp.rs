@@ -28,6 +28,7 @@ use anyhow::Context as _;
 use serde::Deserialize;
 
 use super::toolset::McpToolset;
+use crate::caps::http::AllowList;
 
 /// How long starting a server and listing its tools may take by default.
 pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;
@@ -64,6 +65,13 @@ pub struct McpServer {
     pub startup: Startup,
     /// How long starting it and listing its tools may take.
     pub startup_timeout: Duration,
+    /// `None` for a server the operator declared (an IP literal in its
+    /// `url` is reached as written); for one an agent made over the API
+    /// declared, the origins `[server] agent_mcp_servers` allows: its every
+    /// connection is screened as a tool's requests are (each address it
+    /// resolves to globally routable, or named literally there), and none
+    /// of its answers is quoted in an error.
+    pub screened: Option<std::sync::Arc<AllowList>>,
 }
 
 /// How the host reaches an MCP server.
@@ -127,6 +135,34 @@ impl std::fmt::Debug for McpServer {
 }
 
 impl McpServer {
+    /// Hold a server an agent made over the API declared to what
+    /// `allowed` (`[server] agent_mcp_servers`) lets such agents reach.
+    pub fn screen(&mut self, allowed: &AllowList) -> anyhow::Result<()> {
+        if let McpTransport::Url { url, .. } = &self.transport {
+            let uri: ::http::Uri = url
+                .parse()
+                .with_context(|| format!("mcp_servers `{}`: `url` is not a URL", self.name))?;
+            let scheme = uri.scheme_str().unwrap_or_default();
+            let port = uri
+                .port_u16()
+                .unwrap_or(if scheme == "https" { 443 } else { 80 });
+            let host = uri.host().unwrap_or_default();
+            anyhow::ensure!(
+                allowed.allows(scheme, host, port),
+                "mcp_servers `{}`: {} is not an origin an agent made over the API may reach; \
+                 the operator lists those in `[server] agent_mcp_servers` of toolhost.toml ({})",
+                self.name,
+                crate::shown::quoted(url),
+                match allowed.canonical().as_slice() {
+                    [] => "it lists none".to_string(),
+                    listed => format!("it lists {}", listed.join(", ")),
+                }
+            );
+        }
+        self.screened = Some(std::sync::Arc::new(allowed.clone()));
+        Ok(())
+    }
+
     /// How its tools are shown as a source: `mcp:<name>`.
     pub fn source(&self) -> PathBuf {
         source_of(&self.name)
@@ -302,6 +338,7 @@ impl RawServer {
             trust_annotations: self.trust_annotations.unwrap_or(true),
             startup: self.startup.unwrap_or_default(),
             startup_timeout: Duration::from_millis(timeout),
+            screened: None,
         })
     }
 }

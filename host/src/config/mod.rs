@@ -229,6 +229,10 @@ pub struct ServerSettings {
     /// Whether `toolhost serve` serves the web console at `/` (default
     /// true).
     pub console: Option<bool>,
+    /// The origins (`scheme://host[:port]`, as a tool's `http` grant
+    /// writes them) whose MCP servers an agent made over the API may
+    /// name; none by default.
+    pub agent_mcp_servers: Option<Vec<String>>,
 }
 
 /// The token is a secret: `Debug` shows only whether it is set.
@@ -251,12 +255,21 @@ impl std::fmt::Debug for ServerSettings {
             .field("session_history_mb", &self.session_history_mb)
             .field("history_mb", &self.history_mb)
             .field("console", &self.console)
+            .field("agent_mcp_servers", &self.agent_mcp_servers)
             .finish()
     }
 }
 
 impl ServerSettings {
+    /// Where agents made over the API may reach MCP servers.
+    pub fn agent_mcp_servers(&self) -> AllowList {
+        AllowList::parse(self.agent_mcp_servers.as_deref().unwrap_or_default()).unwrap_or_default()
+    }
+
     fn validate(&self) -> anyhow::Result<()> {
+        if let Some(entries) = &self.agent_mcp_servers {
+            AllowList::parse(entries).context("invalid `agent_mcp_servers` entry")?;
+        }
         for (key, value) in [
             ("approval_timeout_ms", self.approval_timeout_ms),
             ("custom_tool_timeout_ms", self.custom_tool_timeout_ms),

@@ -41,6 +41,7 @@ impl Host {
             .iter()
             .map(|(name, spec)| (name.clone(), (spec.clone(), AgentSource::Config)))
             .collect();
+        let allowed = config.server.agent_mcp_servers();
         let stored = match self.agents.off_thread(|agents| agents.stored().all()).await {
             Ok(stored) => stored,
             Err(e) => {
@@ -61,7 +62,7 @@ impl Host {
                 tracing::error!("not serving an agent kept under that name: {e:#}");
                 continue;
             }
-            match stored.spec().and_then(|spec| {
+            match stored.spec(&allowed).and_then(|spec| {
                 check_servers(config, &named, &stored.name, &spec)?;
                 Ok(spec)
             }) {
@@ -209,8 +210,9 @@ impl Host {
                 name: name.to_string(),
             });
         }
-        let spec = AgentSpec::from_json(body).map_err(|e| invalid(name, &e))?;
         let config = self.config();
+        let spec = AgentSpec::from_json(body, &config.server.agent_mcp_servers())
+            .map_err(|e| invalid(name, &e))?;
         let (others, _) = self.named_definitions(&config).await;
         if others.len() >= MAX_NAMED_AGENTS {
             return Err(AgentError::Invalid {
@@ -255,8 +257,9 @@ impl Host {
         for (key, value) in patch {
             body.insert(key.clone(), value.clone());
         }
-        let spec = AgentSpec::from_json(&body).map_err(|e| invalid(name, &e))?;
         let config = self.config();
+        let spec = AgentSpec::from_json(&body, &config.server.agent_mcp_servers())
+            .map_err(|e| invalid(name, &e))?;
         check_servers(
             &config,
             &self.named_definitions(&config).await.0,

@@ -174,7 +174,7 @@ impl Host {
                 );
                 Ok(spec)
             }
-            None => AgentSpec::from_json(&body),
+            None => AgentSpec::from_json(&body, &config.server.agent_mcp_servers()),
         }
     }
 }

@@ -3,8 +3,11 @@
 //! the same egress rules as a tool's requests: the host's resolver and
 //! dialer ([`Network`]), a name's addresses dialed only when globally
 //! routable (an address written literally in `url` is the operator's
-//! choice), TLS with the web PKI roots, HTTP/1.1, redirects never followed,
-//! and every response body read under a byte cap.
+//! choice; for a server an agent made over the API declared, no address
+//! is but those `[server] agent_mcp_servers` names), TLS with the web PKI
+//! roots, HTTP/1.1, redirects never followed, and every response body read
+//! under a byte cap. Each request dials a connection of its own, so every
+//! connection, reconnects included, is screened anew.
 
 use std::collections::HashMap;
 use std::io;
@@ -26,7 +29,7 @@ use sse_stream::{Sse, SseStream};
 use tokio::io::{AsyncRead, AsyncWrite};
 use wasmtime_wasi_http::io::TokioIo;
 
-use crate::caps::http::Network;
+use crate::caps::http::{AllowList, Network};
 use crate::config::mcp::RESERVED_HEADERS;
 
 const SESSION_ID: &str = "mcp-session-id";
@@ -39,6 +42,9 @@ const EVENT_STREAM: &str = "text/event-stream";
 pub(super) struct EgressClient {
     network: Network,
     tls: tokio_rustls::TlsConnector,
+    /// For a server an agent made over the API declared: the origins the
+    /// operator lets such agents reach.
+    screened: Option<Arc<AllowList>>,
 }
 
 /// Why a request to an MCP server got no response.
@@ -53,12 +59,14 @@ trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
 
 impl EgressClient {
-    /// A client reaching servers through `network`.
-    pub(super) fn new(network: Network) -> Result<Self, String> {
+    /// A client reaching servers through `network`, screened by what
+    /// `screened` allows (see [`crate::config::mcp::McpServer::screened`]).
+    pub(super) fn new(network: Network, screened: Option<Arc<AllowList>>) -> Result<Self, String> {
         let config = crate::caps::http::client_tls_config().map_err(|e| format!("{e:#}"))?;
         Ok(Self {
             network,
             tls: tokio_rustls::TlsConnector::from(Arc::new(config)),
+            screened,
         })
     }
 
@@ -87,7 +95,13 @@ impl EgressClient {
         let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
         let (stream, addr, slot) = self
             .network
-            .dial_checked(&host, port)
+            .dial_checked(
+                &host,
+                port,
+                self.screened
+                    .as_deref()
+                    .map(|allowed| (allowed, if https { "https" } else { "http" })),
+            )
             .await
             .map_err(EgressError)?;
         let limits = *self.network.limits();
@@ -178,14 +192,21 @@ async fn read_capped(body: Incoming, cap: usize) -> Result<Option<Bytes>, Error>
     }
 }
 
-/// What a response that is not a success says, cut at `cap` bytes.
-async fn failure(response: http::Response<Incoming>, cap: usize) -> Error {
-    let status = response.status();
-    let text = match read_capped(response.into_body(), cap).await {
-        Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
-        _ => String::new(),
-    };
-    Error::UnexpectedServerResponse(format!("HTTP {status}: {}", text.trim()).into())
+impl EgressClient {
+    /// What a response that is not a success says, cut at `cap` bytes: its
+    /// status alone for a server an agent made over the API declared (what
+    /// it answers is never quoted back to whoever made the agent).
+    async fn failure(&self, response: http::Response<Incoming>, cap: usize) -> Error {
+        let status = response.status();
+        if self.screened.is_some() {
+            return Error::UnexpectedServerResponse(format!("HTTP {status}").into());
+        }
+        let text = match read_capped(response.into_body(), cap).await {
+            Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+            _ => String::new(),
+        };
+        Error::UnexpectedServerResponse(format!("HTTP {status}: {}", text.trim()).into())
+    }
 }
 
 fn content_type_is(response: &http::Response<Incoming>, expected: &str) -> bool {
@@ -268,7 +289,7 @@ impl StreamableHttpClient for EgressClient {
             return Err(Error::SessionExpired);
         }
         if !status.is_success() {
-            return Err(failure(response, limits.max_error_response_size).await);
+            return Err(self.failure(response, limits.max_error_response_size).await);
         }
         let session = response
             .headers()
@@ -314,7 +335,7 @@ impl StreamableHttpClient for EgressClient {
         match response.status() {
             StatusCode::METHOD_NOT_ALLOWED => Err(Error::ServerDoesNotSupportDeleteSession),
             status if status.is_success() => Ok(()),
-            _ => Err(failure(response, 4096).await),
+            _ => Err(self.failure(response, 4096).await),
         }
     }
 
@@ -348,7 +369,7 @@ impl StreamableHttpClient for EgressClient {
             return Err(Error::SessionExpired);
         }
         if !status.is_success() {
-            return Err(failure(response, 4096).await);
+            return Err(self.failure(response, 4096).await);
         }
         if !content_type_is(&response, EVENT_STREAM) {
             return Err(Error::ServerDoesNotSupportSse);

@@ -452,7 +452,8 @@ impl Upstream {
                         .map_err(|e| format!("the `{name}` header's value is not valid: {e}"))?;
                     sent.insert(name, value);
                 }
-                let client = http::EgressClient::new(self.network.clone())?;
+                let client =
+                    http::EgressClient::new(self.network.clone(), self.spec.screened.clone())?;
                 let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
                     .custom_headers(sent);
                 let transport = StreamableHttpClientTransport::with_client(client, config);

@@ -254,16 +254,33 @@ impl Network {
     /// A connection to `host`:`port` for the host's own requests (an MCP
     /// server's `url`), under the same address rules as a tool's: a name
     /// is resolved once and only its globally routable addresses are
-    /// dialed; an IP literal is dialed whatever its class (the operator
-    /// wrote it). The connection slot is held while the stream lives.
+    /// dialed; an IP literal is dialed whatever its class when the operator
+    /// wrote it (`screened` is `None`). For a server an agent made over the
+    /// API declared, `screened` holds the origins the operator lets such
+    /// agents reach (and the scheme): every address, a literal's too, is
+    /// dialed only if globally routable or named literally there, as a
+    /// tool's request is. The connection slot is held while the stream
+    /// lives.
     pub(crate) async fn dial_checked(
         &self,
         host: &str,
         port: u16,
+        screened: Option<(&super::AllowList, &str)>,
     ) -> Result<(TcpStream, SocketAddr, OwnedSemaphorePermit), String> {
         let limits = &self.limits;
         let candidates = match host.parse::<IpAddr>() {
-            Ok(ip) => vec![ip],
+            Ok(ip) => {
+                if let Some((allowed, scheme)) = screened
+                    && !super::addr::is_globally_routable(ip)
+                    && !allowed.names_ip(scheme, ip, port)
+                {
+                    return Err(format!(
+                        "{ip} is not a globally routable address, and `[server] \
+                         agent_mcp_servers` does not name it"
+                    ));
+                }
+                vec![ip]
+            }
             Err(_) => {
                 let _slot = self
                     .lookup_slot(limits.dns_timeout)
@@ -275,20 +292,29 @@ impl Network {
                     Ok(Err(e)) => return Err(format!("DNS lookup of {host} failed: {e}")),
                     Err(_) => return Err(format!("DNS lookup of {host} timed out")),
                 };
-                let (global, special): (Vec<IpAddr>, Vec<IpAddr>) = ips
-                    .into_iter()
-                    .partition(|ip| super::addr::is_globally_routable(*ip));
+                let (global, special): (Vec<IpAddr>, Vec<IpAddr>) =
+                    ips.into_iter().partition(|ip| {
+                        super::addr::is_globally_routable(*ip)
+                            || screened.is_some_and(|(allowed, scheme)| {
+                                allowed.names_ip(scheme, *ip, port)
+                            })
+                    });
                 if global.is_empty() {
                     let shown: Vec<String> = special.iter().map(IpAddr::to_string).collect();
-                    return Err(format!(
-                        "{host} resolves to {}, and only globally routable addresses are \
-                         reached by name; write the address itself in `url` to reach it",
-                        if shown.is_empty() {
-                            "no address".to_string()
-                        } else {
-                            shown.join(", ")
-                        }
-                    ));
+                    let shown = match shown.is_empty() {
+                        true => "no address".to_string(),
+                        false => shown.join(", "),
+                    };
+                    return Err(match screened {
+                        None => format!(
+                            "{host} resolves to {shown}, and only globally routable addresses \
+                             are reached by name; write the address itself in `url` to reach it"
+                        ),
+                        Some(_) => format!(
+                            "{host} resolves to {shown}: not globally routable, and `[server] \
+                             agent_mcp_servers` names none of them"
+                        ),
+                    });
                 }
                 global
             }
