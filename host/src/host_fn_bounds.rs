@@ -137,8 +137,8 @@ const BOUNDS: &[(&str, &str)] = &[
     ),
     (
         "toolhost:tool/reminders@0.2.1#cancel-reminder",
-        "async: the id (≤ fuel, uncapped) is a map key, or a Redis key in a fleet; the removal is \
-         gated, or one Redis round trip; dropped at the deadline",
+        "async: an id over 64 bytes finds nothing at once; otherwise a map key, or a Redis key \
+         in a fleet; the removal is gated, or one Redis round trip; dropped at the deadline",
     ),
     // toolhost:tool@0.1.0: contract 0.1.0's log and progress, served by the
     // same code as the current ones.
@@ -541,9 +541,8 @@ const BOUNDS: &[(&str, &str)] = &[
     ),
     (
         "wasi:filesystem/types@0.2.12#[method]descriptor.write",
-        "async, inline: one pwrite of the whole buffer (≤ fuel); GAP: not clamped to 64 KiB as \
-         read is, so up to 32 MiB is written on the worker, where dirty-page throttling can hold \
-         it",
+        "async, inline, shadowed (caps/workspace): one pwrite of at most MAX_WRITE_BYTES \
+         (64 KiB, a short write; the guest writes the rest), as read is clamped",
     ),
     (
         "wasi:filesystem/types@0.2.12#[method]descriptor.write-via-stream",

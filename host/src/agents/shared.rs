@@ -531,8 +531,7 @@ mod tests {
             .seal(Purpose::AgentDefinition, &a.defs_key(), "repo", &json);
         redis::Commands::hset::<_, _, _, ()>(&mut connection, a.defs_key(), "other", moved)
             .unwrap();
-        redis::Commands::hset::<_, _, _, ()>(&mut connection, a.defs_key(), "plain", json)
-            .unwrap();
+        redis::Commands::hset::<_, _, _, ()>(&mut connection, a.defs_key(), "plain", json).unwrap();
         let names: Vec<String> = b
             .definitions()
             .unwrap()

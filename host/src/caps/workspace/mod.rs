@@ -26,7 +26,7 @@ use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, Resource, ResourceType};
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};
 use wasmtime_wasi::p2::bindings::filesystem::types::{
-    DescriptorFlags, ErrorCode, OpenFlags, PathFlags,
+    DescriptorFlags, ErrorCode, Host as FsHost, HostDescriptor, OpenFlags, PathFlags,
 };
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
@@ -140,6 +140,10 @@ impl WasiSetup<'_> {
     }
 }
 
+/// The most bytes one `descriptor.write` writes (the rest is the guest's
+/// next write): as much as one read returns.
+pub const MAX_WRITE_BYTES: usize = 64 << 10;
+
 /// The most random bytes one `get-random-bytes` call may ask for.
 pub const MAX_RANDOM_BYTES: u64 = 1 << 20;
 
@@ -230,6 +234,24 @@ fn shadow<T: Send + 'static>(
         move |mut store: StoreContextMut<'_, T>, (stream,): (Resource<Listing>,)| {
             let listing = get(store.data_mut()).files.table.get_mut(&stream)?;
             Ok((listing.next_entry(),))
+        },
+    )?;
+    types.func_wrap_async(
+        "[method]descriptor.write",
+        move |mut store: StoreContextMut<'_, T>,
+              (file, mut buffer, offset): (Resource<Descriptor>, Vec<u8>, u64)| {
+            Box::new(async move {
+                // A short write, as POSIX allows: the guest's libc writes
+                // the rest, a bounded syscall at a time on the worker.
+                buffer.truncate(MAX_WRITE_BYTES);
+                let mut files = get(store.data_mut()).files;
+                Ok((
+                    match HostDescriptor::write(&mut files, file, buffer, offset).await {
+                        Ok(written) => Ok(written),
+                        Err(error) => Err(FsHost::convert_error_code(&mut files, error)?),
+                    },
+                ))
+            })
         },
     )?;
     types.func_wrap_async(
