@@ -501,18 +501,34 @@ async fn a_sessions_workspace_files_are_listed_and_downloaded_never_outside_it()
         return;
     };
     let server = serve::start(&["notes"], "[tools.notes]\nworkspace = \"write\"\n").await;
-    let (_, made) = server.post("/sessions", serde_json::json!({})).await;
+    // Owned: the console reads it as its owner.
+    let alice = serde_json::json!({"user": "alice"});
+    let (_, made) = server
+        .post("/sessions", serde_json::json!({"auth": alice}))
+        .await;
     let id = made["id"].as_str().unwrap().to_string();
     let (added, _) = server
         .post(
             "/tools/notes",
-            serde_json::json!({"sessionId": id, "input": {
+            serde_json::json!({"sessionId": id, "auth": alice, "input": {
             "action": "add", "title": "plan.md", "body": "<script>window.__ran = 9</script>"}}),
         )
         .await;
     assert_eq!(added, 200);
+    let as_alice = |path: &str| {
+        server
+            .client
+            .get(server.url(path))
+            .header("toolhost-auth", alice.to_string())
+    };
 
-    let (_, listed) = server.get(&format!("/sessions/{id}/workspace")).await;
+    let listed: serde_json::Value = as_alice(&format!("/sessions/{id}/workspace"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let file = listed["entries"]
         .as_array()
         .unwrap()
@@ -521,9 +537,7 @@ async fn a_sessions_workspace_files_are_listed_and_downloaded_never_outside_it()
         .unwrap_or_else(|| panic!("{listed}"))
         .clone();
     let path = file["path"].as_str().unwrap();
-    let download = server
-        .client
-        .get(server.url(&format!("/sessions/{id}/workspace/{path}")))
+    let download = as_alice(&format!("/sessions/{id}/workspace/{path}"))
         .send()
         .await
         .unwrap();
@@ -537,9 +551,11 @@ async fn a_sessions_workspace_files_are_listed_and_downloaded_never_outside_it()
     assert_eq!(download.headers()["content-security-policy"], "sandbox");
     assert!(download.text().await.unwrap().contains("window.__ran = 9"));
     for outside in ["..%2F..%2Fetc%2Fpasswd", "%2Fetc%2Fpasswd", "nope.md"] {
-        let (refused, _) = server
-            .get(&format!("/sessions/{id}/workspace/{outside}"))
-            .await;
+        let refused = as_alice(&format!("/sessions/{id}/workspace/{outside}"))
+            .send()
+            .await
+            .unwrap()
+            .status();
         assert_eq!(refused, 404, "{outside}");
     }
 

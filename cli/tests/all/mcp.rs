@@ -92,8 +92,10 @@ fn stdio_with_the_python_client() {
         Duration::from_secs(3600),
     )
     .expect("session store");
-    let session =
-        futures::executor::block_on(store.create(NewSession::default())).expect("session");
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let session = runtime
+        .block_on(store.create(NewSession::default()))
+        .expect("session");
     let binary = env!("CARGO_BIN_EXE_toolhost");
     let dir_arg = dir.path().to_str().expect("utf-8 path");
     run_client(&python, &["stdio", binary, dir_arg, session.id()]);

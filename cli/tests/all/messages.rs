@@ -302,6 +302,31 @@ async fn a_tool_sends_as_its_calls_principal_unless_send_as_names_another() {
         json!({"user": "mallory"})
     );
 
+    // Never the server's own marker or principals, whatever `send_as` says.
+    let (_, host_any, store_any) =
+        host_with_store("[tools.session_probe]\nsessions = [\"*\"]\nsend_as = [\"*\"]\n").await;
+    let vouched = json!({
+        "channel": "ops", "message": "m", "key": "V", "auth": {"principal": "server-token"},
+    });
+    let (answer, _) = probe(&host_any, vouched, &mallory).await;
+    assert!(
+        sent(&answer)["error"]
+            .as_str()
+            .unwrap()
+            .contains("may not send as `server-token`"),
+        "{answer}"
+    );
+    let marked = json!({
+        "channel": "ops", "message": "m", "key": "W",
+        "auth": {"user": "helper", "vouchedBy": "toolhost"},
+    });
+    let (answer, _) = probe(&host_any, marked, &mallory).await;
+    let marked_id = sent(&answer)["session"]["id"].as_str().unwrap().to_string();
+    assert_eq!(
+        messages(&store_any, &marked_id)[0]["data"]["auth"],
+        json!({"user": "helper"})
+    );
+
     // A principal `send_as` names, recorded with the tool and call behind it.
     let bot = json!({
         "channel": "alerts", "message": "disk full", "key": "A1",

@@ -116,6 +116,18 @@ impl Blobs {
         }
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         for (slug, sha256) in files {
+            // Kept records name files by slug and digest: neither names a
+            // path beyond its own file.
+            anyhow::ensure!(
+                crate::tool::is_identifier(slug),
+                "a component is kept under the slug {}, which is not a tool name",
+                crate::shown::quoted(slug)
+            );
+            anyhow::ensure!(
+                sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_hexdigit()),
+                "the component `{slug}` is kept under {}, which is not a SHA-256",
+                crate::shown::quoted(sha256)
+            );
             let blob = self.path(sha256);
             let target = dir.join(format!("{slug}.wasm"));
             if std::fs::hard_link(&blob, &target).is_err() {

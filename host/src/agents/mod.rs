@@ -434,7 +434,14 @@ impl Agents {
                         let diff = diff(newest, &kept);
                         (Arc::new(kept), diff)
                     }
-                    _ => {
+                    // The number the fleet's map gives these tools is
+                    // another set's: the map (not sealed: it only
+                    // numbers) was changed; nothing is labelled wrongly.
+                    Some(_) => anyhow::bail!(
+                        "the fleet numbers these tools of `{agent}` as version {number}, whose \
+                         record holds other tools: its map of tool sets to numbers was changed"
+                    ),
+                    None => {
                         let record = VersionRecord {
                             version: number,
                             ..candidate

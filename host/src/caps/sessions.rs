@@ -23,8 +23,8 @@ use super::grant_ctx::GrantCtx;
 use crate::bindings::toolhost::tool::sessions as wit;
 use crate::config::{Channels, Principals};
 use crate::session::{
-    EventData, EventKind, NewSession, Session, SessionMode, SessionStore, principal_id,
-    principal_name, principal_only,
+    EventData, EventKind, NewSession, Session, SessionMode, SessionStore, VOUCHED_BY, principal_id,
+    principal_name, principal_only, vouched_name,
 };
 use crate::shown::quoted;
 use crate::usage::Meter;
@@ -122,11 +122,21 @@ fn sender_auth(grant: &SessionsGrant, auth: Option<String>) -> Result<Option<Val
             text.len()
         ));
     }
-    let named = match serde_json::from_str(&text) {
+    let mut named = match serde_json::from_str(&text) {
         Ok(value @ Value::Object(_)) => principal_only(&value),
         Ok(_) => return Err("`auth` must be a JSON object, e.g. {\"user\": \"ada\"}".into()),
         Err(e) => return Err(format!("`auth` is not JSON: {e}")),
     };
+    // The server's own marker and principals are never a tool's to name.
+    if let Some(object) = named.as_object_mut() {
+        object.remove(VOUCHED_BY);
+    }
+    if let Some(id) = vouched_name(&named) {
+        return Err(format!(
+            "`{}` may not send as `{id}`: the server names that principal itself",
+            grant.tool
+        ));
+    }
     let Some(id) = principal_id(&named) else {
         return Err(
             "`auth` names no principal: give one of `user`, `id`, `email`, `name` or \
@@ -206,6 +216,13 @@ async fn target(
             .await
             .map_err(|e| e.to_string())?,
     };
+    if session.channel() != Some(channel) {
+        return Err(format!(
+            "session `{}` is not on channel {}",
+            session.id(),
+            quoted(channel)
+        ));
+    }
     if !session.admits(auth) {
         return Err(format!(
             "session `{}` belongs to another principal than the sender",

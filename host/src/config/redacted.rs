@@ -14,11 +14,16 @@ use toml::{Table, Value};
 pub const PLACEHOLDER: &str = "<secret: taken from this server's toolhost.toml>";
 
 /// Where `toolhost.toml` keeps secrets: each a path of table keys, `*`
-/// standing for any key, or any element of an array of tables.
+/// standing for any key, or any element of an array of tables. A URL (a
+/// key named in [`URLS`]) is a secret only when it carries user info or a
+/// query.
 const SECRETS: &[&[&str]] = &[
     &["server", "token"],
     &["telemetry", "headers", "*"],
+    &["telemetry", "otlp_endpoint"],
     &["state", "redis_url"],
+    &["mcp_servers", "*", "url"],
+    &["agents", "*", "mcp_servers", "*", "url"],
     &["defaults", "env", "*"],
     &["tools", "*", "env", "*"],
     &["mcp_servers", "*", "env", "*"],
@@ -31,7 +36,11 @@ const SECRETS: &[&[&str]] = &[
 const DEFINITION_SECRETS: &[&[&str]] = &[
     &["mcp_servers", "*", "env", "*"],
     &["mcp_servers", "*", "headers", "*"],
+    &["mcp_servers", "*", "url"],
 ];
+
+/// The keys whose values are URLs: secret only with user info or a query.
+const URLS: &[&str] = &["redis_url", "otlp_endpoint", "url"];
 
 /// `text` with every secret replaced by [`PLACEHOLDER`].
 pub fn redact(text: &str) -> anyhow::Result<String> {
@@ -111,7 +120,7 @@ fn redact_at(table: &mut Table, path: &[&str]) {
         };
         match (value, rest) {
             (Value::String(secret), []) => {
-                if key != "redis_url" || secret.contains('@') {
+                if !URLS.contains(&key.as_str()) || secret.contains(['@', '?']) {
                     *secret = PLACEHOLDER.to_string();
                 }
             }
@@ -198,7 +207,7 @@ env = { DB = "stdio-s3cret" }
 [[mcp_servers]]
 name = "crm"
 type = "url"
-url = "https://mcp.example.com"
+url = "https://user:url-s3cret@mcp.example.com/?key=q-s3cret"
 headers = { Authorization = "hdr-s3cret" }
 [agents.support]
 mcp_servers = [{ name = "wiki", type = "url", url = "https://w.example.com", headers = { X-Key = "agent-s3cret" } }]
@@ -226,9 +235,12 @@ mcp_servers = [{ name = "wiki", type = "url", url = "https://w.example.com", hea
     }
 
     #[test]
-    fn a_redis_url_without_a_password_is_kept() {
+    fn a_url_without_a_password_or_a_query_is_kept() {
         let text = "[state]\nredis_url = \"redis://127.0.0.1:6379\"\n";
         assert_eq!(redact(text).unwrap(), text);
+        let text =
+            "[[mcp_servers]]\nname = \"w\"\ntype = \"url\"\nurl = \"https://w.example.com/mcp\"\n";
+        assert!(redact(text).unwrap().contains("https://w.example.com/mcp"));
     }
 
     #[test]

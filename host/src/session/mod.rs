@@ -32,7 +32,7 @@ pub use events::{
 };
 pub use principal::{
     Credentials, MAX_CREDENTIAL_BYTES, MAX_CREDENTIAL_FIELDS, VOUCHED_BY, VOUCHED_PRINCIPALS,
-    client_principal, principal_id, principal_name, principal_only,
+    client_principal, principal_id, principal_name, principal_only, vouched_name,
 };
 pub use store::{
     BindError, Bound, Listed, MAX_SESSIONS, NewSession, PinSource, RemoveError, SessionStore,

@@ -40,10 +40,13 @@ pub const MAX_CREDENTIAL_BYTES: usize = 8 << 10;
 /// The id-like field of an auth value (`user`, `id`, `email`, `name` or
 /// `principal`): what identifies a principal without its credentials.
 pub fn principal_id(auth: &Value) -> Option<&str> {
-    ["user", "id", "email", "name", "principal"]
+    ID_FIELDS
         .iter()
         .find_map(|key| auth.get(key).and_then(Value::as_str))
 }
+
+/// The fields that name a principal, the first present naming it.
+const ID_FIELDS: [&str; 5] = ["user", "id", "email", "name", "principal"];
 
 /// The principal in `auth`: its string `type`, `via`, id-like fields and
 /// the server's `vouchedBy` marker, never the rest (which may carry
@@ -74,15 +77,22 @@ pub fn client_principal(auth: &Value) -> Result<Value, String> {
         ));
     }
     let principal = principal_only(auth);
-    if let Some(id) = principal_id(&principal)
-        && VOUCHED_PRINCIPALS.contains(&id)
-    {
+    if let Some(id) = vouched_name(&principal) {
         return Err(format!(
             "`auth` may not name `{id}`: the server names that principal itself, for a \
              request that names none"
         ));
     }
     Ok(principal)
+}
+
+/// A principal the server vouches for that `auth` names in any of its
+/// id-like fields, if it names one.
+pub fn vouched_name(auth: &Value) -> Option<&str> {
+    ID_FIELDS
+        .iter()
+        .filter_map(|key| auth.get(key).and_then(Value::as_str))
+        .find(|id| VOUCHED_PRINCIPALS.contains(id))
 }
 
 /// How a principal is named in messages: its id-like field, never the whole
@@ -173,6 +183,7 @@ mod tests {
             json!({"principal": "server-token"}),
             json!({"user": "loopback"}),
             json!({"user": "ada", "vouchedBy": "toolhost"}),
+            json!({"user": "ada", "principal": "server-token"}),
             json!("ada"),
         ] {
             assert!(client_principal(&forged).is_err(), "{forged}");

@@ -213,7 +213,22 @@ impl ReminderBook {
         }
         let path = self.file(session, &reminder.id);
         let dir = path.parent().unwrap_or(&self.root);
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        // Only the reminders' folder is made: a session ended meanwhile
+        // (its folder removed) is not made again around a reminder.
+        match std::fs::create_dir(dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(ReminderError::Full(format!(
+                    "session `{session}` has ended: it takes no reminder"
+                )));
+            }
+            Err(e) => {
+                return Err(anyhow::Error::from(e)
+                    .context(format!("cannot create {}", dir.display()))
+                    .into());
+            }
+        }
         crate::files::write_atomically(
             &path,
             &serde_json::to_vec_pretty(&reminder).context("JSON")?,
@@ -274,6 +289,7 @@ impl ReminderBook {
     /// Forget the reminders of sessions that are gone (their files went
     /// with their directories).
     pub(super) fn forget_sessions(&self, sessions: &[String]) {
+        let _writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
         let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
         pending.retain(|_, r| !sessions.contains(&r.session_id));
     }
@@ -355,10 +371,30 @@ mod tests {
         Reminder::sample(id, session, in_ms)
     }
 
+    /// A book under `root`, whose sessions `ses_a` and `ses_b` exist.
+    fn book(root: &Path) -> ReminderBook {
+        for session in ["ses_a", "ses_b"] {
+            std::fs::create_dir_all(root.join(session)).unwrap();
+        }
+        ReminderBook::new(root.to_path_buf())
+    }
+
+    #[test]
+    fn an_ended_session_takes_no_reminder_and_is_not_made_again() {
+        let root = tempfile::tempdir().unwrap();
+        let book = book(root.path());
+        let err = book
+            .schedule(reminder("rem_x", "ses_gone", 1000))
+            .unwrap_err();
+        assert!(err.to_string().contains("has ended"), "{err}");
+        assert!(!root.path().join("ses_gone").exists());
+        assert!(book.pending("ses_gone").is_empty());
+    }
+
     #[test]
     fn a_due_reminder_is_taken_once_and_its_file_goes_first() {
         let root = tempfile::tempdir().unwrap();
-        let book = ReminderBook::new(root.path().to_path_buf());
+        let book = book(root.path());
         book.schedule(reminder("rem_due", "ses_a", -1)).unwrap();
         book.schedule(reminder("rem_later", "ses_a", 3_600_000))
             .unwrap();
@@ -384,7 +420,7 @@ mod tests {
     #[test]
     fn a_file_naming_another_session_is_skipped() {
         let root = tempfile::tempdir().unwrap();
-        let book = ReminderBook::new(root.path().to_path_buf());
+        let book = book(root.path());
         book.schedule(reminder("rem_x", "ses_a", 1000)).unwrap();
         let moved = root.path().join("ses_b/reminders");
         std::fs::create_dir_all(&moved).unwrap();
@@ -402,7 +438,7 @@ mod tests {
     #[test]
     fn a_session_holds_at_most_its_share() {
         let root = tempfile::tempdir().unwrap();
-        let book = ReminderBook::new(root.path().to_path_buf());
+        let book = book(root.path());
         for n in 0..MAX_PENDING_PER_SESSION {
             book.schedule(reminder(&format!("rem_{n}"), "ses_a", 1000))
                 .unwrap();

@@ -270,7 +270,7 @@ impl SharedSessions {
         self.store.key("sesactive", &[])
     }
 
-    fn token_key(&self, token: &str) -> String {
+    pub(super) fn token_key(&self, token: &str) -> String {
         self.store.key("sestoken", &[token])
     }
 
@@ -353,7 +353,23 @@ impl SharedSessions {
         token: &str,
         touch_ms: Option<i64>,
     ) -> Result<Option<Stored>, String> {
-        self.load_from(self.token_key(token), "", touch_ms).await
+        let stored = self.load_from(self.token_key(token), "", touch_ms).await?;
+        // The token's key is not sealed: the (sealed) record it leads to
+        // must hold that token.
+        Ok(stored.filter(|stored| {
+            let holds = match (&stored.record.channel, &stored.record.key) {
+                (Some(channel), Some(key)) => token.split_once(':') == Some((channel, key)),
+                _ => false,
+            };
+            if !holds {
+                tracing::warn!(
+                    "ignoring the session the token {} leads to in Redis: its record holds \
+                     another token",
+                    crate::shown::quoted(token)
+                );
+            }
+            holds
+        }))
     }
 
     async fn load_from(
@@ -522,11 +538,14 @@ impl SharedSessions {
                 serde_json::from_str::<Record>(json)
                     .map_err(|e| format!("the session record at `{key}` is not valid: {e}"))
             })
-            .and_then(|record| match record.id == id {
-                true => Ok(record),
-                false => Err(format!(
-                    "the session record at `{key}` names another session"
-                )),
+            .and_then(|record| {
+                if record.id == id {
+                    Ok(record)
+                } else {
+                    Err(format!(
+                        "the session record at `{key}` names another session"
+                    ))
+                }
             });
         match read {
             Ok(record) => Some(Stored {

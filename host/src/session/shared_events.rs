@@ -272,14 +272,26 @@ impl Appender {
                         .get::<String>(name)
                         .ok_or_else(|| format!("event {} in Redis has no `{name}`", entry.id))
                 };
-                let id = entry
+                let Some(id) = entry
                     .id
                     .strip_prefix("0-")
                     .and_then(|n| n.parse::<u64>().ok())
-                    .ok_or_else(|| format!("an event in Redis has the id {:?}", entry.id))?;
-                let name = field("k")?;
-                let at_text = field("at")?;
-                let sealed = field("d")?;
+                else {
+                    tracing::warn!(
+                        "skipping an event of session `{}` in Redis: its id is {:?}",
+                        self.session,
+                        entry.id
+                    );
+                    return Ok(None);
+                };
+                let (Ok(name), Ok(at_text), Ok(sealed)) = (field("k"), field("at"), field("d"))
+                else {
+                    tracing::warn!(
+                        "skipping event {id} of session `{}` in Redis: it lacks a field",
+                        self.session
+                    );
+                    return Ok(None);
+                };
                 let opened = self.store.seal().open(
                     Purpose::Event,
                     &self.stream,

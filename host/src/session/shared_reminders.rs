@@ -234,9 +234,12 @@ impl SharedReminders {
                         serde_json::from_str::<Reminder>(json)
                             .map_err(|e| format!("the reminder at `{key}` is not valid: {e}"))
                     })
-                    .and_then(|reminder| match &reminder.id == id {
-                        true => Ok(reminder),
-                        false => Err(format!("the reminder at `{key}` names another id")),
+                    .and_then(|reminder| {
+                        if &reminder.id == id {
+                            Ok(reminder)
+                        } else {
+                            Err(format!("the reminder at `{key}` names another id"))
+                        }
                     });
                 read.inspect_err(|why| tracing::warn!("ignoring a reminder in Redis: {why}"))
                     .ok()

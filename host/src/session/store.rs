@@ -522,36 +522,42 @@ impl SessionStore {
         dir: PathBuf,
     ) -> Result<Arc<Session>, StoreError> {
         let _creating = self.creating.lock().await;
+        let session = Arc::new(session);
         {
-            let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+            let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
             if index.by_id.len() >= self.max_sessions {
                 return Err(StoreError::Full {
                     max: self.max_sessions,
                 });
             }
-            if let Some(token) = session.continuation_token()
-                && let Some(existing) = index.by_token.get(&token)
-            {
-                return Err(StoreError::TokenTaken {
-                    token,
-                    session: existing.clone(),
-                });
+            if let Some(token) = session.continuation_token() {
+                if let Some(existing) = index.by_token.get(&token) {
+                    return Err(StoreError::TokenTaken {
+                        token,
+                        session: existing.clone(),
+                    });
+                }
+                index.by_token.insert(token, session.id().to_string());
             }
+            // Indexed before its record is written, which happens on a
+            // blocking thread: a caller that goes meanwhile (a call's
+            // deadline) leaves it indexed and written, never written alone.
+            index
+                .by_id
+                .insert(session.id().to_string(), session.clone());
         }
-        let session = Arc::new(session);
         let writing = Arc::clone(&session);
-        // If the caller goes (a call's deadline) the record is still
-        // written, and the session loads at the next start like any other.
-        crate::blocking::run(move |_| write_record(&dir, &writing))
+        let written = crate::blocking::run(move |_| write_record(&dir, &writing))
             .await
-            .map_err(anyhow::Error::from)??;
-        let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
-        if let Some(token) = session.continuation_token() {
-            index.by_token.insert(token, session.id().to_string());
+            .map_err(anyhow::Error::from)
+            .and_then(|written| written);
+        if let Err(e) = written {
+            self.index
+                .write()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(&[session.id().to_string()]);
+            return Err(e.into());
         }
-        index
-            .by_id
-            .insert(session.id().to_string(), session.clone());
         Ok(session)
     }
 

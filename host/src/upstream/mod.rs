@@ -263,7 +263,7 @@ impl Upstream {
             let peer = self.peer(&Credentials::new(), None).await?;
             peer.list_all_tools()
                 .await
-                .map_err(|e| format!("listing its tools failed: {}", service_error(&e)))
+                .map_err(|e| format!("listing its tools failed: {}", self.service_error(&e)))
         };
         tokio::time::timeout(self.spec.startup_timeout, listing)
             .await
@@ -320,12 +320,12 @@ impl Upstream {
                 if [ErrorCode::INVALID_PARAMS, ErrorCode::METHOD_NOT_FOUND]
                     .contains(&data.code) =>
             {
-                UpstreamError::Protocol(service_error(&e))
+                UpstreamError::Protocol(self.service_error(&e))
             }
             ServiceError::McpError(_)
             | ServiceError::TransportClosed
-            | ServiceError::TransportSend(_) => UpstreamError::Unreachable(service_error(&e)),
-            _ => UpstreamError::Protocol(service_error(&e)),
+            | ServiceError::TransportSend(_) => UpstreamError::Unreachable(self.service_error(&e)),
+            _ => UpstreamError::Protocol(self.service_error(&e)),
         })
     }
 
@@ -460,7 +460,12 @@ impl Upstream {
                 (handler.serve(transport).await, None)
             }
         };
-        let service = service.map_err(|e| format!("it did not complete the MCP handshake: {e}"))?;
+        let service = service.map_err(|e| {
+            format!(
+                "it did not complete the MCP handshake: {}",
+                self.handshake_error(&e)
+            )
+        })?;
         tracing::info!("MCP server `{}` started", self.spec.name);
         Ok(Connection {
             service,
@@ -502,14 +507,37 @@ impl State {
     }
 }
 
-/// A client error in words.
-fn service_error(error: &ServiceError) -> String {
-    match error {
-        ServiceError::McpError(data) => format!(
-            "the server answered error {}: {}",
-            data.code.0, data.message
-        ),
-        ServiceError::TransportClosed => "the server closed the connection".to_string(),
-        other => other.to_string(),
+impl Upstream {
+    /// A client error in words: for a server an agent made over the API
+    /// declared, what the server said is not quoted (only its error code,
+    /// and this host's own reasons, such as a refused address).
+    fn service_error(&self, error: &ServiceError) -> String {
+        let screened = self.spec.screened.is_some();
+        match error {
+            ServiceError::McpError(data) if screened => {
+                format!("the server answered error {}", data.code.0)
+            }
+            ServiceError::McpError(data) => format!(
+                "the server answered error {}: {}",
+                data.code.0, data.message
+            ),
+            ServiceError::TransportClosed => "the server closed the connection".to_string(),
+            ServiceError::TransportSend(_) => error.to_string(),
+            _ if screened => "the server gave an answer this host cannot use".to_string(),
+            other => other.to_string(),
+        }
+    }
+
+    /// Why the MCP handshake failed, in words (what the server said is not
+    /// quoted for a server an agent made over the API declared).
+    fn handshake_error(&self, error: &rmcp::service::ClientInitializeError) -> String {
+        use rmcp::service::ClientInitializeError as Failed;
+        match error {
+            Failed::TransportError { .. } | Failed::ConnectionClosed(_) => error.to_string(),
+            _ if self.spec.screened.is_some() => {
+                "the server's answers were not an MCP handshake".to_string()
+            }
+            other => other.to_string(),
+        }
     }
 }

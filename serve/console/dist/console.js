@@ -21,11 +21,11 @@
       this.token = null;
       return had;
     }
-    /** `method` on `path` (under `/<slug>/v1`) with `body` as JSON. */
-    async request(method, path, body) {
+    /** `method` on `path` (under `/<slug>/v1`) with `body` as JSON, and `extra` headers. */
+    async request(method, path, body, extra = {}) {
       const response = await fetch(this.url(path), {
         method,
-        headers: this.headers(body !== void 0),
+        headers: { ...this.headers(body !== void 0), ...extra },
         body: body === void 0 ? void 0 : JSON.stringify(body),
         credentials: "omit"
       });
@@ -38,9 +38,9 @@
       }
       return { status: response.status, body: parsed };
     }
-    /** A GET whose body is the answer; any other status is an error. */
-    async get(path) {
-      const answer = await this.request("GET", path);
+    /** A GET (with `extra` headers) whose body is the answer; any other status is an error. */
+    async get(path, extra = {}) {
+      const answer = await this.request("GET", path, void 0, extra);
       if (answer.status !== 200) throw new Error(describeError(answer));
       return answer.body;
     }
@@ -391,19 +391,20 @@
   async function sessionPage(api, main, id, stop) {
     const path = `/sessions/${encodeURIComponent(id)}`;
     const session = await api.get(path);
-    const artifacts = await api.get(`${path}/artifacts`);
-    const workspace = await api.get(`${path}/workspace`);
+    const asOwner = session.owner ? { "toolhost-auth": JSON.stringify({ user: session.owner }) } : {};
+    const artifacts = await api.get(`${path}/artifacts`, asOwner);
+    const workspace = await api.get(`${path}/workspace`, asOwner);
     const entries = workspace.entries.map(
       (e) => h(
         "li",
         { "data-path": e.path, "data-kind": e.kind },
-        e.kind === "file" ? h("button", { type: "button", class: "download", onclick: () => void save(api, `${path}/workspace/${e.path.split("/").map(encodeURIComponent).join("/")}`, e.path.split("/").pop()) }, e.path) : h("code", {}, `${e.path}${e.kind === "dir" ? "/" : ""}`),
+        e.kind === "file" ? h("button", { type: "button", class: "download", onclick: () => void save(api, `${path}/workspace/${e.path.split("/").map(encodeURIComponent).join("/")}`, e.path.split("/").pop(), asOwner) }, e.path) : h("code", {}, `${e.path}${e.kind === "dir" ? "/" : ""}`),
         e.kind === "file" ? ` ${e.size} bytes` : ` (${e.kind})`
       )
     );
     const events = h("ol", { class: "events", id: "events" });
     const files = artifacts.artifacts.map(
-      (a) => h("li", {}, h("button", { type: "button", class: "download", onclick: () => void save(api, `${path}/artifacts/${encodeURIComponent(a.name)}`, a.name) }, a.name), ` ${a.mediaType}, ${a.size} bytes, by ${a.tool ?? "?"}`)
+      (a) => h("li", {}, h("button", { type: "button", class: "download", onclick: () => void save(api, `${path}/artifacts/${encodeURIComponent(a.name)}`, a.name, asOwner) }, a.name), ` ${a.mediaType}, ${a.size} bytes, by ${a.tool ?? "?"}`)
     );
     if (stop.aborted) return;
     replace(
@@ -434,8 +435,8 @@
       stop
     ).catch((e) => events.appendChild(h("li", { class: "error" }, `The stream stopped: ${e.message}`)));
   }
-  async function save(api, path, name) {
-    const response = await api.raw(path);
+  async function save(api, path, name, extra = {}) {
+    const response = await api.raw(path, extra);
     if (!response.ok) return;
     const url = URL.createObjectURL(new Blob([await response.arrayBuffer()], { type: "application/octet-stream" }));
     const link = h("a", { href: url, download: name });

@@ -29,11 +29,11 @@ export class Api {
     return had;
   }
 
-  /** `method` on `path` (under `/<slug>/v1`) with `body` as JSON. */
-  async request(method: string, path: string, body?: unknown): Promise<Answer> {
+  /** `method` on `path` (under `/<slug>/v1`) with `body` as JSON, and `extra` headers. */
+  async request(method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Answer> {
     const response = await fetch(this.url(path), {
       method,
-      headers: this.headers(body !== undefined),
+      headers: { ...this.headers(body !== undefined), ...extra },
       body: body === undefined ? undefined : JSON.stringify(body),
       credentials: "omit",
     });
@@ -48,9 +48,9 @@ export class Api {
     return { status: response.status, body: parsed };
   }
 
-  /** A GET whose body is the answer; any other status is an error. */
-  async get(path: string): Promise<any> {
-    const answer = await this.request("GET", path);
+  /** A GET (with `extra` headers) whose body is the answer; any other status is an error. */
+  async get(path: string, extra: Record<string, string> = {}): Promise<any> {
+    const answer = await this.request("GET", path, undefined, extra);
     if (answer.status !== 200) throw new Error(describeError(answer));
     return answer.body;
   }

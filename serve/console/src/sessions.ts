@@ -52,21 +52,24 @@ export async function sessionsPage(api: Api, main: HTMLElement, stop: AbortSigna
 export async function sessionPage(api: Api, main: HTMLElement, id: string, stop: AbortSignal): Promise<void> {
   const path = `/sessions/${encodeURIComponent(id)}`;
   const session = await api.get(path);
-  const artifacts = await api.get(`${path}/artifacts`);
-  const workspace = await api.get(`${path}/workspace`);
+  // The operator reads a session's workspace as its owner (routes that act
+  // on a session take only its owner, named in `Toolhost-Auth`).
+  const asOwner: Record<string, string> = session.owner ? { "toolhost-auth": JSON.stringify({ user: session.owner }) } : {};
+  const artifacts = await api.get(`${path}/artifacts`, asOwner);
+  const workspace = await api.get(`${path}/workspace`, asOwner);
   const entries = (workspace.entries as any[]).map((e) =>
     h(
       "li",
       { "data-path": e.path, "data-kind": e.kind },
       e.kind === "file"
-        ? h("button", { type: "button", class: "download", onclick: () => void save(api, `${path}/workspace/${e.path.split("/").map(encodeURIComponent).join("/")}`, e.path.split("/").pop()) }, e.path)
+        ? h("button", { type: "button", class: "download", onclick: () => void save(api, `${path}/workspace/${e.path.split("/").map(encodeURIComponent).join("/")}`, e.path.split("/").pop(), asOwner) }, e.path)
         : h("code", {}, `${e.path}${e.kind === "dir" ? "/" : ""}`),
       e.kind === "file" ? ` ${e.size} bytes` : ` (${e.kind})`,
     ),
   );
   const events = h("ol", { class: "events", id: "events" });
   const files = (artifacts.artifacts as any[]).map((a) =>
-    h("li", {}, h("button", { type: "button", class: "download", onclick: () => void save(api, `${path}/artifacts/${encodeURIComponent(a.name)}`, a.name) }, a.name), ` ${a.mediaType}, ${a.size} bytes, by ${a.tool ?? "?"}`),
+    h("li", {}, h("button", { type: "button", class: "download", onclick: () => void save(api, `${path}/artifacts/${encodeURIComponent(a.name)}`, a.name, asOwner) }, a.name), ` ${a.mediaType}, ${a.size} bytes, by ${a.tool ?? "?"}`),
   );
   if (stop.aborted) return;
   replace(
@@ -99,9 +102,9 @@ export async function sessionPage(api: Api, main: HTMLElement, id: string, stop:
   ).catch((e) => events.appendChild(h("li", { class: "error" }, `The stream stopped: ${(e as Error).message}`)));
 }
 
-/** Save the download at `path` as `name`, through a `blob:` URL. */
-async function save(api: Api, path: string, name: string): Promise<void> {
-  const response = await api.raw(path);
+/** Save the download at `path` (asked with `extra` headers) as `name`, through a `blob:` URL. */
+async function save(api: Api, path: string, name: string, extra: Record<string, string> = {}): Promise<void> {
+  const response = await api.raw(path, extra);
   if (!response.ok) return;
   const url = URL.createObjectURL(new Blob([await response.arrayBuffer()], { type: "application/octet-stream" }));
   const link = h("a", { href: url, download: name });

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use toolhost::artifacts::{ArtifactError, SessionArtifacts};
 
 use super::App;
+use super::caller::{Caller, check_owner};
 use super::error::{ApiError, PathParams};
 use super::sessions::find;
 
@@ -38,9 +39,11 @@ fn artifact_error(error: ArtifactError) -> ApiError {
 pub(super) async fn list(
     State(app): State<Arc<App>>,
     PathParams((slug, id)): PathParams<(String, String)>,
+    Caller(caller): Caller,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
     let session = find(&app, &id).await?;
+    check_owner(&session, caller.as_ref())?;
     let listed = tokio::task::spawn_blocking(move || {
         SessionArtifacts::new(&session).list().map(|all| {
             all.iter()
@@ -59,9 +62,11 @@ pub(super) async fn list(
 pub(super) async fn download(
     State(app): State<Arc<App>>,
     PathParams((slug, id, name)): PathParams<(String, String, String)>,
+    Caller(caller): Caller,
 ) -> Result<Response, ApiError> {
     app.check_slug(&slug)?;
     let session = find(&app, &id).await?;
+    check_owner(&session, caller.as_ref())?;
     let (artifact, file) =
         tokio::task::spawn_blocking(move || SessionArtifacts::new(&session).open(&name))
             .await

@@ -1,8 +1,8 @@
 //! Who a request acts for. A client asserts a principal in the body's
 //! `auth` (calls, client events, approvals, new sessions) or, on routes that
 //! act on a session without a body of their own (ending it, upgrading it,
-//! cancelling its reminders, reading its workspace), in the `Toolhost-Auth`
-//! header as JSON. Either way it is identity only ([`client_principal`]),
+//! cancelling its reminders or its calls, reading its workspace, artifacts
+//! or agent-execution tools), in the `Toolhost-Auth` header as JSON. Either way it is identity only ([`client_principal`]),
 //! and a session that names an owner takes only requests naming the same
 //! principal.
 

@@ -447,6 +447,13 @@ pub async fn run(
     let reminders = tokio::spawn(app.host.clone().fire_reminders(Arc::new(
         reminders::BoardReminderCalls(Arc::downgrade(&app)),
     )));
+    // What runs beside the server stops with it, even when the future
+    // running the server is dropped rather than shut down.
+    let _beside = AbortOnDrop([
+        restore.abort_handle(),
+        sweeper.abort_handle(),
+        reminders.abort_handle(),
+    ]);
     let cancel = app.shutdown.clone();
     let (host, grace) = (app.host.clone(), app.options.shutdown_grace);
     let connections = Connections::new(&app.options);
@@ -487,6 +494,17 @@ pub async fn run(
     reminders.abort();
     restore.abort();
     outcome
+}
+
+/// Aborts its tasks when dropped.
+struct AbortOnDrop<const N: usize>([tokio::task::AbortHandle; N]);
+
+impl<const N: usize> Drop for AbortOnDrop<N> {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
 }
 
 /// How `serve` takes connections: at most `max_connections` at once (more

@@ -166,9 +166,11 @@ async fn write_agent_tools(
 pub(super) async fn agent_tools(
     State(app): State<Arc<App>>,
     PathParams((slug, id)): PathParams<(String, String)>,
+    Caller(caller): Caller,
 ) -> Result<Json<Value>, ApiError> {
     app.check_slug(&slug)?;
     let session = find(&app, &id).await?;
+    caller::check_owner(&session, caller.as_ref())?;
     let written = write_agent_tools(&app, &session).await?;
     Ok(Json(json!({
         "dir": toolhost::agent_tools::AGENT_TOOLS_DIR,
@@ -229,13 +231,14 @@ pub(super) async fn end(
     // No call takes the write slot from here on; those running are ended,
     // and let go of it as their futures are dropped.
     session.end();
-    app.host.end_session_calls(&id);
+    let ended = app.host.end_session_calls(&id);
     let until = tokio::time::Instant::now() + ENDED_CALLS_WAIT;
     let removed = loop {
         match app.sessions.remove(&id).await {
-            // Held here, by a call just ended: it lets go as it unwinds.
+            // Held by a call of this server's, just ended: it lets go here
+            // as it unwinds, and of its lease in Redis just after.
             Err(RemoveError::Busy { .. })
-                if session.is_busy() && tokio::time::Instant::now() < until =>
+                if (ended > 0 || session.is_busy()) && tokio::time::Instant::now() < until =>
             {
                 tokio::time::sleep(ENDED_CALLS_POLL).await;
             }

@@ -301,9 +301,10 @@ impl Network {
                     });
                 if global.is_empty() {
                     let shown: Vec<String> = special.iter().map(IpAddr::to_string).collect();
-                    let shown = match shown.is_empty() {
-                        true => "no address".to_string(),
-                        false => shown.join(", "),
+                    let shown = if shown.is_empty() {
+                        "no address".to_string()
+                    } else {
+                        shown.join(", ")
                     };
                     return Err(match screened {
                         None => format!(

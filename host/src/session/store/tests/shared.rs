@@ -730,6 +730,36 @@ async fn session_records_a_server_did_not_seal_are_not_there() {
     }
 }
 
+/// A continuation token's key is not sealed: pointed at a session on
+/// another channel, it leads nowhere.
+#[tokio::test]
+async fn a_token_pointed_at_another_session_leads_nowhere() {
+    let Some(fleet) = fleet(Duration::from_secs(3600)) else {
+        return;
+    };
+    let ops = fleet
+        .a
+        .create(NewSession {
+            channel: Some("ops".into()),
+            key: Some("o1".into()),
+            ..NewSession::default()
+        })
+        .await
+        .unwrap();
+    let shared = fleet.b.shared.as_ref().unwrap();
+    redis::cmd("SET")
+        .arg(shared.token_key("support:t1"))
+        .arg(ops.id())
+        .query_async::<()>(&mut shared.connection())
+        .await
+        .unwrap();
+    assert!(fleet.b.by_token("support:t1").await.unwrap().is_none());
+    assert_eq!(
+        fleet.b.by_token("ops:o1").await.unwrap().unwrap().id(),
+        ops.id()
+    );
+}
+
 #[tokio::test]
 async fn a_store_whose_redis_is_gone_says_so() {
     let Some(mut fleet) = fleet(Duration::from_secs(3600)) else {
