@@ -366,6 +366,28 @@ fn component_of(module: &str, copies: usize) -> Vec<u8> {
     wat::parse_str(&text).expect("the component's text parses")
 }
 
+/// A host of `components` (slug and bytes) and no config, compiled afresh
+/// on `tiering`.
+async fn host_of(
+    components: &[(&str, Vec<u8>)],
+    tiering: toolhost::engine::Tiering,
+) -> (tempfile::TempDir, Host) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = dir.path().join("tools");
+    std::fs::create_dir_all(&tools).expect("tools dir");
+    for (slug, bytes) in components {
+        std::fs::write(tools.join(format!("{slug}.wasm")), bytes).expect("write tool");
+    }
+    std::fs::write(dir.path().join("toolhost.toml"), "").expect("config");
+    let host = toolhost::Host::builder(dir.path())
+        .cache_dir(tempfile::tempdir().expect("cache").keep())
+        .tiering(tiering)
+        .build()
+        .await
+        .expect("host loads");
+    (dir, host)
+}
+
 /// Components wider than the instance pool's per-component maxima (core
 /// instances, memories, tables, table elements) are refused at load with
 /// why, on either engine, and one that fits runs: no tool can take the
@@ -382,9 +404,6 @@ async fn components_wider_than_the_pools_maxima_are_refused_at_load() {
 
 async fn wide_components_are_refused(tiering: toolhost::engine::Tiering) {
     let _one = ONE_AT_A_TIME.lock().await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let tools = dir.path().join("tools");
-    std::fs::create_dir_all(&tools).expect("tools dir");
     let components = [
         ("fits", component_of("(memory 1) (table 1 funcref)", 8)),
         (
@@ -399,16 +418,7 @@ async fn wide_components_are_refused(tiering: toolhost::engine::Tiering) {
         ("tables", component_of("(table 1 funcref)", 17)),
         ("elements", component_of("(table 20001 funcref)", 1)),
     ];
-    for (slug, bytes) in &components {
-        std::fs::write(tools.join(format!("{slug}.wasm")), bytes).expect("write tool");
-    }
-    std::fs::write(dir.path().join("toolhost.toml"), "").expect("config");
-    let host = toolhost::Host::builder(dir.path())
-        .cache_dir(tempfile::tempdir().expect("cache").keep())
-        .tiering(tiering)
-        .build()
-        .await
-        .expect("host loads");
+    let (_dir, host) = host_of(&components, tiering).await;
     let registry = host.registry();
     let failures = registry.failures();
     println!("{tiering:?}: {} failures", failures.len());
@@ -486,18 +496,11 @@ async fn subtyped_calls(tiering: toolhost::engine::Tiering) {
         );
         wat::parse_str(&text).expect("the component's text parses")
     };
-    let dir = tempfile::tempdir().expect("tempdir");
-    let tools = dir.path().join("tools");
-    std::fs::create_dir_all(&tools).expect("tools dir");
-    std::fs::write(tools.join("subtype.wasm"), component(0)).expect("write tool");
-    std::fs::write(tools.join("unrelated.wasm"), component(1)).expect("write tool");
-    std::fs::write(dir.path().join("toolhost.toml"), "").expect("config");
-    let host = toolhost::Host::builder(dir.path())
-        .cache_dir(tempfile::tempdir().expect("cache").keep())
-        .tiering(tiering)
-        .build()
-        .await
-        .expect("host loads");
+    let (_dir, host) = host_of(
+        &[("subtype", component(0)), ("unrelated", component(1))],
+        tiering,
+    )
+    .await;
     assert!(
         host.registry().failures().is_empty(),
         "{:?}",

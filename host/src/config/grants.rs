@@ -5,24 +5,27 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The channels a tool may reach: exact names, or prefixes ending in `*`
-/// (`*` alone is every channel).
+/// Names, or prefixes ending in `*` (`*` alone is every name), sorted:
+/// what [`Channels`] and [`Principals`] are made of.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Channels(Vec<String>);
+struct Patterns(Vec<String>);
 
-impl Channels {
-    /// Parse a grant's patterns, naming the first that is not one.
-    pub fn parse(patterns: &[String]) -> anyhow::Result<Self> {
+impl Patterns {
+    /// Parse `patterns` of `what` (for errors), refusing those `also`
+    /// says why not.
+    fn parse(
+        patterns: &[String],
+        what: &str,
+        also: impl Fn(&str) -> Option<&'static str>,
+    ) -> anyhow::Result<Self> {
         for pattern in patterns {
             let name = pattern.strip_suffix('*').unwrap_or(pattern);
-            let bad = |why: &str| anyhow::anyhow!("channel pattern {pattern:?} {why}");
+            let bad = |why: &str| anyhow::anyhow!("{what} pattern {pattern:?} {why}");
             if name.contains('*') {
                 return Err(bad("may have `*` only at its end"));
             }
-            if name.contains(':') {
-                return Err(bad(
-                    "may not contain `:` (it separates channel and key in a continuation token)",
-                ));
+            if let Some(why) = also(name) {
+                return Err(bad(why));
             }
             if name.is_empty() && !pattern.ends_with('*') || pattern.len() > 256 {
                 return Err(bad("must be 1 to 256 characters"));
@@ -37,24 +40,45 @@ impl Channels {
         Ok(Self(patterns))
     }
 
-    /// Whether `channel` matches one of the patterns.
-    pub fn admits(&self, channel: &str) -> bool {
+    fn admits(&self, name: &str) -> bool {
         self.0
             .iter()
             .any(|pattern| match pattern.strip_suffix('*') {
-                Some(prefix) => channel.starts_with(prefix),
-                None => pattern == channel,
+                Some(prefix) => name.starts_with(prefix),
+                None => pattern == name,
             })
+    }
+}
+
+/// The channels a tool may reach: exact names, or prefixes ending in `*`
+/// (`*` alone is every channel).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Channels(Patterns);
+
+impl Channels {
+    /// Parse a grant's patterns, naming the first that is not one.
+    pub fn parse(patterns: &[String]) -> anyhow::Result<Self> {
+        Patterns::parse(patterns, "channel", |name| {
+            name.contains(':').then_some(
+                "may not contain `:` (it separates channel and key in a continuation token)",
+            )
+        })
+        .map(Self)
+    }
+
+    /// Whether `channel` matches one of the patterns.
+    pub fn admits(&self, channel: &str) -> bool {
+        self.0.admits(channel)
     }
 
     /// Whether no channel is granted.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.0.is_empty()
     }
 
     /// The patterns, sorted.
     pub fn patterns(&self) -> &[String] {
-        &self.0
+        &self.0.0
     }
 }
 
@@ -62,43 +86,22 @@ impl Channels {
 /// own (`send_as`): principal ids (an auth's `user`, `id`, `email`, `name`
 /// or `principal`), or prefixes ending in `*` (`*` alone is every one).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Principals(Vec<String>);
+pub struct Principals(Patterns);
 
 impl Principals {
     /// Parse a grant's patterns, naming the first that is not one.
     pub fn parse(patterns: &[String]) -> anyhow::Result<Self> {
-        for pattern in patterns {
-            let name = pattern.strip_suffix('*').unwrap_or(pattern);
-            let bad = |why: &str| anyhow::anyhow!("principal pattern {pattern:?} {why}");
-            if name.contains('*') {
-                return Err(bad("may have `*` only at its end"));
-            }
-            if name.is_empty() && !pattern.ends_with('*') || pattern.len() > 256 {
-                return Err(bad("must be 1 to 256 characters"));
-            }
-            if name.chars().any(char::is_control) {
-                return Err(bad("may not contain control characters"));
-            }
-        }
-        let mut patterns = patterns.to_vec();
-        patterns.sort();
-        patterns.dedup();
-        Ok(Self(patterns))
+        Patterns::parse(patterns, "principal", |_| None).map(Self)
     }
 
     /// Whether the principal `id` matches one of the patterns.
     pub fn admits(&self, id: &str) -> bool {
-        self.0
-            .iter()
-            .any(|pattern| match pattern.strip_suffix('*') {
-                Some(prefix) => id.starts_with(prefix),
-                None => pattern == id,
-            })
+        self.0.admits(id)
     }
 
     /// The patterns, sorted.
     pub fn patterns(&self) -> &[String] {
-        &self.0
+        &self.0.0
     }
 }
 
