@@ -236,7 +236,9 @@ impl<'a> SessionArtifacts<'a> {
             .ok_or_else(|| ArtifactError::NotFound(name.to_string()))?;
         let record = read_record(&dir.join(META_DIR).join(record_file(name)))
             .ok_or_else(|| ArtifactError::NotFound(name.to_string()))?;
-        let file = File::open(dir.join(name))
+        // Beneath the folder, a regular file, never through a link out of
+        // it (the folder may be a fleet's shared one).
+        let file = crate::files::open_file_beneath(dir, name)
             .map_err(|e| ArtifactError::io(format!("cannot open artifact {name:?}"), e))?;
         Ok((record, file))
     }
@@ -325,7 +327,12 @@ fn list(dir: &Path) -> Result<Vec<Artifact>, ArtifactError> {
         .filter_map(Result::ok)
         .filter(|entry| entry.file_name().to_string_lossy().ends_with(".json"))
         .take(MAX_ARTIFACTS + 1)
-        .filter_map(|entry| read_record(&entry.path()))
+        .filter_map(|entry| {
+            let record = read_record(&entry.path())?;
+            // A record names its own file only: no path, no other name.
+            let own = entry.file_name().to_str() == Some(record_file(&record.name).as_str());
+            (own && check_name(&record.name).is_ok()).then_some(record)
+        })
         .filter(|record| dir.join(&record.name).is_file())
         .collect();
     artifacts.sort_by(|a, b| a.name.cmp(&b.name));
@@ -446,6 +453,36 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp-"))
             .collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    /// The artifacts folder may be a fleet's shared one: an artifact's file
+    /// swapped for a link out of it, or a record naming another file, is
+    /// never what a download reads.
+    #[test]
+    fn a_link_planted_for_an_artifact_reads_nothing_outside() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = session(dir.path());
+        let artifacts = SessionArtifacts::new(&session);
+        artifacts
+            .save(new("a.txt"), &mut &b"mine"[..], 100, None)
+            .unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret");
+        std::fs::write(&secret, "secret").unwrap();
+        std::fs::remove_file(dir.path().join("a.txt")).unwrap();
+        std::os::unix::fs::symlink(&secret, dir.path().join("a.txt")).unwrap();
+        assert!(matches!(artifacts.open("a.txt"), Err(ArtifactError::Io(_))));
+        let mut record: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(dir.path().join(META_DIR).join("a.txt.json")).unwrap(),
+        )
+        .unwrap();
+        record["name"] = serde_json::json!("../x");
+        std::fs::write(
+            dir.path().join(META_DIR).join("a.txt.json"),
+            record.to_string(),
+        )
+        .unwrap();
+        assert!(artifacts.list().unwrap().is_empty());
     }
 
     #[test]
