@@ -164,6 +164,10 @@ pub enum SlotRefused {
 enum SessionDir {
     /// A directory the session was given; created when missing.
     Fixed(PathBuf),
+    /// A folder of a stored session's own, under the store's root (a
+    /// fleet's shared folder): created when missing, and used only while
+    /// neither it nor the session's folder is a link.
+    Stored(PathBuf),
     /// A scratch directory made on first use, removed with the session.
     Scratch(OnceLock<tempfile::TempDir>),
 }
@@ -185,6 +189,20 @@ impl SessionDir {
                 }
                 Ok(dir)
             }
+            Self::Stored(dir) => {
+                if !dir.is_dir() {
+                    std::fs::create_dir_all(dir)?;
+                }
+                for folder in [Some(dir.as_path()), dir.parent()].into_iter().flatten() {
+                    if std::fs::symlink_metadata(folder)?.is_symlink() {
+                        return Err(std::io::Error::other(format!(
+                            "{} is a link: a session's folders never are",
+                            folder.display()
+                        )));
+                    }
+                }
+                Ok(dir)
+            }
             Self::Scratch(cell) => {
                 if let Some(dir) = cell.get() {
                     return Ok(dir.path());
@@ -199,7 +217,7 @@ impl SessionDir {
     /// The directory if it exists already, without creating anything.
     fn path(&self) -> Option<&Path> {
         match self {
-            Self::Fixed(dir) => Some(dir),
+            Self::Fixed(dir) | Self::Stored(dir) => Some(dir),
             Self::Scratch(cell) => cell.get().map(tempfile::TempDir::path),
         }
     }
@@ -215,8 +233,8 @@ impl Dirs {
     /// Both under `dir`, a stored session's own directory.
     pub(crate) fn under(dir: &Path) -> Self {
         Self {
-            workspace: SessionDir::Fixed(dir.join(WORKSPACE_DIR)),
-            artifacts: SessionDir::Fixed(dir.join(ARTIFACTS_DIR)),
+            workspace: SessionDir::Stored(dir.join(WORKSPACE_DIR)),
+            artifacts: SessionDir::Stored(dir.join(ARTIFACTS_DIR)),
         }
     }
 

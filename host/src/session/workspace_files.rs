@@ -50,9 +50,11 @@ pub struct WorkspaceListing {
 pub fn list(session: &Session) -> std::io::Result<WorkspaceListing> {
     let mut listing = WorkspaceListing::default();
     if let Some(root) = session.workspace_path() {
+        // Never through a link (a stored session's folder may be a fleet's
+        // shared one).
         let dir = rustix::fs::open(
             root,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
         walk(&dir, "", 0, &mut listing)?;

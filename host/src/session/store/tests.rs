@@ -159,3 +159,20 @@ async fn idle_sessions_are_swept_with_their_workspace() {
 
 /// Two servers' stores over one Redis and one sessions folder.
 mod shared;
+
+/// A stored session's folders may sit in a fleet's shared folder: one
+/// swapped for a link is never used (a tool granted the workspace would
+/// otherwise work wherever the link points).
+#[tokio::test]
+async fn a_stored_sessions_folder_swapped_for_a_link_is_not_used() {
+    let root = tempfile::tempdir().unwrap();
+    let store = store(root.path());
+    let session = store.create(NewSession::default()).await.unwrap();
+    let workspace = session.workspace().unwrap().to_path_buf();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::remove_dir_all(&workspace).unwrap();
+    std::os::unix::fs::symlink(outside.path(), &workspace).unwrap();
+    let err = session.workspace().unwrap_err().to_string();
+    assert!(err.contains("is a link"), "{err}");
+    assert!(crate::session::workspace_files::list(&session).is_err());
+}
