@@ -190,8 +190,15 @@ impl SessionDir {
                 Ok(dir)
             }
             Self::Stored(dir) => {
+                // Only the folder itself: a session ended meanwhile (its
+                // own folder gone) is not made again around it.
                 if !dir.is_dir() {
-                    std::fs::create_dir_all(dir)?;
+                    match std::fs::create_dir(dir) {
+                        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                            return Err(e);
+                        }
+                        _ => {}
+                    }
                 }
                 for folder in [Some(dir.as_path()), dir.parent()].into_iter().flatten() {
                     if std::fs::symlink_metadata(folder)?.is_symlink() {

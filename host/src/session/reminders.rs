@@ -286,10 +286,12 @@ impl ReminderBook {
         Ok(true)
     }
 
-    /// Forget the reminders of sessions that are gone (their files went
-    /// with their directories).
-    pub(super) fn forget_sessions(&self, sessions: &[String]) {
+    /// Forget the reminders of `sessions` once `remove` has taken their
+    /// folders (and reminder files) away; no reminder is scheduled between
+    /// the two.
+    pub(super) fn forget_sessions(&self, sessions: &[String], remove: impl FnOnce()) {
         let _writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
+        remove();
         let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
         pending.retain(|_, r| !sessions.contains(&r.session_id));
     }

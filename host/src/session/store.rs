@@ -24,6 +24,20 @@ use crate::redis_store::lease::LeaseTerms;
 /// The file a session's record is kept in, inside its directory.
 const RECORD_FILE: &str = "session.json";
 
+/// The name an ended session's folder takes before it is removed; one left
+/// by a crash is removed when the store opens.
+const ENDED_PREFIX: &str = ".ended-";
+
+/// Remove the folder `dir` and all in it, reporting any failure but one
+/// saying it is already gone.
+fn remove_quietly(dir: &Path) {
+    if let Err(e) = std::fs::remove_dir_all(dir)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!("cannot remove session {}: {e}", dir.display());
+    }
+}
+
 /// What a client asks for when it creates a session.
 #[derive(Debug, Clone, Default)]
 pub struct NewSession {
@@ -231,6 +245,11 @@ impl SessionStore {
     ) -> anyhow::Result<Self> {
         let store = Self::empty(root.into(), retention, history)?;
         for dir in store.session_dirs()? {
+            let name = dir.file_name().and_then(|name| name.to_str());
+            if name.is_some_and(|name| name.starts_with(ENDED_PREFIX)) {
+                remove_quietly(&dir);
+                continue;
+            }
             if !dir.join(RECORD_FILE).is_file() {
                 continue;
             }
@@ -374,7 +393,7 @@ impl SessionStore {
         let before = session.pin();
         session.set_pin(pin);
         let written = match &self.shared {
-            None => write_record(&self.root.join(session.id()), session),
+            None => rewrite_record(&self.root.join(session.id()), session),
             Some(shared) => match shared.save(&Record::of(session)).await {
                 Ok(true) => Ok(()),
                 Ok(false) => Err(anyhow::anyhow!("session `{}` has ended", session.id())),
@@ -446,25 +465,40 @@ impl SessionStore {
         ids
     }
 
+    /// Remove the folders of the sessions `ids` and forget their
+    /// reminders. Each folder is first renamed out of the way while no
+    /// reminder can be scheduled, so a call still ending in the session
+    /// cannot leave a reminder (or its record) behind for a restart to
+    /// load; the renamed folder is removed after.
     fn discard_ids(&self, ids: &[String]) {
-        for id in ids {
-            // Ids come from Redis too: one that is not a session id names
-            // no folder of the store's (`../x`, `/etc`, `.agents`).
-            if !is_session_id(id) {
-                tracing::warn!(
-                    "not removing {}: it is not a session id",
-                    crate::shown::quoted(id)
-                );
-                continue;
+        let mut graves = Vec::new();
+        self.reminders.forget_sessions(ids, || {
+            for id in ids {
+                // Ids come from Redis too: one that is not a session id
+                // names no folder of the store's (`../x`, `/etc`, `.agents`).
+                if !is_session_id(id) {
+                    tracing::warn!(
+                        "not removing {}: it is not a session id",
+                        crate::shown::quoted(id)
+                    );
+                    continue;
+                }
+                let dir = self.root.join(id);
+                let grave = self.root.join(format!("{ENDED_PREFIX}{id}"));
+                remove_quietly(&grave);
+                match std::fs::rename(&dir, &grave) {
+                    Ok(()) => graves.push(grave),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        tracing::warn!("cannot move session {} aside: {e}", dir.display());
+                        remove_quietly(&dir);
+                    }
+                }
             }
-            let dir = self.root.join(id);
-            if let Err(e) = std::fs::remove_dir_all(&dir)
-                && e.kind() != std::io::ErrorKind::NotFound
-            {
-                tracing::warn!("cannot remove session {}: {e}", dir.display());
-            }
+        });
+        for grave in graves {
+            remove_quietly(&grave);
         }
-        self.reminders.forget_sessions(ids);
     }
 
     /// How long an idle session (and any event) is kept.
@@ -1073,6 +1107,13 @@ fn check_token_part(what: &str, text: &str) -> Result<(), StoreError> {
 fn write_record(dir: &Path, session: &Session) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir.join(WORKSPACE_DIR))
         .with_context(|| format!("cannot create {}", dir.display()))?;
+    rewrite_record(dir, session)
+}
+
+/// Write the record of a session made before, into its folder: a session
+/// ended meanwhile (its folder gone) is not made again.
+fn rewrite_record(dir: &Path, session: &Session) -> anyhow::Result<()> {
+    anyhow::ensure!(dir.is_dir(), "session `{}` has ended", session.id());
     let record = Record::of(session);
     crate::files::write_atomically(&dir.join(RECORD_FILE), &serde_json::to_vec_pretty(&record)?)
         .context("cannot write the session record")

@@ -176,3 +176,81 @@ async fn a_stored_sessions_folder_swapped_for_a_link_is_not_used() {
     assert!(err.contains("is a link"), "{err}");
     assert!(crate::session::workspace_files::list(&session).is_err());
 }
+
+/// A call still ending in a session that was ended (its write slot gone)
+/// makes none of its folder again: no reminder, record or workspace for a
+/// restart to load; a folder left half-removed by a crash is removed.
+#[tokio::test]
+async fn an_ended_session_leaves_nothing_a_restart_loads() {
+    let root = tempfile::tempdir().unwrap();
+    let store = store(root.path());
+    let session = store.create(NewSession::default()).await.unwrap();
+    let id = session.id().to_string();
+    store
+        .reminders()
+        .schedule(Reminder::sample("r_1", &id, 60_000))
+        .unwrap();
+    let record = std::fs::read(root.path().join(&id).join(RECORD_FILE)).unwrap();
+    store.remove(&id).await.unwrap();
+
+    let late = store
+        .reminders()
+        .schedule(Reminder::sample("r_2", &id, 0))
+        .unwrap_err();
+    assert!(late.to_string().contains("has ended"), "{late}");
+    assert!(
+        session.workspace().is_err(),
+        "the workspace is not made again"
+    );
+    let pin = AgentPin {
+        name: "default".into(),
+        version: 2,
+    };
+    let err = store.repin(&session, pin).await.unwrap_err();
+    assert!(err.to_string().contains("has ended"), "{err:#}");
+    assert!(store.reminders().pending(&id).is_empty());
+    let left: Vec<_> = std::fs::read_dir(root.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    let grave = root.path().join(format!("{ENDED_PREFIX}{id}"));
+    std::fs::create_dir_all(grave.join("reminders")).unwrap();
+    std::fs::write(grave.join(RECORD_FILE), record).unwrap();
+    let reopened = SessionStore::open(root.path(), Duration::from_secs(3600)).unwrap();
+    assert!(reopened.list().await.unwrap().is_empty());
+    assert!(!grave.exists(), "a half-removed folder is removed on open");
+}
+
+/// Reminders scheduled while the session is being ended never outlive it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reminders_scheduled_while_a_session_ends_do_not_outlive_it() {
+    let root = tempfile::tempdir().unwrap();
+    for round in 0..20 {
+        let store = Arc::new(store(root.path()));
+        let session = store.create(NewSession::default()).await.unwrap();
+        let id = session.id().to_string();
+        std::fs::write(session.workspace().unwrap().join("f"), [0; 4096]).unwrap();
+        let scheduling = {
+            let (store, id) = (store.clone(), id.clone());
+            std::thread::spawn(move || {
+                for n in 0.. {
+                    let reminder = Reminder::sample(&format!("r_{round}_{n}"), &id, 60_000);
+                    if store.reminders().schedule(reminder).is_err() {
+                        break;
+                    }
+                    if n % 2 == 1 {
+                        let earlier = format!("r_{round}_{}", n - 1);
+                        let _ = store.reminders().cancel(&id, &earlier);
+                    }
+                }
+            })
+        };
+        std::thread::sleep(Duration::from_millis(2));
+        store.remove(&id).await.unwrap();
+        scheduling.join().unwrap();
+        assert!(store.reminders().pending(&id).is_empty(), "round {round}");
+        drop(store);
+        let reopened = SessionStore::open(root.path(), Duration::from_secs(3600)).unwrap();
+        assert!(reopened.list().await.unwrap().is_empty(), "round {round}");
+        assert!(reopened.reminders().next_due().is_none(), "round {round}");
+    }
+}
