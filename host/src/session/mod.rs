@@ -194,7 +194,9 @@ impl SessionDir {
                 // own folder gone) is not made again around it.
                 if !dir.is_dir() {
                     match std::fs::create_dir(dir) {
-                        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                        Err(e)
+                            if e.kind() != std::io::ErrorKind::AlreadyExists || !dir.is_dir() =>
+                        {
                             return Err(e);
                         }
                         _ => {}
