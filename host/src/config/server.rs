@@ -1,0 +1,177 @@
+//! `[server]`: the HTTP server's settings (`toolhost serve`).
+
+use anyhow::Context as _;
+use serde::Deserialize;
+
+use super::{MAX_SIZE_CAP, MAX_TIMEOUT_MS, check_range};
+use crate::caps::http::AllowList;
+
+/// The default wait for an approval: 10 minutes.
+pub const DEFAULT_APPROVAL_TIMEOUT_MS: u64 = 600_000;
+/// The default wait for a custom tool's result: 10 minutes.
+pub const DEFAULT_CUSTOM_TOOL_TIMEOUT_MS: u64 = 600_000;
+/// How long idle sessions and events are kept by default: 7 days.
+pub const DEFAULT_SESSION_RETENTION_SECS: u64 = 7 * 24 * 3600;
+/// The default cap on a request body: 4 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// How long running calls may take to finish at shutdown by default.
+pub const DEFAULT_SHUTDOWN_GRACE_SECS: u64 = 30;
+/// The shortest bearer token accepted, from any source.
+pub const MIN_TOKEN_CHARS: usize = 16;
+/// The default listen address.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:3000";
+/// Connections `serve` serves at once by default.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 1024;
+/// The largest `max_connections`.
+pub const MAX_CONNECTIONS: u32 = 65_536;
+/// How long a client may take to send a request's headers by default.
+pub const DEFAULT_HEADER_READ_TIMEOUT_MS: u64 = 10_000;
+/// How long a client may pause while sending a body by default.
+pub const DEFAULT_BODY_READ_TIMEOUT_MS: u64 = 30_000;
+/// The largest `max_sessions` and `max_waiting_calls`.
+pub const MAX_SERVER_COUNT: usize = 1_000_000;
+/// The largest `session_history_mb` and `history_mb`.
+pub const MAX_HISTORY_MB: usize = 65_536;
+
+/// `[server]`: settings of `toolhost serve`; flags override them.
+#[derive(Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSettings {
+    /// The address to listen on.
+    pub listen: Option<String>,
+    /// The bearer token every route but `/healthz` requires.
+    pub token: Option<String>,
+    /// How long a call waits for an approval before it expires.
+    pub approval_timeout_ms: Option<u64>,
+    /// How long a custom tool call waits for the client's result.
+    pub custom_tool_timeout_ms: Option<u64>,
+    /// How long idle sessions (with their workspaces) and events are kept.
+    pub session_retention_secs: Option<u64>,
+    /// The largest request body accepted, in bytes.
+    pub max_body_bytes: Option<usize>,
+    /// Browser origins allowed to reach `/mcp` besides loopback ones
+    /// (e.g. `"https://app.example.com"`).
+    pub allowed_origins: Option<Vec<String>>,
+    /// How long calls still running at SIGTERM may take to finish.
+    pub shutdown_grace_secs: Option<u64>,
+    /// Connections served at once; more wait in the listen backlog.
+    pub max_connections: Option<u32>,
+    /// How long a client may take to send a request's headers.
+    pub header_read_timeout_ms: Option<u64>,
+    /// How long a client may pause while sending a request's body.
+    pub body_read_timeout_ms: Option<u64>,
+    /// Sessions the server keeps at once.
+    pub max_sessions: Option<usize>,
+    /// Calls that may wait for an approval or a custom tool's result at once.
+    pub max_waiting_calls: Option<usize>,
+    /// Event payloads one session's history keeps, in MiB.
+    pub session_history_mb: Option<usize>,
+    /// Event payloads every session's history keeps together, in MiB.
+    pub history_mb: Option<usize>,
+    /// Whether `toolhost serve` serves the web console at `/` (default
+    /// true).
+    pub console: Option<bool>,
+    /// The origins (`scheme://host[:port]`, as a tool's `http` grant
+    /// writes them) whose MCP servers an agent made over the API may
+    /// name; none by default.
+    pub agent_mcp_servers: Option<Vec<String>>,
+}
+
+/// The token is a secret: `Debug` shows only whether it is set.
+impl std::fmt::Debug for ServerSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerSettings")
+            .field("listen", &self.listen)
+            .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("approval_timeout_ms", &self.approval_timeout_ms)
+            .field("custom_tool_timeout_ms", &self.custom_tool_timeout_ms)
+            .field("session_retention_secs", &self.session_retention_secs)
+            .field("max_body_bytes", &self.max_body_bytes)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("shutdown_grace_secs", &self.shutdown_grace_secs)
+            .field("max_connections", &self.max_connections)
+            .field("header_read_timeout_ms", &self.header_read_timeout_ms)
+            .field("body_read_timeout_ms", &self.body_read_timeout_ms)
+            .field("max_sessions", &self.max_sessions)
+            .field("max_waiting_calls", &self.max_waiting_calls)
+            .field("session_history_mb", &self.session_history_mb)
+            .field("history_mb", &self.history_mb)
+            .field("console", &self.console)
+            .field("agent_mcp_servers", &self.agent_mcp_servers)
+            .finish()
+    }
+}
+
+impl ServerSettings {
+    /// Where agents made over the API may reach MCP servers.
+    pub fn agent_mcp_servers(&self) -> AllowList {
+        AllowList::parse(self.agent_mcp_servers.as_deref().unwrap_or_default()).unwrap_or_default()
+    }
+
+    pub(super) fn validate(&self) -> anyhow::Result<()> {
+        if let Some(entries) = &self.agent_mcp_servers {
+            AllowList::parse(entries).context("invalid `agent_mcp_servers` entry")?;
+        }
+        for (key, value) in [
+            ("approval_timeout_ms", self.approval_timeout_ms),
+            ("custom_tool_timeout_ms", self.custom_tool_timeout_ms),
+        ] {
+            if let Some(ms) = value {
+                anyhow::ensure!(
+                    (1..=86_400_000).contains(&ms),
+                    "`{key}` = {ms} is out of range: expected 1 to 86400000 (a day)"
+                );
+            }
+        }
+        if let Some(secs) = self.shutdown_grace_secs {
+            anyhow::ensure!(
+                secs <= 3600,
+                "`shutdown_grace_secs` = {secs} is out of range: expected 0 to 3600 (an hour)"
+            );
+        }
+        check_range("max_connections", self.max_connections, 1..=MAX_CONNECTIONS)?;
+        check_range(
+            "header_read_timeout_ms",
+            self.header_read_timeout_ms,
+            100..=MAX_TIMEOUT_MS,
+        )?;
+        check_range(
+            "body_read_timeout_ms",
+            self.body_read_timeout_ms,
+            100..=MAX_TIMEOUT_MS,
+        )?;
+        check_range("max_sessions", self.max_sessions, 1..=MAX_SERVER_COUNT)?;
+        check_range(
+            "max_waiting_calls",
+            self.max_waiting_calls,
+            1..=MAX_SERVER_COUNT,
+        )?;
+        check_range(
+            "session_history_mb",
+            self.session_history_mb,
+            1..=MAX_HISTORY_MB,
+        )?;
+        check_range("history_mb", self.history_mb, 1..=MAX_HISTORY_MB)?;
+        check_range("max_body_bytes", self.max_body_bytes, 1024..=MAX_SIZE_CAP)?;
+        if let Some(listen) = &self.listen {
+            listen.parse::<std::net::SocketAddr>().map_err(|_| {
+                anyhow::anyhow!(
+                    "`listen` = {listen:?} is not an address such as \"127.0.0.1:3000\""
+                )
+            })?;
+        }
+        for origin in self.allowed_origins.iter().flatten() {
+            anyhow::ensure!(
+                origin.starts_with("http://") || origin.starts_with("https://"),
+                "`allowed_origins` entry {origin:?} needs a scheme, e.g. \"https://app.example.com\""
+            );
+        }
+        if let Some(token) = &self.token {
+            anyhow::ensure!(
+                token.len() >= MIN_TOKEN_CHARS,
+                "`token` is too short: use at least {MIN_TOKEN_CHARS} characters"
+            );
+        }
+        Ok(())
+    }
+}
