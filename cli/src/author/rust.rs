@@ -21,7 +21,7 @@ const TARGET: &str = "wasm32-wasip2";
 /// Builds `project` and returns the component it made.
 pub(super) fn build(project: &Project) -> Result<PathBuf, AuthorError> {
     let cargo = CARGO.find(&[])?;
-    check_target()?;
+    ensure_target(&project.dir)?;
     let manifest = project.dir.join("Cargo.toml");
     let mut command = Command::new(cargo);
     // Inside the project, so its `.cargo/config.toml` applies.
@@ -59,24 +59,36 @@ pub(super) fn build(project: &Project) -> Result<PathBuf, AuthorError> {
     })
 }
 
-/// With rustup, the `wasm32-wasip2` target must be installed; without it
-/// cargo's own error says what is wrong.
-fn check_target() -> Result<(), AuthorError> {
-    let Ok(output) = Command::new("rustup")
-        .args(["target", "list", "--installed"])
-        .output()
-    else {
+/// With rustup, the `wasm32-wasip2` target of the toolchain the project
+/// builds with is added when it is missing, once, saying so on stderr (as
+/// componentize-py and the JavaScript packages are installed); without
+/// rustup, cargo's own error says what is wrong.
+fn ensure_target(project: &Path) -> Result<(), AuthorError> {
+    let rustup = |args: &[&str]| {
+        Command::new("rustup")
+            .current_dir(project)
+            .args(args)
+            .output()
+    };
+    let Ok(listed) = rustup(&["target", "list", "--installed"]) else {
         return Ok(());
     };
-    let installed = String::from_utf8_lossy(&output.stdout);
-    if !output.status.success() || installed.lines().any(|line| line.trim() == TARGET) {
+    let installed = String::from_utf8_lossy(&listed.stdout);
+    if !listed.status.success() || installed.lines().any(|line| line.trim() == TARGET) {
         return Ok(());
     }
-    Err(AuthorError::MissingToolchain {
+    let missing = |detail: String| AuthorError::MissingToolchain {
         program: format!("the Rust target {TARGET}"),
-        why: "Rust tools are built for it".to_string(),
+        why: format!("Rust tools are built for it, and adding it failed: {detail}"),
         install: format!("rustup target add {TARGET}"),
-    })
+    };
+    eprintln!("installing the Rust target {TARGET} (rustup target add {TARGET}, once)");
+    let added = rustup(&["target", "add", TARGET]).map_err(|e| missing(e.to_string()))?;
+    if !added.status.success() {
+        let stderr = String::from_utf8_lossy(&added.stderr);
+        return Err(missing(stderr.trim().to_string()));
+    }
+    Ok(())
 }
 
 /// One line of cargo's JSON messages; only artifacts matter here.

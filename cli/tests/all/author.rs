@@ -256,3 +256,110 @@ fn a_relative_cargo_target_dir_is_read_from_where_toolhost_runs() {
     let misread = host.path().join("rel_rust").join(&relative);
     assert!(!misread.exists(), "{} was made", misread.display());
 }
+
+/// The first ```sh block of a Markdown page, its comments dropped.
+fn first_sh_block(page: &str) -> String {
+    page.split("```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a ```sh block")
+        .lines()
+        .map(|line| line.split(" #").next().unwrap_or(line).trim_end())
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Where rustup and cargo keep their toolchains and registry: the test
+/// run's, whatever `HOME` the author's commands get.
+fn rust_homes() -> [(&'static str, PathBuf); 2] {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let var = |name: &str, default: &str| {
+        std::env::var_os(name).map_or_else(|| home.join(default), PathBuf::from)
+    };
+    [
+        ("CARGO_HOME", var("CARGO_HOME", ".cargo")),
+        ("RUSTUP_HOME", var("RUSTUP_HOME", ".rustup")),
+    ]
+}
+
+/// `PATH` as a new author has it: the installed `toolhost` first, and none
+/// of the test run's own toolchains (its virtualenv, the repository's npm
+/// packages).
+fn a_new_authors_path() -> String {
+    let bin = Path::new(env!("CARGO_BIN_EXE_toolhost"))
+        .parent()
+        .expect("the binary's folder")
+        .to_path_buf();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let repo = repo().canonicalize().expect("the repository");
+    let kept = std::env::split_paths(&path).filter(|dir| {
+        !dir.join("componentize-py").exists()
+            && !dir.canonicalize().is_ok_and(|dir| dir.starts_with(&repo))
+    });
+    std::env::join_paths(std::iter::once(bin).chain(kept))
+        .expect("PATH")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The getting-started page run as a new author runs it, in each language:
+/// outside the repository, on the machine's default Rust toolchain
+/// (whatever targets it has), with toolhost's caches in a fresh home and
+/// none of the test run's toolchains on `PATH`. `toolhost build` installs
+/// what each language needs itself: the Rust target, componentize-py, the
+/// JavaScript packages.
+#[test]
+fn the_first_tool_page_runs_as_written_in_each_language() {
+    let page = std::fs::read_to_string(repo().join("docs/getting-started/first-tool.md"))
+        .expect("docs/getting-started/first-tool.md");
+    let commands = first_sh_block(&page);
+    assert!(
+        commands.contains("toolhost new hello --lang python"),
+        "{commands}"
+    );
+    let home = tempfile::tempdir().unwrap();
+    let path = a_new_authors_path();
+    for lang in ["rust", "python", "ts"] {
+        let dir = tempfile::tempdir().unwrap();
+        let script = commands.replace("--lang python", &format!("--lang {lang}"));
+        let mut command = Command::new("sh");
+        command
+            .arg("-ec")
+            .arg(&script)
+            .current_dir(dir.path())
+            .env("HOME", home.path())
+            .env("PATH", &path)
+            // Shared between runs only to spare rebuilding the SDK's
+            // dependencies: what is built there is the author's project.
+            .env("CARGO_TARGET_DIR", repo().join("target/getting-started"))
+            .envs(rust_homes());
+        for var in [
+            "RUSTUP_TOOLCHAIN",
+            "CARGO",
+            "RUSTC",
+            "RUSTFLAGS",
+            "CARGO_ENCODED_RUSTFLAGS",
+            "CARGO_BUILD_TARGET",
+            "VIRTUAL_ENV",
+            "TOOLHOST_JS_DEPS",
+            "TOOLHOST_KIT_DIR",
+            "TOOLHOST_TOOLCHAINS_DIR",
+        ] {
+            command.env_remove(var);
+        }
+        let out = command.output().expect("sh");
+        if !out.status.success() && common::skip_missing_toolchain(lang, &text(&out)) {
+            continue;
+        }
+        assert!(out.status.success(), "{lang}: {}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).ends_with("Hello, Ada!\n"),
+            "{lang}: {}",
+            text(&out)
+        );
+        assert!(dir.path().join("tools/hello.wasm").is_file());
+    }
+}

@@ -10,6 +10,8 @@ mod grants;
 mod limits;
 pub mod mcp;
 pub mod redacted;
+#[cfg(test)]
+mod reference;
 mod server;
 pub mod state;
 mod telemetry;
