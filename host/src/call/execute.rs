@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::api::CallInput;
 use super::context::{Call, Done};
 use super::input::parse_input;
+use super::plain;
 use crate::bindings::{guest, types};
 use crate::call::envelope::CallResult;
 use crate::caps::ask::{Allowed, AskCtx};
@@ -19,7 +20,6 @@ use crate::code::Code;
 use crate::deadline::Deadline;
 use crate::instance::{Failure, Instance};
 use crate::output::ToolOutput;
-use crate::plain;
 use crate::registry::Registry;
 use crate::session::SessionMode;
 use crate::tool::Effect;
@@ -51,7 +51,7 @@ impl Call<'_> {
                 match &code {
                     Code::Plain(plain) => {
                         let policy = self.tool.policy();
-                        let invoked = plain::invoke::invoke(
+                        let invoked = plain::invoke(
                             &mut instance,
                             &plain.function,
                             &self.input,

@@ -23,6 +23,7 @@ mod input;
 mod offer;
 mod outcome;
 mod pipeline;
+mod plain;
 mod prompt;
 mod reminder;
 pub mod reminder_limits;

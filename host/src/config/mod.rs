@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod agent_tools;
+mod allow_list;
 mod grants;
 mod limits;
 pub mod mcp;
@@ -28,6 +29,7 @@ use anyhow::Context as _;
 use serde::Deserialize;
 
 use self::agent::AgentSpec;
+pub use self::allow_list::{AllowList, AllowListError};
 pub use self::grants::{Channels, Principals, RemindersGrant};
 pub use self::limits::*;
 use self::mcp::McpServer;
@@ -35,7 +37,6 @@ pub use self::server::*;
 pub use self::telemetry::*;
 pub use self::tool::*;
 use self::toolset::{Toolset, Toolsets};
-use crate::caps::http::AllowList;
 pub use crate::usage::{DEFAULT_HOST_MEMORY_MB, DEFAULT_MAX_HANDLES};
 
 /// The file name looked for in a host directory.

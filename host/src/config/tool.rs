@@ -8,8 +8,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
+use super::AllowList;
 use super::{Channels, MAX_MEMORY_MB, MAX_TIMEOUT_MS, Principals, RemindersGrant, check_range};
-use crate::caps::http::AllowList;
 use crate::usage::HostBudget;
 
 /// Settings that `[defaults]` and `[tools.<name>]` may hold; unset keys inherit.

@@ -14,7 +14,6 @@
 //! become JSON ([`convert`]).
 
 pub mod convert;
-pub(crate) mod invoke;
 pub mod schema;
 
 use std::collections::BTreeMap;

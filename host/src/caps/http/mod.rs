@@ -25,7 +25,6 @@ mod send;
 #[cfg(test)]
 mod tests;
 
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -37,6 +36,8 @@ pub use net::{
     DEFAULT_REQUEST_TIMEOUT, Dialer, HttpLimits, Network, Resolver, SystemDialer, SystemResolver,
 };
 
+pub use crate::config::{AllowList, AllowListError};
+
 use super::log::TraceLog;
 use crate::usage::HttpTally;
 use send::Outbound;
@@ -47,198 +48,6 @@ pub fn client_tls_config() -> anyhow::Result<rustls::ClientConfig> {
     send::tls_config()
         .map(|config| (*config).clone())
         .map_err(|e| anyhow::anyhow!("{e:?}"))
-}
-
-/// Origins a tool may reach, parsed from its `http` grant.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AllowList {
-    entries: Vec<Origin>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Origin {
-    scheme: Option<String>,
-    host: HostPattern,
-    port: Option<u16>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum HostPattern {
-    Any,
-    Exact(String),
-    Subdomains(String),
-    Ip(IpAddr),
-}
-
-/// Why an allow-list entry was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AllowListError {
-    /// A bare `*`.
-    #[error("`*` is not an origin: write \"*://*:*\" to allow every origin")]
-    BareWildcard,
-    /// Not of the form `scheme://host[:port]`.
-    #[error(
-        "{entry:?} is not an origin: expected scheme://host[:port], e.g. \"https://api.example.com\""
-    )]
-    Malformed {
-        /// The entry as written.
-        entry: String,
-    },
-    /// A scheme other than http, https or `*`.
-    #[error("{entry:?} has scheme {scheme:?}: expected http, https or *")]
-    Scheme {
-        /// The entry as written.
-        entry: String,
-        /// The scheme found.
-        scheme: String,
-    },
-}
-
-impl AllowList {
-    /// Parse the entries of an `http` grant.
-    pub fn parse(entries: &[impl AsRef<str>]) -> Result<Self, AllowListError> {
-        let entries = entries
-            .iter()
-            .map(|e| Origin::parse(e.as_ref()))
-            .collect::<Result<_, _>>()?;
-        Ok(Self { entries })
-    }
-
-    /// The entries in canonical form (`scheme://host:port`, lower case,
-    /// default ports written out), as `tools.lock` records them.
-    pub fn canonical(&self) -> Vec<String> {
-        self.entries.iter().map(Origin::to_string).collect()
-    }
-
-    /// Whether nothing is allowed.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// Whether a request to `scheme://host:port` is allowed.
-    pub fn allows(&self, scheme: &str, host: &str, port: u16) -> bool {
-        let host = host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_ascii_lowercase();
-        self.entries.iter().any(|o| o.matches(scheme, &host, port))
-    }
-
-    /// Whether an entry names `ip` literally (not through a wildcard) for
-    /// `scheme` and `port`: the only way a tool may reach an address that is
-    /// not globally routable, such as `http://127.0.0.1:8080`.
-    pub fn names_ip(&self, scheme: &str, ip: IpAddr, port: u16) -> bool {
-        self.entries.iter().any(|o| {
-            matches!(o.host, HostPattern::Ip(named) if named == ip)
-                && o.scheme
-                    .as_deref()
-                    .is_none_or(|s| s.eq_ignore_ascii_case(scheme))
-                && o.port.is_none_or(|p| p == port)
-        })
-    }
-}
-
-impl std::fmt::Display for Origin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.scheme.as_deref().unwrap_or("*"))?;
-        f.write_str("://")?;
-        match &self.host {
-            HostPattern::Any => f.write_str("*")?,
-            HostPattern::Exact(host) => f.write_str(host)?,
-            HostPattern::Subdomains(domain) => write!(f, "*.{domain}")?,
-            HostPattern::Ip(IpAddr::V6(ip)) => write!(f, "[{ip}]")?,
-            HostPattern::Ip(ip) => write!(f, "{ip}")?,
-        }
-        match self.port {
-            Some(port) => write!(f, ":{port}"),
-            None => f.write_str(":*"),
-        }
-    }
-}
-
-impl Origin {
-    fn parse(entry: &str) -> Result<Self, AllowListError> {
-        let malformed = || AllowListError::Malformed {
-            entry: entry.to_string(),
-        };
-        if entry.trim() == "*" {
-            return Err(AllowListError::BareWildcard);
-        }
-        let (scheme, rest) = entry.split_once("://").ok_or_else(malformed)?;
-        let scheme = match scheme.to_ascii_lowercase().as_str() {
-            "*" => None,
-            s @ ("http" | "https") => Some(s.to_string()),
-            other => {
-                return Err(AllowListError::Scheme {
-                    entry: entry.to_string(),
-                    scheme: other.to_string(),
-                });
-            }
-        };
-        let rest = rest.strip_suffix('/').unwrap_or(rest);
-        if rest.is_empty() || rest.contains(['/', '?', '#', '@']) {
-            return Err(malformed());
-        }
-        let (host, port) = split_host_port(rest).ok_or_else(malformed)?;
-        let port = match port {
-            Some("*") => None,
-            Some(p) => Some(p.parse::<u16>().map_err(|_| malformed())?),
-            None => match scheme.as_deref() {
-                Some("http") => Some(80),
-                Some("https") => Some(443),
-                _ => None,
-            },
-        };
-        let host = host.to_ascii_lowercase();
-        let host = if host == "*" {
-            HostPattern::Any
-        } else if let Some(domain) = host.strip_prefix("*.") {
-            if domain.is_empty() || domain.contains('*') {
-                return Err(malformed());
-            }
-            HostPattern::Subdomains(domain.to_string())
-        } else if host.contains('*') {
-            return Err(malformed());
-        } else if let Ok(ip) = host.parse::<IpAddr>() {
-            HostPattern::Ip(ip)
-        } else {
-            HostPattern::Exact(host)
-        };
-        Ok(Self { scheme, host, port })
-    }
-
-    fn matches(&self, scheme: &str, host: &str, port: u16) -> bool {
-        let scheme_ok = self
-            .scheme
-            .as_deref()
-            .is_none_or(|s| s.eq_ignore_ascii_case(scheme));
-        let port_ok = self.port.is_none_or(|p| p == port);
-        let host_ok = match &self.host {
-            HostPattern::Any => true,
-            HostPattern::Exact(h) => h == host,
-            HostPattern::Subdomains(d) => host
-                .strip_suffix(d.as_str())
-                .is_some_and(|prefix| prefix.len() > 1 && prefix.ends_with('.')),
-            HostPattern::Ip(ip) => host.parse::<IpAddr>().is_ok_and(|h| h == *ip),
-        };
-        scheme_ok && port_ok && host_ok
-    }
-}
-
-/// Split `host[:port]`, with IPv6 literals in brackets.
-fn split_host_port(s: &str) -> Option<(&str, Option<&str>)> {
-    if let Some(v6) = s.strip_prefix('[') {
-        let (host, rest) = v6.split_once(']')?;
-        return match rest {
-            "" => Some((host, None)),
-            _ => Some((host, Some(rest.strip_prefix(':')?))),
-        };
-    }
-    match s.rsplit_once(':') {
-        Some((host, port)) if !host.contains(':') => Some((host, Some(port))),
-        Some(_) => None,
-        None => Some((s, None)),
-    }
 }
 
 /// A count of the requests a call has attempted, against its cap, and of

@@ -1,0 +1,203 @@
+//! The MCP requests that run a component or wait on a client: prompts,
+//! resource reads, completions and tool calls.
+
+use super::*;
+
+/// The requests that run a component (or wait on a client): their futures
+/// are most of a request's state, so the trait methods above put them on
+/// the heap. rmcp moves each request's future into a task of its own, and
+/// every request would otherwise pay for copying the largest.
+impl ToolServer {
+    pub(super) async fn prompt(
+        &self,
+        request: GetPromptRequestParams,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let mut arguments = BTreeMap::new();
+        for (name, value) in request.arguments.unwrap_or_default() {
+            let Value::String(value) = value else {
+                let kind = toolhost::output::json_kind(&value);
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "argument `{name}` of prompt `{}` must be a string, not {kind}",
+                        request.name
+                    ),
+                    Some(json!({ "code": "invalid_prompt_arguments" })),
+                ));
+            };
+            arguments.insert(name, value);
+        }
+        match self.host.get_prompt(&request.name, &arguments).await {
+            Ok(result) => Ok(convert::prompt_result(&request.name, &result).into()),
+            Err(error) => Err(convert::prompt_error(&error)),
+        }
+    }
+
+    pub(super) async fn read(
+        &self,
+        request: ReadResourceRequestParams,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if let Some((session, name)) = toolhost::artifacts::parse_uri(&request.uri) {
+            let not_found = || {
+                ErrorData::resource_not_found(
+                    format!("no session {session} that this client may read"),
+                    Some(json!({ "code": "session_not_found", "uri": request.uri })),
+                )
+            };
+            let session = self
+                .sessions
+                .get(session)
+                .filter(|s| s.admits(self.options.caller.as_ref()))
+                .ok_or_else(not_found)?;
+            let (name, uri) = (name.to_string(), request.uri.clone());
+            return tokio::task::spawn_blocking(move || {
+                resources::read_artifact(&session, &name, &uri)
+            })
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+            .map(|read| ReadResourceResult::new(read).into());
+        }
+        match self.host.read_resource(&request.uri).await {
+            Ok(read) => Ok(ReadResourceResult::new(resources::contents(read)).into()),
+            Err(error) => Err(resources::error(&error)),
+        }
+    }
+
+    /// Completions for a prompt's argument; a resource template's get
+    /// none (components complete only their prompts' arguments).
+    pub(super) async fn completion(
+        &self,
+        request: CompleteRequestParams,
+    ) -> Result<CompleteResult, ErrorData> {
+        let Reference::Prompt(prompt) = &request.r#ref else {
+            return Ok(CompleteResult::default());
+        };
+        let completions = self
+            .host
+            .complete_prompt_argument(
+                &prompt.name,
+                &request.argument.name,
+                &request.argument.value,
+            )
+            .await
+            .map_err(|error| convert::prompt_error(&error))?;
+        let has_more = completions.has_more();
+        let total = u32::try_from(completions.total).ok();
+        let completion = CompletionInfo::with_pagination(completions.values, total, has_more)
+            .map_err(|reason| ErrorData::internal_error(reason, None))?;
+        Ok(CompleteResult::new(completion))
+    }
+
+    pub(super) async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let session = self.session_for(&context.meta).await?;
+        let registry = self
+            .host
+            .version_for(&session)
+            .await
+            .map_err(|e| {
+                ErrorData::invalid_params(e.to_string(), Some(json!({ "code": e.code() })))
+            })?
+            .registry()
+            .clone();
+        let Some(tool) = registry.get(&name).filter(|t| t.runs_on_host()).cloned() else {
+            let agent_tool = registry
+                .get(&name)
+                .is_some_and(|t| t.agent_script().is_some());
+            let reason = match agent_tool {
+                true => Some(toolhost::agent_tools::refusal(&name)),
+                false => registry.not_callable_reason(&name),
+            };
+            if let Some(reason) = reason {
+                return Err(ErrorData::invalid_params(
+                    format!("tool `{name}` cannot be called here: {reason}"),
+                    Some(json!({ "code": "tool_not_callable" })),
+                ));
+            }
+            let known: Vec<&str> = registry
+                .tools()
+                .filter(|t| t.runs_on_host())
+                .map(|t| t.name())
+                .collect();
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{name}` (available: {})", known.join(", ")),
+                Some(json!({ "code": "unknown_tool", "availableTools": known })),
+            ));
+        };
+        let client = context
+            .client_info()
+            .map_or_else(|| "the MCP client".to_string(), |i| i.name);
+        let capabilities = context.client_capabilities();
+        let can_elicit = capabilities
+            .as_ref()
+            .is_some_and(|c| c.elicitation.is_some());
+        let approver = approve::ElicitApprover {
+            peer: context.peer.clone(),
+            can_elicit,
+            client,
+        };
+        let progress = context.meta.get_progress_token();
+        let notes = notify::CallNotes::start(
+            &name,
+            self.log_level.clone(),
+            progress.clone(),
+            context.peer.clone(),
+        );
+        let asker = ask::ClientAsker {
+            peer: context.peer.clone(),
+            can_elicit,
+            can_sample: capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
+        };
+        let options = CallOptions::new(session)
+            .with_approver(Arc::new(approver))
+            .with_asker(Arc::new(asker))
+            .with_watcher(notes.watcher());
+        let input = Value::Object(request.arguments.unwrap_or_default());
+        let mut call = std::pin::pin!(self.host.call(&name, input, &options));
+        let started = Instant::now();
+        let mut ticks = progress.as_ref().map(|_| {
+            tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY)
+        });
+        let outcome = loop {
+            tokio::select! {
+                // The call first: one that is done at once registers no waker
+                // with the cancellation token.
+                biased;
+                outcome = &mut call => break outcome,
+                () = context.ct.cancelled() => {
+                    // Dropping the call stops the tool where it is.
+                    return Err(ErrorData::internal_error("the call was cancelled", None));
+                }
+                () = next_tick(&mut ticks) => {
+                    let elapsed = started.elapsed().as_secs_f64();
+                    notes.heartbeat(elapsed, format!("`{name}` running for {elapsed:.0} s"));
+                }
+            }
+        };
+        notes.finish().await;
+        match outcome {
+            Ok(result) => Ok(convert::result(&tool, &result).into()),
+            Err(CallError::InvalidInput { tool, errors }) => {
+                Ok(convert::invalid_input(&tool, &errors).into())
+            }
+            Err(error @ CallError::UnknownTool { .. }) => Err(ErrorData::invalid_params(
+                error.to_string(),
+                Some(json!({ "code": error.code() })),
+            )),
+            Err(error) => Ok(convert::refusal(error.code(), error.to_string()).into()),
+        }
+    }
+}
+
+/// The next progress tick, or never when the client asked for no progress.
+async fn next_tick(ticks: &mut Option<tokio::time::Interval>) {
+    match ticks {
+        Some(ticks) => {
+            ticks.tick().await;
+        }
+        None => std::future::pending().await,
+    }
+}
