@@ -64,8 +64,13 @@ pub(super) fn build(project: &Project) -> Result<PathBuf, AuthorError> {
 /// componentize-py and the JavaScript packages are installed); without
 /// rustup, cargo's own error says what is wrong.
 fn ensure_target(project: &Path) -> Result<(), AuthorError> {
+    ensure_target_with(Path::new("rustup"), project)
+}
+
+/// [`ensure_target`] with the `rustup` at `rustup`.
+fn ensure_target_with(rustup: &Path, project: &Path) -> Result<(), AuthorError> {
     let rustup = |args: &[&str]| {
-        Command::new("rustup")
+        Command::new(rustup)
             .current_dir(project)
             .args(args)
             .output()
@@ -116,6 +121,65 @@ fn component_of(stdout: &[u8], manifest: &Path) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `rustup` that lists `installed` as the installed targets, records
+    /// its calls in `calls` beside it, and fails `target add` when `add_fails`.
+    fn fake_rustup(dir: &Path, installed: &str, add_fails: bool) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt as _;
+        let script = dir.join("rustup");
+        let add = if add_fails {
+            "echo 'error: no network' >&2; exit 1"
+        } else {
+            "exit 0"
+        };
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\necho \"$*\" >> \"$(dirname \"$0\")/calls\"\n\
+                 case \"$1 $2\" in\n\
+                 \"target list\") printf '%s\\n' {installed} ;;\n\
+                 \"target add\") {add} ;;\n\
+                 esac\n"
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        script
+    }
+
+    fn calls(dir: &Path) -> String {
+        std::fs::read_to_string(dir.join("calls")).unwrap_or_default()
+    }
+
+    #[test]
+    fn a_missing_target_is_added_and_a_present_one_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let rustup = fake_rustup(dir.path(), "x86_64-unknown-linux-gnu", false);
+        ensure_target_with(&rustup, dir.path()).unwrap();
+        assert_eq!(
+            calls(dir.path()),
+            "target list --installed\ntarget add wasm32-wasip2\n"
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let rustup = fake_rustup(dir.path(), "wasm32-wasip2", false);
+        ensure_target_with(&rustup, dir.path()).unwrap();
+        assert_eq!(calls(dir.path()), "target list --installed\n");
+    }
+
+    #[test]
+    fn a_target_that_cannot_be_added_names_the_command_and_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let rustup = fake_rustup(dir.path(), "x86_64-unknown-linux-gnu", true);
+        let err = ensure_target_with(&rustup, dir.path())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("rustup target add wasm32-wasip2"), "{err}");
+        assert!(err.contains("no network"), "{err}");
+        // Without rustup, cargo's own error says what is wrong.
+        let nowhere = dir.path().join("no-rustup-here");
+        ensure_target_with(&nowhere, dir.path()).unwrap();
+    }
 
     #[test]
     fn the_component_is_the_wasm_artifact_of_the_projects_own_crate() {

@@ -322,6 +322,23 @@ fn the_first_tool_page_runs_as_written_in_each_language() {
     );
     let home = tempfile::tempdir().unwrap();
     let path = a_new_authors_path();
+    // A machine whose rustup has no default toolchain (installed with
+    // `--default-toolchain none`) builds with the repository's own.
+    let default = Command::new("rustup")
+        .arg("default")
+        .current_dir(home.path())
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .output()
+        .is_ok_and(|out| out.status.success());
+    let pinned = std::fs::read_to_string(repo().join("rust-toolchain.toml"))
+        .expect("rust-toolchain.toml")
+        .lines()
+        .find_map(|line| line.strip_prefix("channel = "))
+        .map(|channel| channel.trim_matches('"').to_string())
+        .expect("a channel in rust-toolchain.toml");
+    if !default {
+        eprintln!("no default Rust toolchain: the Rust tool builds with {pinned}");
+    }
     for lang in ["rust", "python", "ts"] {
         let dir = tempfile::tempdir().unwrap();
         let script = commands.replace("--lang python", &format!("--lang {lang}"));
@@ -349,6 +366,9 @@ fn the_first_tool_page_runs_as_written_in_each_language() {
             "TOOLHOST_TOOLCHAINS_DIR",
         ] {
             command.env_remove(var);
+        }
+        if !default {
+            command.env("RUSTUP_TOOLCHAIN", &pinned);
         }
         let out = command.output().expect("sh");
         if !out.status.success() && common::skip_missing_toolchain(lang, &text(&out)) {
