@@ -6,6 +6,7 @@
 mod events;
 mod principal;
 mod record;
+mod reminder_store;
 pub mod reminders;
 mod shared;
 mod shared_events;

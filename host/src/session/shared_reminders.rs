@@ -20,6 +20,7 @@ use std::sync::{Arc, LazyLock};
 use chrono::{DateTime, Utc};
 use redis::Script;
 
+use super::reminder_store::ReminderStore;
 use super::reminders::{MAX_PENDING, MAX_PENDING_PER_SESSION, Reminder, ReminderError};
 use crate::redis_store::RedisStore;
 use crate::redis_store::seal::Purpose;
@@ -91,8 +92,12 @@ static PENDING: LazyLock<Script> = LazyLock::new(|| {
     )
 });
 
+/// How often a server looks for due reminders in Redis when none it knows
+/// of is due sooner (another server may have set one).
+const POLL: chrono::TimeDelta = chrono::TimeDelta::seconds(1);
+
 /// A fleet's pending reminders, in Redis.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct SharedReminders {
     store: Arc<RedisStore>,
 }
@@ -245,5 +250,32 @@ impl SharedReminders {
                     .ok()
             })
             .collect()
+    }
+}
+
+#[async_trait::async_trait]
+impl ReminderStore for SharedReminders {
+    async fn schedule(&self, reminder: Reminder) -> Result<Reminder, ReminderError> {
+        SharedReminders::schedule(self, reminder).await
+    }
+
+    async fn pending(&self, session: &str) -> Result<Vec<Reminder>, ReminderError> {
+        SharedReminders::pending(self, session).await
+    }
+
+    async fn cancel(&self, session: &str, id: &str) -> Result<bool, ReminderError> {
+        SharedReminders::cancel(self, session, id).await
+    }
+
+    async fn take_due(&self, now: DateTime<Utc>) -> Result<Vec<Reminder>, ReminderError> {
+        SharedReminders::take_due(self, now).await
+    }
+
+    async fn next_due(&self) -> Result<Option<DateTime<Utc>>, ReminderError> {
+        SharedReminders::next_due(self).await
+    }
+
+    fn poll(&self) -> Option<chrono::TimeDelta> {
+        Some(POLL)
     }
 }

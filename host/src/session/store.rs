@@ -19,6 +19,7 @@ use serde_json::Value;
 use self::bind::Lookup;
 use self::create::rewrite_record;
 use super::record::Record;
+use super::reminder_store::{LocalReminders, ReminderStore};
 use super::reminders::{Reminder, ReminderBook, ReminderError};
 use super::shared::{Created, ListedRecord, Removal, SharedSessions, Stored};
 use super::{
@@ -215,8 +216,12 @@ pub struct SessionStore {
     /// insert: two makers cannot both take one token, and lookups, which
     /// take only `index`, never wait on the record's fsync.
     creating: tokio::sync::Mutex<()>,
-    /// The reminders pending in its sessions.
-    reminders: ReminderBook,
+    /// The reminders pending in its sessions, as this server knows them
+    /// (all of them on one machine), and what wakes the firing loop.
+    reminders: Arc<ReminderBook>,
+    /// Where the reminders are kept: `reminders` on one machine, Redis for
+    /// a fleet.
+    reminder_store: Arc<dyn ReminderStore>,
     /// What sessions created without a pin are bound to.
     pin_source: RwLock<Option<PinSource>>,
     /// Where a fleet keeps its sessions; `None` on one machine.
@@ -251,11 +256,6 @@ impl SessionStore {
     ) -> anyhow::Result<Self> {
         let store = Self::empty(root.into(), retention, history)?;
         for dir in store.session_dirs()? {
-            let name = dir.file_name().and_then(|name| name.to_str());
-            if name.is_some_and(|name| name.starts_with(ENDED_PREFIX)) {
-                remove_quietly(&dir);
-                continue;
-            }
             if !dir.join(RECORD_FILE).is_file() {
                 continue;
             }
@@ -281,15 +281,33 @@ impl SessionStore {
         terms: LeaseTerms,
     ) -> anyhow::Result<Self> {
         let mut store = Self::empty(root.into(), retention, history)?;
-        store.shared = Some(SharedSessions::new(redis, terms, &store.history));
+        let shared = SharedSessions::new(redis, terms, &store.history);
+        store.reminder_store = Arc::new(shared.reminders().clone());
+        store.shared = Some(shared);
         Ok(store)
     }
 
+    /// A store over `root` holding no session yet; the folders of ended
+    /// sessions a crash left half-removed there are removed.
     fn empty(root: PathBuf, retention: Duration, history: HistoryBudget) -> anyhow::Result<Self> {
         std::fs::create_dir_all(&root)
             .with_context(|| format!("cannot create the sessions folder {}", root.display()))?;
+        for entry in std::fs::read_dir(&root)
+            .with_context(|| format!("cannot read the sessions folder {}", root.display()))?
+            .flatten()
+        {
+            if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with(ENDED_PREFIX)
+            {
+                remove_quietly(&entry.path());
+            }
+        }
+        let reminders = Arc::new(ReminderBook::new(root.clone()));
         Ok(Self {
-            reminders: ReminderBook::new(root.clone()),
+            reminder_store: Arc::new(LocalReminders(reminders.clone())),
+            reminders,
             root,
             retention,
             max_sessions: MAX_SESSIONS,

@@ -1,76 +1,35 @@
-//! The reminders of the store's sessions: on disk, or in Redis for a fleet.
+//! The reminders of the store's sessions, in its [`ReminderStore`]: on
+//! disk, or in Redis for a fleet.
 
 use super::*;
 
-/// How often a server looks for due reminders in Redis when none it knows
-/// of is due sooner (another server may have set one).
-const SHARED_REMINDER_POLL: chrono::TimeDelta = chrono::TimeDelta::seconds(1);
-
 impl SessionStore {
     /// Keep `reminder` (and its session until it is due), within the
-    /// bounds on pending reminders: on disk, or in Redis for a fleet.
-    pub async fn schedule_reminder(
-        self: &Arc<Self>,
-        reminder: Reminder,
-    ) -> Result<Reminder, ReminderError> {
-        let kept = match &self.shared {
-            Some(shared) => {
-                self.keep_until(&reminder.session_id, reminder.fire_at)
-                    .await
-                    .map_err(|e| ReminderError::Io(e.into()))?;
-                shared.reminders().schedule(reminder).await?
-            }
-            None => {
-                // Written and fsynced: off the runtime.
-                let store = Arc::clone(self);
-                crate::blocking::run(move |_| store.reminders.schedule(reminder))
-                    .await
-                    .map_err(|e| ReminderError::Io(e.into()))??
-            }
-        };
+    /// bounds on pending reminders.
+    pub async fn schedule_reminder(&self, reminder: Reminder) -> Result<Reminder, ReminderError> {
+        self.keep_until(&reminder.session_id, reminder.fire_at)
+            .await
+            .map_err(|e| ReminderError::Io(e.into()))?;
+        let kept = self.reminder_store.schedule(reminder).await?;
         self.reminders.notify_added();
         Ok(kept)
     }
 
     /// The session's pending reminders, soonest first.
     pub async fn pending_reminders(&self, session: &str) -> Result<Vec<Reminder>, ReminderError> {
-        match &self.shared {
-            Some(shared) => shared.reminders().pending(session).await,
-            None => Ok(self.reminders.pending(session)),
-        }
+        self.reminder_store.pending(session).await
     }
 
     /// Cancel the session's pending reminder `id`: `false` when it has none
     /// by that id.
-    pub async fn cancel_reminder(
-        self: &Arc<Self>,
-        session: &str,
-        id: &str,
-    ) -> Result<bool, ReminderError> {
-        match &self.shared {
-            Some(shared) => shared.reminders().cancel(session, id).await,
-            None => {
-                let (store, session, id) = (Arc::clone(self), session.to_string(), id.to_string());
-                crate::blocking::run(move |_| store.reminders.cancel(&session, &id))
-                    .await
-                    .map_err(|e| ReminderError::Io(e.into()))?
-            }
-        }
+    pub async fn cancel_reminder(&self, session: &str, id: &str) -> Result<bool, ReminderError> {
+        self.reminder_store.cancel(session, id).await
     }
 
     /// The reminders due now that this server takes (each is taken once,
     /// by one server), soonest first.
-    pub async fn take_due_reminders(self: &Arc<Self>) -> Vec<Reminder> {
-        let taken = match &self.shared {
-            Some(shared) => shared.reminders().take_due(Utc::now()).await,
-            None => {
-                // Taking a reminder removes its file durably: off the runtime.
-                let store = Arc::clone(self);
-                tokio::task::spawn_blocking(move || store.reminders.take_due(Utc::now()))
-                    .await
-                    .map_err(|e| ReminderError::Io(e.into()))
-            }
-        };
+    pub async fn take_due_reminders(&self) -> Vec<Reminder> {
+        let taken = self.reminder_store.take_due(Utc::now()).await;
         self.reminders_answered(taken.as_ref().err());
         taken.unwrap_or_default()
     }
@@ -96,15 +55,15 @@ impl SessionStore {
         }
     }
 
-    /// When the soonest pending reminder is due; shared, at most a second
-    /// from now, since another server may set one.
+    /// When the soonest pending reminder is due; where other servers add
+    /// reminders too, at most the store's poll from now.
     pub async fn next_reminder_due(&self) -> Option<DateTime<Utc>> {
-        let Some(shared) = &self.shared else {
-            return self.reminders.next_due();
+        let next = self.reminder_store.next_due().await;
+        let answered = self.reminders_answered(next.as_ref().err());
+        let Some(poll) = self.reminder_store.poll().map(|every| Utc::now() + every) else {
+            return next.ok().flatten();
         };
-        let poll = Utc::now() + SHARED_REMINDER_POLL;
-        let next = shared.reminders().next_due().await;
-        if !self.reminders_answered(next.as_ref().err()) {
+        if !answered {
             return Some(poll);
         }
         Some(next.ok().flatten().map_or(poll, |due| due.min(poll)))
