@@ -32,7 +32,7 @@ use crate::error::CallError;
 use crate::lock::Lockfile;
 use crate::redis_store::lease::LeaseTerms;
 use crate::redis_store::{self, RedisStore};
-use crate::registry::{Registry, Scope, Tool};
+use crate::registry::{LoadOptions, Registry, Scope, Tool};
 use crate::session::{HistoryBudget, SessionStore};
 use crate::tiering;
 use crate::tool_metrics::ToolMetrics;
@@ -205,17 +205,14 @@ impl Host {
             (self.config(), None)
         };
         let lock = read_lock(&self.dir, self.ignore_lock)?;
-        let mut fresh = Registry::load_tiered(
-            &self.engine,
-            &self.tools_dir,
-            &config,
-            Some(&previous),
-            Tiering::BaselineFirst,
-            lock.as_ref().map(|lock| lock as &dyn Pins),
-            Scope::Everything,
-            Some(&self.upstreams),
-        )
-        .await?;
+        let options = LoadOptions {
+            previous: Some(&previous),
+            tiering: Tiering::BaselineFirst,
+            pins: lock.as_ref().map(|lock| lock as &dyn Pins),
+            upstreams: Some(&self.upstreams),
+            ..LoadOptions::new(&self.tools_dir, &config)
+        };
+        let mut fresh = Registry::load_with(&self.engine, options).await?;
         // Optimized even if this reload fails below: the compile lands in
         // the cache, and a tool kept from it meanwhile runs baseline code.
         tiering::spawn(self.engine.clone(), fresh.take_upgrades());

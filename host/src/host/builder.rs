@@ -140,38 +140,24 @@ impl HostBuilder {
         // Read first: no file that differs from the lock is compiled or run.
         let lock = read_lock(&self.dir, self.ignore_lock)?;
         let upstreams = Arc::new(Upstreams::new(self.dir.clone(), self.network.clone()));
-        let mut registry = Registry::load_tiered(
-            &engine,
-            &tools_dir,
-            &config,
-            None,
-            self.tiering,
-            lock.as_ref().map(|lock| lock as &dyn Pins),
-            match &self.only {
+        let options = LoadOptions {
+            tiering: self.tiering,
+            pins: lock.as_ref().map(|lock| lock as &dyn Pins),
+            scope: match &self.only {
                 Some(name) => Scope::Only(name),
                 None => Scope::Everything,
             },
-            Some(&upstreams),
-        )
-        .await?;
+            upstreams: Some(&upstreams),
+            ..LoadOptions::new(&tools_dir, &config)
+        };
+        let mut registry = Registry::load_with(&engine, options).await?;
         upstreams.start_eager(&config);
         tiering::spawn(engine.clone(), registry.take_upgrades());
         if let Some(lock) = &lock {
             lock.enforce(&mut registry);
         }
         let needs_kv = registry.all().any(|t| !t.policy().grants.kv.is_empty());
-        if config.state.backend == Backend::Redis && config.state.state_files_dir.is_none() {
-            let granted = registry
-                .all()
-                .find(|t| t.policy().grants.state != DirAccess::None);
-            if let Some(tool) = granted {
-                anyhow::bail!(
-                    "tool `{}` is granted `state`, so `[state] backend = \"redis\"` needs \
-                     `state_files_dir`: a folder every server mounts, seen by tools at /state",
-                    tool.name()
-                );
-            }
-        }
+        check_shared_state_root(&config, &registry)?;
         let config = Arc::new(config);
         let shared = match config.state.backend {
             Backend::Embedded => None,
@@ -202,16 +188,7 @@ impl HostBuilder {
         agents
             .off_thread(move |agents| agents.commit(DEFAULT_AGENT, loaded, commit))
             .await?;
-        let kv: Option<Arc<dyn KvBackend>> = match &shared {
-            Some(store) => Some(Arc::new(RedisBackend::new(store.clone()))),
-            None if needs_kv => {
-                let path = state_dir.join("kv.redb");
-                Some(Arc::new(RedbBackend::open(&path).with_context(
-                    || "the key-value store is needed because a tool is granted `kv`",
-                )?))
-            }
-            None => None,
-        };
+        let kv = open_kv(shared.as_ref(), needs_kv, &state_dir)?;
         let agent_feed = shared.as_ref().map(fleet_agents::feed);
         let host = Host {
             gate: CallGate::new(&config.limits),
@@ -260,6 +237,45 @@ impl HostBuilder {
         }
         Ok(host)
     }
+}
+
+/// A fleet's servers share what tools see at `/state` only through a folder
+/// every server mounts: refuse a Redis backend without one while a tool is
+/// granted `state`.
+fn check_shared_state_root(config: &Config, registry: &Registry) -> anyhow::Result<()> {
+    if config.state.backend != Backend::Redis || config.state.state_files_dir.is_some() {
+        return Ok(());
+    }
+    let granted = registry
+        .all()
+        .find(|t| t.policy().grants.state != DirAccess::None);
+    if let Some(tool) = granted {
+        anyhow::bail!(
+            "tool `{}` is granted `state`, so `[state] backend = \"redis\"` needs \
+             `state_files_dir`: a folder every server mounts, seen by tools at /state",
+            tool.name()
+        );
+    }
+    Ok(())
+}
+
+/// The key-value store: the fleet's Redis, else the embedded one in
+/// `state_dir`, opened only when a tool is granted `kv` (`needs_kv`).
+fn open_kv(
+    shared: Option<&Arc<RedisStore>>,
+    needs_kv: bool,
+    state_dir: &Path,
+) -> anyhow::Result<Option<Arc<dyn KvBackend>>> {
+    Ok(match shared {
+        Some(store) => Some(Arc::new(RedisBackend::new(store.clone()))),
+        None if needs_kv => {
+            let path = state_dir.join("kv.redb");
+            Some(Arc::new(RedbBackend::open(&path).with_context(
+                || "the key-value store is needed because a tool is granted `kv`",
+            )?))
+        }
+        None => None,
+    })
 }
 
 /// While `agents` lives, mark the shared compilations its loaded versions

@@ -15,7 +15,7 @@ use crate::agents::{
 use crate::config::agent::AgentSpec;
 use crate::config::{Config, check_agent_name, redacted};
 use crate::engine::{Pins, Tiering};
-use crate::registry::{LoadFailure, Registry, Scope};
+use crate::registry::{LoadFailure, LoadOptions, Registry, Scope};
 use crate::tiering;
 
 /// Where a named agent's definition comes from.
@@ -113,17 +113,15 @@ impl Host {
         let derived = config.for_agent(spec);
         let lock = read_lock(&self.dir, self.ignore_lock)?;
         let shared = self.registry();
-        let mut registry = Registry::load_tiered(
-            &self.engine,
-            &self.tools_dir,
-            &derived,
-            Some(&shared),
+        let options = LoadOptions {
+            previous: Some(&shared),
             tiering,
-            lock.as_ref().map(|lock| lock as &dyn Pins),
-            Scope::Agent(&spec.components),
-            Some(&self.upstreams),
-        )
-        .await?;
+            pins: lock.as_ref().map(|lock| lock as &dyn Pins),
+            scope: Scope::Agent(&spec.components),
+            upstreams: Some(&self.upstreams),
+            ..LoadOptions::new(&self.tools_dir, &derived)
+        };
+        let mut registry = Registry::load_with(&self.engine, options).await?;
         tiering::spawn(self.engine.clone(), registry.take_upgrades());
         if let Some(lock) = &lock {
             lock.enforce_files(&mut registry);

@@ -24,7 +24,7 @@ use crate::config::mcp::McpServer;
 use crate::config::{CONFIG_FILE, Config, redacted};
 use crate::engine::Pins;
 use crate::engine::Tiering;
-use crate::registry::{Registry, Scope};
+use crate::registry::{LoadOptions, Registry, Scope};
 
 /// The folder, under an agent's, where restored versions' files are laid out.
 const RESTORED_DIR: &str = "restored";
@@ -107,17 +107,14 @@ impl Host {
             None => Scope::Everything,
         };
         let lock = super::read_lock(&self.dir, self.ignore_lock)?;
-        let mut registry = Registry::load_tiered(
-            &self.engine,
-            &tools_dir,
-            &config,
-            None,
-            Tiering::BaselineFirst,
-            lock.as_ref().map(|lock| lock as &dyn Pins),
+        let options = LoadOptions {
+            tiering: Tiering::BaselineFirst,
+            pins: lock.as_ref().map(|lock| lock as &dyn Pins),
             scope,
-            Some(&self.upstreams),
-        )
-        .await?;
+            upstreams: Some(&self.upstreams),
+            ..LoadOptions::new(&tools_dir, &config)
+        };
+        let mut registry = Registry::load_with(&self.engine, options).await?;
         if let Some(lock) = &lock {
             match &spec {
                 Some(_) => lock.enforce_files(&mut registry),

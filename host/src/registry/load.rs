@@ -19,6 +19,42 @@ use crate::files::FileStamp;
 use crate::tool::MAX_TOOLS;
 use crate::upstream::Upstreams;
 
+/// How [`Registry::load_with`] loads a tools folder.
+#[derive(Clone, Copy)]
+pub(crate) struct LoadOptions<'a> {
+    /// The folder of component files.
+    pub(crate) dir: &'a Path,
+    /// The settings the tools are loaded under.
+    pub(crate) config: &'a Config,
+    /// The registry a reload replaces: what is unchanged is reused from it.
+    pub(crate) previous: Option<&'a Registry>,
+    /// How a component the compile cache lacks is compiled.
+    pub(crate) tiering: Tiering,
+    /// What `tools.lock` pins, when there is one: a file that differs is
+    /// refused before it is compiled.
+    pub(crate) pins: Option<&'a dyn Pins>,
+    /// What to load.
+    pub(crate) scope: Scope<'a>,
+    /// The MCP servers to list tools from; `None`: none.
+    pub(crate) upstreams: Option<&'a Upstreams>,
+}
+
+impl<'a> LoadOptions<'a> {
+    /// Everything in `dir` under `config`, optimized, with no lock, no
+    /// previous registry and no MCP server.
+    pub(crate) fn new(dir: &'a Path, config: &'a Config) -> Self {
+        Self {
+            dir,
+            config,
+            previous: None,
+            tiering: Tiering::Optimized,
+            pins: None,
+            scope: Scope::Everything,
+            upstreams: None,
+        }
+    }
+}
+
 /// Why a tools folder could not be loaded at all; a tool that fails its
 /// checks is a [`LoadFailure`] instead, and the others still load.
 #[derive(Debug, thiserror::Error)]
@@ -100,34 +136,32 @@ impl Registry {
             Some(_) => Tiering::BaselineFirst,
             None => Tiering::Optimized,
         };
-        Self::load_tiered(
-            engine,
+        let options = LoadOptions {
+            previous,
+            tiering,
+            ..LoadOptions::new(dir, config)
+        };
+        Self::load_with(engine, options).await
+    }
+
+    /// Load a tools folder as `options` say: reusing what `previous` holds,
+    /// compiling what the cache does not hold as `tiering` says, loading
+    /// only what `scope` needs, and listing the MCP servers' tools through
+    /// `upstreams` (when a call of a file's, toolset or custom tool is all
+    /// `scope` needs, no server is started).
+    pub(crate) async fn load_with(
+        engine: &ToolEngine,
+        options: LoadOptions<'_>,
+    ) -> Result<Self, LoadError> {
+        let LoadOptions {
             dir,
             config,
             previous,
             tiering,
-            None,
-            Scope::Everything,
-            None,
-        )
-        .await
-    }
-
-    /// [`Registry::load_reusing`], compiling what the cache does not hold
-    /// as `tiering` says, loading only what `scope` needs, and listing the
-    /// MCP servers' tools through `upstreams` (when a call of a file's,
-    /// toolset or custom tool is all `scope` needs, no server is started).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn load_tiered(
-        engine: &ToolEngine,
-        dir: &Path,
-        config: &Config,
-        previous: Option<&Registry>,
-        tiering: Tiering,
-        pins: Option<&dyn Pins>,
-        scope: Scope<'_>,
-        upstreams: Option<&Upstreams>,
-    ) -> Result<Self, LoadError> {
+            pins,
+            scope,
+            upstreams,
+        } = options;
         let mut files = tool_files(dir)?;
         let mut registry = Self::default();
         if let Scope::Agent(Components::Named(slugs)) = scope {

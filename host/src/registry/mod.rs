@@ -32,6 +32,7 @@ use crate::tiering::Upgrade;
 pub use component::load_tool;
 pub(crate) use contract::effect_from_guest;
 pub use load::LoadError;
+pub(crate) use load::LoadOptions;
 pub use scope::Scope;
 pub use tool::{Origin, Tool};
 pub use toolset::load_toolset_tool;
