@@ -1426,3 +1426,74 @@ async fn no_secret_reaches_redis_or_the_state_directory() {
         }
     }
 }
+
+/// A writer of the fleet's Redis rewrites the map of tool sets to version
+/// numbers (it is not sealed: it only numbers) so every set maps to version
+/// 1. A change to the agent then finds version 1's record holding other
+/// tools: the change is refused naming the rewritten map, version 1 is not
+/// relabelled, and the server goes on serving it meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewritten_number_map_labels_no_tool_set_as_another() {
+    use redis::Commands as _;
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let fleet = Fleet::start(&redis, 1);
+    let made = post(
+        &fleet.url(0),
+        "/agents",
+        json!({"name": "repo", "components": ["echo"]}),
+    )
+    .await;
+    assert_eq!(made.0, 201, "{}", made.1);
+
+    let mut connection = attacker(&redis);
+    let map = "toolhost:agenttools:repo";
+    let sets: Vec<String> = connection.hkeys(map).unwrap();
+    assert!(!sets.is_empty(), "the fleet numbered the agent's tools");
+    // Every set the fleet has seen, and any it sees next, maps to 1.
+    for set in &sets {
+        let _: () = connection.hset(map, set, 1).unwrap();
+    }
+    let _: () = connection.set("toolhost:agentseq:repo", 0).unwrap();
+
+    let started = std::time::Instant::now();
+    let changed = common::http_client()
+        .patch(format!("{}/toolhost/v1/agents/repo", fleet.url(0)))
+        .json(&json!({"components": ["echo", "counter"]}))
+        .send()
+        .await
+        .unwrap();
+    let status = changed.status().as_u16();
+    let changed: Value = changed.json().await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "answered at once"
+    );
+    assert!(
+        status >= 400 && changed.to_string().contains("map of tool sets to numbers"),
+        "{status} {changed}"
+    );
+    let (_, agent) = get(&fleet.url(0), "/agents/repo").await;
+    assert_eq!(agent["version"], 1, "{agent}");
+    assert_eq!(
+        agent["toolNames"],
+        json!(["echo"]),
+        "version 1 keeps its own tools"
+    );
+    let id = fleet.session(0, json!({"agent": "repo"})).await;
+    let (status, ran) = fleet
+        .call(
+            0,
+            "echo",
+            json!({"input": {"text": "still"}, "sessionId": id}),
+        )
+        .await;
+    assert_eq!((status, &ran["result"]), (200, &json!("still")), "{ran}");
+    let health = common::http_client()
+        .get(format!("{}/healthz", fleet.url(0)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+}

@@ -172,3 +172,49 @@ impl Blobs {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kept record (on disk, or from a fleet's Redis) names each file by
+    /// slug and digest: one naming a path (`../x`, `/etc`, a digest with a
+    /// separator) lays nothing out beyond its own folder, and says why.
+    #[test]
+    fn kept_slugs_and_digests_name_no_path() {
+        let root = tempfile::tempdir().unwrap();
+        let blobs = Blobs::new(root.path());
+        std::fs::create_dir_all(&blobs.dir).unwrap();
+        let digest = "a".repeat(64);
+        std::fs::write(blobs.path(&digest), b"\0asm").unwrap();
+        let outside = root.path().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret.wasm"), b"kept").unwrap();
+        let dir = root.path().join("laid-out");
+
+        let hostile = [
+            ("../outside/evil", digest.clone(), "not a tool name"),
+            ("/etc/passwd", digest.clone(), "not a tool name"),
+            (&*"x".repeat(65), digest.clone(), "not a tool name"),
+            ("echo", "../../outside/secret".to_string(), "not a SHA-256"),
+            ("echo", format!("{}/x", "a".repeat(62)), "not a SHA-256"),
+            ("echo", "A".repeat(1 << 20), "not a SHA-256"),
+        ];
+        for (slug, sha256, says) in hostile {
+            let files = BTreeMap::from([(slug.to_string(), sha256)]);
+            let err = format!("{:#}", blobs.lay_out(&files, &dir).unwrap_err());
+            assert!(err.contains(says), "{slug}: {err}");
+            assert!(
+                err.len() < 1024,
+                "the refusal quotes the value cut: {}",
+                err.len()
+            );
+            assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{slug}");
+        }
+        assert_eq!(std::fs::read(outside.join("secret.wasm")).unwrap(), b"kept");
+
+        let files = BTreeMap::from([("echo".to_string(), digest)]);
+        blobs.lay_out(&files, &dir).unwrap();
+        assert_eq!(std::fs::read(dir.join("echo.wasm")).unwrap(), b"\0asm");
+    }
+}
