@@ -36,7 +36,7 @@ pub use net::{
     DEFAULT_REQUEST_TIMEOUT, Dialer, HttpLimits, Network, Resolver, SystemDialer, SystemResolver,
 };
 
-pub use crate::config::{AllowList, AllowListError};
+use crate::config::AllowList;
 
 use super::log::TraceLog;
 use crate::usage::HttpTally;
