@@ -9,8 +9,6 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::config::HostLimits;
-
 /// Why a call was refused a slot.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Overloaded {
@@ -63,14 +61,16 @@ pub struct CallGate {
 }
 
 impl CallGate {
-    /// A gate with the limits of `[limits]`.
-    pub fn new(limits: &HostLimits) -> Self {
-        let running = limits.concurrent_calls().max(1);
+    /// A gate letting `running` calls run at once (at least one) and
+    /// `max_queued` wait for a slot, each at most `queue_timeout`
+    /// (`[limits]` gives them: `HostLimits::call_gate`).
+    pub fn new(running: u32, max_queued: u32, queue_timeout: Duration) -> Self {
+        let running = running.max(1);
         Self {
             slots: Arc::new(Semaphore::new(running as usize)),
             running,
-            max_queued: limits.queued_calls(),
-            queue_timeout: limits.queue_timeout(),
+            max_queued,
+            queue_timeout,
             waiting: AtomicU32::new(0),
         }
     }
@@ -132,12 +132,11 @@ mod tests {
     use super::*;
 
     fn gate(running: u32, queued: u32, timeout_ms: u64) -> Arc<CallGate> {
-        Arc::new(CallGate::new(&HostLimits {
-            max_concurrent_calls: Some(running),
-            max_queued_calls: Some(queued),
-            queue_timeout_ms: Some(timeout_ms),
-            ..HostLimits::default()
-        }))
+        Arc::new(CallGate::new(
+            running,
+            queued,
+            Duration::from_millis(timeout_ms),
+        ))
     }
 
     #[tokio::test]

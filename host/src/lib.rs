@@ -44,6 +44,7 @@ mod compile_cache;
 pub mod config;
 mod deadline;
 pub mod engine;
+mod envelope;
 pub mod error;
 pub mod files;
 pub mod host;

@@ -32,7 +32,9 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::config::DirAccess;
+use crate::caps::reminders::RemindersGrant;
+use crate::caps::workspace::DirAccess;
+use crate::caps::{ask, kv};
 use crate::engine::{ContentGate, Pins};
 use crate::registry::{LoadFailure, Registry, Tool};
 
@@ -146,12 +148,6 @@ impl LockedTool {
     pub fn of(tool: &Tool) -> Self {
         let meta = tool.metadata();
         let grants = &tool.policy().grants;
-        let mut kv = grants.kv.clone();
-        kv.sort();
-        kv.dedup();
-        let mut http = grants.http.canonical();
-        http.sort();
-        http.dedup();
         let mcp = tool.upstream().map(|server| LockedUpstream {
             server: server.spec().name.clone(),
             annotations: tool.annotations_sha256().unwrap_or_default().to_string(),
@@ -177,20 +173,11 @@ impl LockedTool {
                 metrics: grants.metrics,
                 sessions: grants.sessions.patterns().to_vec(),
                 send_as: grants.send_as.patterns().to_vec(),
-                reminders: grants.reminders.as_ref().map(|r| {
-                    let mut tools = r.tools.clone();
-                    tools.sort();
-                    tools.dedup();
-                    tools
-                }),
-                kv,
-                http,
-                env: grants
-                    .env
-                    .iter()
-                    .map(|(name, value)| (name.clone(), sha256(value.as_bytes())))
-                    .collect(),
-                ask: grants.ask.iter().map(ToString::to_string).collect(),
+                reminders: grants.reminders.as_ref().map(RemindersGrant::lock_entry),
+                kv: kv::lock_entry(&grants.kv),
+                http: grants.http.lock_entry(),
+                env: grants.env.digests(),
+                ask: ask::lock_entry(&grants.ask),
             },
         }
     }
@@ -269,11 +256,7 @@ impl LockedGrants {
             ("artifacts", self.artifacts, now.artifacts),
         ] {
             if was != is {
-                changes.push(format!(
-                    "{kind} {} -> {}",
-                    access_name(was),
-                    access_name(is)
-                ));
+                changes.push(format!("{kind} {was} -> {is}"));
             }
         }
         if self.metrics != now.metrics {
@@ -533,14 +516,6 @@ fn sha256(bytes: &[u8]) -> String {
 /// The first 12 hex digits of a hash, or `none`.
 fn short(hash: Option<&str>) -> String {
     hash.map_or_else(|| "none".to_string(), |h| h.chars().take(12).collect())
-}
-
-fn access_name(access: DirAccess) -> &'static str {
-    match access {
-        DirAccess::None => "none",
-        DirAccess::Read => "read",
-        DirAccess::Write => "write",
-    }
 }
 
 #[cfg(test)]

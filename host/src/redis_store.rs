@@ -6,14 +6,14 @@
 //! been applied, and sending it again could apply it twice (a counter
 //! incremented twice). Failures reach the caller as errors naming Redis.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
-use crate::config::state::{StateSettings, redact_url};
 use seal::Seal;
 
 /// The cluster key unit tests seal with.
@@ -60,6 +60,82 @@ pub struct RedisStore {
     last_health: tokio::sync::Mutex<Option<(Instant, Health)>>,
 }
 
+/// The prefix of every key when none is configured.
+pub const DEFAULT_KEY_PREFIX: &str = "toolhost";
+/// Connections to Redis when none is configured.
+pub const DEFAULT_POOL_SIZE: usize = 4;
+/// How long connecting to Redis may take when not configured.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a Redis command may take when not configured.
+pub const DEFAULT_RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How to reach Redis and name the keys: `[state]` gives them
+/// (`StateSettings::redis_options`).
+#[derive(Clone)]
+pub struct RedisOptions {
+    /// `redis://` or `rediss://`, perhaps with a user and password.
+    pub url: String,
+    /// The user to log in as, over the URL's.
+    pub username: Option<String>,
+    /// The password, over the URL's (never shown).
+    pub password: Option<String>,
+    /// A CA certificate (PEM) to trust for `rediss://`.
+    pub tls_ca_file: Option<PathBuf>,
+    /// How long connecting may take.
+    pub connect_timeout: Duration,
+    /// How long one command may take.
+    pub response_timeout: Duration,
+    /// Connections to open.
+    pub pool_size: usize,
+    /// The prefix of every key.
+    pub key_prefix: String,
+}
+
+impl RedisOptions {
+    /// Reach `url` with the defaults.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            url: url.into(),
+            username: None,
+            password: None,
+            tls_ca_file: None,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            response_timeout: DEFAULT_RESPONSE_TIMEOUT,
+            pool_size: DEFAULT_POOL_SIZE,
+            key_prefix: DEFAULT_KEY_PREFIX.to_string(),
+        }
+    }
+}
+
+/// The password may be a secret: `Debug` shows the URL redacted and
+/// whether there is a password.
+impl std::fmt::Debug for RedisOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisOptions")
+            .field("url", &redact_url(&self.url))
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "***"))
+            .field("tls_ca_file", &self.tls_ca_file)
+            .field("pool_size", &self.pool_size)
+            .field("key_prefix", &self.key_prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// `url` with any password in it replaced by `***`, for logs and errors.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.split_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}")
+        }
+        None => url.to_string(),
+    }
+}
+
 impl std::fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisStore")
@@ -71,38 +147,24 @@ impl std::fmt::Debug for RedisStore {
 }
 
 impl RedisStore {
-    /// Open the pool `settings` describe, sealing records with the cluster
-    /// key `cluster_key_env` names. Connections are made on first use
-    /// and again after every failure, so a host starts (and `/healthz`
-    /// says so) while Redis is down and recovers when it is back.
-    pub fn open(settings: &StateSettings) -> anyhow::Result<Arc<Self>> {
-        Self::open_with_key(settings, &settings.cluster_key()?)
-    }
-
-    /// [`RedisStore::open`] with the cluster key given.
-    pub fn open_with_key(
-        settings: &StateSettings,
-        cluster_key: &[u8],
-    ) -> anyhow::Result<Arc<Self>> {
-        let url = settings
-            .redis_url
-            .as_deref()
-            .context("`[state] backend = \"redis\"` needs `redis_url`")?;
+    /// Open the pool `options` describe, sealing records with
+    /// `cluster_key`. Connections are made on first use and again after
+    /// every failure, so a host starts (and `/healthz` says so) while Redis
+    /// is down and recovers when it is back.
+    pub fn open(options: &RedisOptions, cluster_key: &[u8]) -> anyhow::Result<Arc<Self>> {
+        let url = options.url.as_str();
         let shown_url = redact_url(url);
         let mut info = redis::IntoConnectionInfo::into_connection_info(url)
             .with_context(|| format!("`[state] redis_url` = {shown_url:?} is not a Redis URL"))?;
         let mut redis_settings = info.redis_settings().clone();
-        if let Some(user) = &settings.username {
+        if let Some(user) = &options.username {
             redis_settings = redis_settings.set_username(user);
         }
-        if let Some(var) = &settings.password_env {
-            let password = std::env::var(var).with_context(|| {
-                format!("`[state] password_env` names ${var}, which is not set")
-            })?;
+        if let Some(password) = &options.password {
             redis_settings = redis_settings.set_password(password);
         }
         info = info.set_redis_settings(redis_settings);
-        let client = match &settings.tls_ca_file {
+        let client = match &options.tls_ca_file {
             Some(path) => {
                 let root_cert = std::fs::read(path).with_context(|| {
                     format!("cannot read `[state] tls_ca_file` {}", path.display())
@@ -122,20 +184,20 @@ impl RedisStore {
         // connect timeout for a Redis that is down, never a backoff series.
         let config = ConnectionManagerConfig::new()
             .set_number_of_retries(0)
-            .set_connection_timeout(Some(settings.connect_timeout()))
-            .set_response_timeout(Some(settings.response_timeout()));
-        let connections = (0..settings.pool_size())
+            .set_connection_timeout(Some(options.connect_timeout))
+            .set_response_timeout(Some(options.response_timeout));
+        let connections = (0..options.pool_size)
             .map(|_| ConnectionManager::new_lazy_with_config(client.clone(), config.clone()))
             .collect::<Result<Vec<_>, _>>()
             .with_context(|| format!("cannot use Redis at {shown_url}"))?;
         Ok(Arc::new(Self {
             client,
-            connect_timeout: settings.connect_timeout(),
-            response_timeout: settings.response_timeout(),
+            connect_timeout: options.connect_timeout,
+            response_timeout: options.response_timeout,
             connections,
             next: AtomicUsize::new(0),
-            seal: Seal::new(cluster_key, settings.key_prefix()),
-            prefix: settings.key_prefix().to_string(),
+            seal: Seal::new(cluster_key, &options.key_prefix),
+            prefix: options.key_prefix.clone(),
             shown_url,
             reachable: AtomicBool::new(true),
             last_health: tokio::sync::Mutex::default(),
@@ -300,16 +362,13 @@ async fn ping(connection: &mut ConnectionManager) -> redis::RedisResult<String> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::state::Backend;
 
     fn store(prefix: &str) -> Arc<RedisStore> {
-        let settings = StateSettings {
-            backend: Backend::Redis,
-            redis_url: Some("redis://127.0.0.1:1".into()),
-            key_prefix: Some(prefix.into()),
-            ..StateSettings::default()
+        let options = RedisOptions {
+            key_prefix: prefix.into(),
+            ..RedisOptions::new("redis://127.0.0.1:1")
         };
-        RedisStore::open_with_key(&settings, &crate::redis_store::TEST_CLUSTER_KEY).unwrap()
+        RedisStore::open(&options, &TEST_CLUSTER_KEY).unwrap()
     }
 
     #[tokio::test]
@@ -328,15 +387,7 @@ mod tests {
         let Some(mut server) = toolhost_test_artifacts::redis::RedisServer::start() else {
             return;
         };
-        let store = RedisStore::open_with_key(
-            &StateSettings {
-                backend: Backend::Redis,
-                redis_url: Some(server.url()),
-                ..StateSettings::default()
-            },
-            &TEST_CLUSTER_KEY,
-        )
-        .unwrap();
+        let store = RedisStore::open(&RedisOptions::new(server.url()), &TEST_CLUSTER_KEY).unwrap();
         let hour = std::time::Duration::from_secs(3600);
         assert!(store.recent_health(hour).await.reachable);
         server.kill();

@@ -7,42 +7,22 @@ use std::sync::Arc;
 use wasmtime::ResourceLimiter;
 use wasmtime::component::{Linker, ResourceTable};
 use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi::{WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::caps::Caps;
-use crate::caps::artifacts::ArtifactsCtx;
-use crate::caps::ask::AskCtx;
-use crate::caps::context::Mounts;
-use crate::caps::http::HttpCtx;
-use crate::caps::kv::{KvCtx, KvView};
+use crate::caps::kv::KvView;
 use crate::caps::log::TraceLog;
-use crate::caps::metrics::MetricsCtx;
-use crate::caps::progress::ProgressFeed;
-use crate::caps::reminders::RemindersCtx;
-use crate::caps::resource_updates::ResourceUpdates;
-use crate::caps::sessions::SessionsCtx;
 use crate::caps::workspace::FilesView;
-use crate::caps::workspace::open_files::OpenFiles;
 use crate::deadline::Deadline;
 use crate::usage::{CallBounds, Meter};
 
-/// Everything one call's Store holds.
+/// Everything one call's Store holds: its capabilities, one field each in
+/// [`Caps`], and what wasmtime and the call's bounds need beside them.
 pub struct CallState {
-    pub(crate) wasi: WasiCtx,
-    pub(crate) http: HttpCtx,
+    pub(crate) caps: Caps,
     pub(crate) http_ctx: WasiHttpCtx,
-    pub(crate) kv: KvCtx,
-    pub(crate) files: OpenFiles,
     pub(crate) trace: TraceLog,
-    pub(crate) progress: ProgressFeed,
-    pub(crate) resource_updates: ResourceUpdates,
-    pub(crate) ask: AskCtx,
-    pub(crate) mounts: Mounts,
-    pub(crate) artifacts: ArtifactsCtx,
-    pub(crate) metrics: MetricsCtx,
-    pub(crate) sessions: SessionsCtx,
-    pub(crate) reminders: RemindersCtx,
     pub(crate) table: ResourceTable,
     pub(crate) limits: CallLimits,
     pub(crate) meter: Arc<Meter>,
@@ -59,20 +39,6 @@ impl CallState {
         bounds: CallBounds,
         deadline: Arc<Deadline>,
     ) -> Self {
-        let Caps {
-            wasi,
-            http,
-            kv,
-            files,
-            progress,
-            resource_updates,
-            ask,
-            mounts,
-            artifacts,
-            metrics,
-            sessions,
-            reminders,
-        } = caps;
         let CallBounds {
             memory_bytes,
             host: budget,
@@ -84,20 +50,9 @@ impl CallState {
         let mut table = ResourceTable::new();
         table.set_max_capacity(budget.handles as usize);
         Self {
-            wasi,
-            http,
+            caps,
             http_ctx,
-            kv,
-            files,
             trace,
-            progress,
-            resource_updates,
-            ask,
-            mounts,
-            artifacts,
-            metrics,
-            sessions,
-            reminders,
             table,
             limits: CallLimits::new(memory_bytes),
             meter,
@@ -120,26 +75,26 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
     wasmtime_wasi::p2::add_to_linker_async(linker)?;
     crate::caps::workspace::add_to_linker(linker, FILESYSTEM_TYPES, |s| FilesView {
         files: WasiFilesystemCtxView {
-            ctx: s.wasi.filesystem(),
+            ctx: s.caps.wasi.filesystem(),
             table: &mut s.table,
         },
-        open: &mut s.files,
+        open: &mut s.caps.files,
         meter: &s.meter,
         trace: &s.trace,
     })?;
     wasmtime_wasi_http::p2::add_only_http_to_linker_async(linker)?;
     crate::caps::http::request_parts::add_to_linker(linker, HTTP_TYPES)?;
     crate::caps::log::add_to_linker(linker, |s| &mut s.trace)?;
-    crate::caps::progress::add_to_linker(linker, |s| &mut s.progress)?;
-    crate::caps::resource_updates::add_to_linker(linker, |s| &mut s.resource_updates)?;
-    crate::caps::ask::add_to_linker(linker, |s| &mut s.ask)?;
-    crate::caps::context::add_to_linker(linker, |s| &mut s.mounts)?;
-    crate::caps::artifacts::add_to_linker(linker, |s| &mut s.artifacts)?;
-    crate::caps::metrics::add_to_linker(linker, |s| &mut s.metrics)?;
-    crate::caps::sessions::add_to_linker(linker, |s| &mut s.sessions)?;
-    crate::caps::reminders::add_to_linker(linker, |s| &mut s.reminders)?;
+    crate::caps::progress::add_to_linker(linker, |s| &mut s.caps.progress)?;
+    crate::caps::resource_updates::add_to_linker(linker, |s| &mut s.caps.resource_updates)?;
+    crate::caps::ask::add_to_linker(linker, |s| &mut s.caps.ask)?;
+    crate::caps::context::add_to_linker(linker, |s| &mut s.caps.mounts)?;
+    crate::caps::artifacts::add_to_linker(linker, |s| &mut s.caps.artifacts)?;
+    crate::caps::metrics::add_to_linker(linker, |s| &mut s.caps.metrics)?;
+    crate::caps::sessions::add_to_linker(linker, |s| &mut s.caps.sessions)?;
+    crate::caps::reminders::add_to_linker(linker, |s| &mut s.caps.reminders)?;
     crate::caps::kv::add_to_linker(linker, |s| KvView {
-        ctx: &mut s.kv,
+        ctx: &mut s.caps.kv,
         table: &mut s.table,
     })?;
     Ok(())
@@ -148,7 +103,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
         WasiCtxView {
-            ctx: &mut self.wasi,
+            ctx: &mut self.caps.wasi,
             table: &mut self.table,
         }
     }
@@ -159,7 +114,7 @@ impl WasiHttpView for CallState {
         WasiHttpCtxView {
             ctx: &mut self.http_ctx,
             table: &mut self.table,
-            hooks: &mut self.http,
+            hooks: &mut self.caps.http,
         }
     }
 }

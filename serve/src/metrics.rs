@@ -490,7 +490,7 @@ mod tests {
                 }],
             }),
         );
-        let gate = CallGate::new(&toolhost::config::HostLimits::default());
+        let gate = toolhost::config::HostLimits::default().call_gate();
         for name in ["nope", "nada"] {
             metrics.record(
                 name,

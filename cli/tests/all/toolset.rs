@@ -468,7 +468,7 @@ async fn a_tools_entry_overrides_the_implied_grants() {
         .policy()
         .grants
         .workspace;
-    assert_eq!(policy, toolhost::config::DirAccess::Write);
+    assert_eq!(policy, toolhost::caps::workspace::DirAccess::Write);
 }
 
 #[tokio::test]

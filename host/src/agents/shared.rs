@@ -440,16 +440,12 @@ mod tests {
     use toolhost_test_artifacts::redis::RedisServer;
 
     use super::*;
-    use crate::config::state::{Backend, StateSettings};
+    use crate::redis_store::RedisOptions;
 
     fn agents(server: &RedisServer) -> SharedAgents {
-        let settings = StateSettings {
-            backend: Backend::Redis,
-            redis_url: Some(server.url()),
-            ..StateSettings::default()
-        };
+        let settings = RedisOptions::new(server.url());
         SharedAgents::new(
-            RedisStore::open_with_key(&settings, &crate::redis_store::TEST_CLUSTER_KEY).unwrap(),
+            RedisStore::open(&settings, &crate::redis_store::TEST_CLUSTER_KEY).unwrap(),
         )
     }
 

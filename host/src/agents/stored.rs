@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::config::AllowList;
+use crate::caps::http::AllowList;
 use crate::config::agent::AgentSpec;
 
 /// An agent made over the API, as kept.

@@ -11,9 +11,9 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::envelope::CallResult;
 use crate::ask::{Asker, NoAsker};
 use crate::caps::CallWatcher;
+use crate::envelope::CallResult;
 use crate::error::CallError;
 use crate::output::ToolOutput;
 use crate::session::{EventData, EventKind, Session};

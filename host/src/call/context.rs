@@ -7,7 +7,6 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::envelope::CallRef;
 use crate::agents::AgentVersion;
 use crate::ask::Asker;
 use crate::caps::http::{Network, RequestBudget};
@@ -15,6 +14,7 @@ use crate::caps::log::TraceLog;
 use crate::caps::progress::ProgressFeed;
 use crate::caps::resource_updates::ResourceUpdates;
 use crate::caps::stdio::Capture;
+use crate::envelope::CallRef;
 use crate::host::Host;
 use crate::registry::Tool;
 use crate::session::Session;

@@ -12,12 +12,12 @@ use super::context::{Call, Done};
 use super::input::parse_input;
 use super::plain;
 use crate::bindings::{guest, types};
-use crate::call::envelope::CallResult;
 use crate::caps::ask::{Allowed, AskCtx};
 use crate::caps::reminders::CallCheck;
-use crate::caps::{CallShared, Caps, InSession};
+use crate::caps::{CallScope, Caps, InSession};
 use crate::code::Code;
 use crate::deadline::Deadline;
+use crate::envelope::CallResult;
 use crate::instance::{Failure, Instance};
 use crate::output::ToolOutput;
 use crate::registry::Registry;
@@ -124,7 +124,7 @@ impl Call<'_> {
     ) -> anyhow::Result<Caps> {
         let policy = self.tool.policy();
         let config = self.host.config();
-        let ask = AskCtx::for_call(Allowed {
+        let ask = AskCtx::asking(Allowed {
             grant: policy.grants.ask.clone(),
             tool: self.tool.name().to_string(),
             call_id: self.id.clone(),
@@ -152,7 +152,10 @@ impl Call<'_> {
             .reminders
             .is_some()
             .then(|| reminder_check(self.version.registry().clone()));
-        let shared = CallShared {
+        let scope = CallScope {
+            read_only: effect == Effect::Read,
+            workspace,
+            kv: self.host.kv_backend(),
             trace: &self.trace,
             stdout: &self.stdout,
             stderr: &self.stderr,
@@ -169,7 +172,7 @@ impl Call<'_> {
             sessions: sessions.as_ref(),
             reminder_check: reminder_check.as_ref(),
         };
-        Caps::for_call(grants, effect, workspace, self.host.kv_backend(), &shared)
+        Caps::for_call(grants, &scope)
     }
 
     pub(super) fn no_caps(&self) -> Result<Caps, Failure> {

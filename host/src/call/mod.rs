@@ -5,7 +5,8 @@
 //! envelope → trace events (docs/ARCHITECTURE.md places it among the parts).
 //!
 //! - [`api`]: what a surface passes in (input, options, approver, custom tools);
-//! - [`envelope`]: what a call leaves behind (result, trace, event payloads);
+//! - the envelope (`crate::envelope`, re-exported here): what a call leaves
+//!   behind (result, trace, event payloads);
 //! - `input`: the input's checks; `context`: what a call's stages share;
 //!   `pipeline`: the stages; `workspace`: the call's workspace; `execute`:
 //!   running the tool with retries; `upstream`: running an MCP server's
@@ -17,7 +18,6 @@
 
 pub mod api;
 mod context;
-pub mod envelope;
 mod execute;
 mod input;
 mod offer;
@@ -33,11 +33,13 @@ mod upstream;
 mod watch;
 mod workspace;
 
+pub use crate::envelope::{
+    CallProgress, CallRef, CallRefused, CallRequested, CallResult, CallTrace,
+};
 pub use api::{
     ApprovalDecision, ApprovalRequest, Approver, CallInput, CallObserver, CallOptions,
     CustomToolRunner, CustomToolUse, NoApprover, NoCustomTools, PreApproved, new_call_id,
 };
-pub use envelope::{CallProgress, CallRef, CallRefused, CallRequested, CallResult, CallTrace};
 pub use execute::MAX_ATTEMPTS;
 pub use pipeline::STUB_TEXT;
 pub use reminder::{ReminderCalls, UnattendedReminderCalls};

@@ -11,13 +11,12 @@ use crate::caps::log::TraceLog;
 use crate::caps::progress::ProgressFeed;
 use crate::caps::resource_updates::ResourceUpdates;
 use crate::caps::stdio::Capture;
-use crate::caps::{CallShared, Caps};
+use crate::caps::{CallScope, Caps};
 use crate::code::{Code, Pre};
 use crate::deadline::Deadline;
 use crate::host::Host;
 use crate::instance::{Failure, Instance};
 use crate::registry::Tool;
-use crate::tool::Effect;
 use crate::usage::{CallBounds, Meter};
 
 /// A fresh instance of `tool`'s component, admitted like a call and
@@ -42,7 +41,10 @@ pub(super) async fn instance(
     let stdio = Capture::new(policy.limits.stdio_bytes);
     let meter = Meter::new(policy.limits.host);
     let network = tool_network(host.network(), tool);
-    let shared = CallShared {
+    let scope = CallScope {
+        read_only: true,
+        workspace: None,
+        kv: host.kv_backend(),
         trace,
         stdout: &stdio,
         stderr: &stdio,
@@ -59,14 +61,7 @@ pub(super) async fn instance(
         sessions: None,
         reminder_check: None,
     };
-    let caps = Caps::for_call(
-        &policy.grants,
-        Effect::Read,
-        None,
-        host.kv_backend(),
-        &shared,
-    )
-    .map_err(|e| format!("{e:#}"))?;
+    let caps = Caps::for_call(&policy.grants, &scope).map_err(|e| format!("{e:#}"))?;
     let bounds = CallBounds {
         memory_bytes: policy.memory_bytes,
         host: policy.limits.host,

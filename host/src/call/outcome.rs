@@ -3,9 +3,9 @@
 //! receipt, and the trace collected.
 
 use super::context::{Call, Done};
-use super::envelope::{CallResult, CallTrace};
 use crate::bindings::types;
 use crate::caps::progress::MAX_PROGRESS_REPORTS;
+use crate::envelope::{CallResult, CallTrace};
 use crate::output::ToolOutput;
 use crate::usage::Limit;
 

@@ -12,7 +12,6 @@ use super::api::{
     new_call_id,
 };
 use super::context::{Call, Done};
-use super::envelope::{CallRef, CallRefused, CallRequested, CallResult};
 use super::input::{check_time_args, parse_input};
 use super::running::Ending;
 use super::watch::Watch;
@@ -25,6 +24,7 @@ use crate::caps::resource_updates::ResourceUpdates;
 use crate::caps::stdio::Capture;
 use crate::config::Permission;
 use crate::deadline::Deadline;
+use crate::envelope::{CallRef, CallRefused, CallRequested, CallResult};
 use crate::error::CallError;
 use crate::host::Host;
 use crate::instance::Failure;

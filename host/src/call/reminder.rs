@@ -14,8 +14,8 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use super::api::{CallInput, CallOptions, NoApprover, new_call_id};
-use super::envelope::CallResult;
 use super::reminder_limits::SessionRates;
+use crate::envelope::CallResult;
 use crate::error::CallError;
 use crate::host::Host;
 use crate::session::reminders::{Reminder, ReminderAction};

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::context::{Call, Done};
 use super::execute::MAX_ATTEMPTS;
-use crate::call::envelope::CallResult;
+use crate::envelope::CallResult;
 use crate::output::mcp::tool_output;
 use crate::session::Session;
 use crate::tool::Effect;

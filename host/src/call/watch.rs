@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use super::envelope::{CallProgress, CallRef};
 use crate::caps::CallWatcher;
 use crate::caps::progress::Progress;
+use crate::envelope::{CallProgress, CallRef};
 use crate::session::{EventData, EventKind, Session};
 
 /// The watcher a call's progress reports go to.

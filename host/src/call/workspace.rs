@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use super::context::Call;
-use crate::config::DirAccess;
+use crate::caps::workspace::DirAccess;
 use crate::error::CallError;
 use crate::tool::Effect;
 

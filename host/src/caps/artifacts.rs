@@ -13,17 +13,18 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::grant_ctx::GrantCtx;
+use super::workspace::{DirAccess, Preopens};
+use super::{CallScope, Capability, Grants, OUTSIDE_A_CALL, Outside};
 use crate::artifacts::{Artifact, ArtifactError, NewArtifact, SessionArtifacts};
 use crate::bindings::toolhost::tool::artifacts as wit;
-use crate::config::DirAccess;
 use crate::session::{EventData, EventKind, Session};
 use crate::usage::Meter;
 
-/// What a grant of `access` gives a component importing `interface`, as
-/// `inspect` shows it; `None` for another interface.
-pub fn import_status(access: DirAccess, interface: &str) -> Option<String> {
+/// What `grants` give a component importing `interface`, as `inspect`
+/// shows it; `None` for another interface.
+pub fn import_status(grants: &Grants, interface: &str) -> Option<String> {
     (interface == "toolhost:tool/artifacts").then(|| {
-        match access {
+        match grants.artifacts {
             DirAccess::None => "NOT GRANTED (no artifacts)",
             DirAccess::Read => "granted: list artifacts",
             DirAccess::Write => "granted: save and list artifacts (list only for read calls)",
@@ -53,6 +54,34 @@ pub struct ArtifactsGrant {
 
 /// One instance's artifacts: granted, or why not.
 pub type ArtifactsCtx = GrantCtx<ArtifactsGrant>;
+
+impl Capability for ArtifactsCtx {
+    fn for_call(grants: &Grants, scope: &CallScope<'_>) -> anyhow::Result<Self> {
+        Ok(match (scope.in_session, grants.artifacts) {
+            (_, DirAccess::None) => Self::refused(
+                "artifacts are not granted to this tool (`artifacts = \"write\"` in its \
+                 [tools.<name>] saves them)",
+            ),
+            (None, _) => Self::refused("a prompt or resource request has no session"),
+            (Some(call), access) => Self::granted(ArtifactsGrant {
+                session: Arc::clone(call.session),
+                budget: call.budget,
+                writable: access == DirAccess::Write && !scope.read_only,
+                call_id: call.call_id.to_string(),
+                tool: call.tool.to_string(),
+                mounts: Preopens::of(grants, scope)
+                    .mounted()
+                    .map(|(mount, dir)| (mount, dir.to_path_buf()))
+                    .collect(),
+                meter: scope.meter.clone(),
+            }),
+        })
+    }
+
+    fn outside_a_call(_: &Outside<'_>) -> anyhow::Result<Self> {
+        Ok(Self::refused(OUTSIDE_A_CALL))
+    }
+}
 
 impl ArtifactsCtx {
     fn writable(&self) -> Result<Arc<ArtifactsGrant>, String> {

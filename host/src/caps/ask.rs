@@ -15,17 +15,18 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
 use super::log::TraceLog;
+use super::{CallScope, Capability, Grants, OUTSIDE_A_CALL, Outside};
 use crate::ask::{
     self, AskError, Asker, ElicitAnswer, Elicitation, MAX_SAMPLING_MESSAGES, ModelPreferences,
     Sampling, SamplingContent, SamplingMessage, SamplingOptions, SamplingResult,
 };
 use crate::bindings::toolhost::tool::ask as wit;
 use crate::bindings::types::Blob;
-use crate::config::Asked;
 use crate::deadline::Deadline;
 use crate::prompts::Role;
 
@@ -33,6 +34,30 @@ use crate::prompts::Role;
 pub const MAX_QUESTIONS_PER_CALL: u32 = 16;
 /// The most stop sequences, and model hints, a sampling request may hold.
 pub const MAX_SAMPLING_LIST: usize = 16;
+
+/// Whom a tool may ask during a call (`ask`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Asked {
+    /// The person using the client (MCP elicitation).
+    User,
+    /// The client's model (MCP sampling).
+    Model,
+}
+
+impl std::fmt::Display for Asked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::User => "user",
+            Self::Model => "model",
+        })
+    }
+}
+
+/// The lock's entry for a grant to ask `whom`: their names, sorted.
+pub fn lock_entry(whom: &BTreeSet<Asked>) -> Vec<String> {
+    whom.iter().map(ToString::to_string).collect()
+}
 
 /// What one call may ask, and whom through.
 #[derive(Clone)]
@@ -92,9 +117,21 @@ impl AskingSlots {
     }
 }
 
+/// The pipeline makes a call's context (it holds the surface's asker): an
+/// instance takes its call's.
+impl Capability for AskCtx {
+    fn for_call(_: &Grants, scope: &CallScope<'_>) -> anyhow::Result<Self> {
+        Ok(scope.ask.clone())
+    }
+
+    fn outside_a_call(_: &Outside<'_>) -> anyhow::Result<Self> {
+        Ok(Self::refused(OUTSIDE_A_CALL))
+    }
+}
+
 impl AskCtx {
     /// A call's: it may ask as `allowed` says.
-    pub(crate) fn for_call(allowed: Allowed) -> Self {
+    pub(crate) fn asking(allowed: Allowed) -> Self {
         let wait_left = std::sync::Mutex::new(allowed.timeout);
         Self {
             allowed: Ok(Arc::new(Asking {

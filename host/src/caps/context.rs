@@ -7,7 +7,8 @@
 
 use wasmtime::component::HasSelf;
 
-use super::workspace::{GUEST_PATH, STATE_GUEST_PATH};
+use super::workspace::{GUEST_PATH, Preopens, STATE_GUEST_PATH};
+use super::{CallScope, Capability, Grants, Outside};
 use crate::bindings::toolhost::tool::context::Host;
 
 /// The directories one instance has mounted.
@@ -17,6 +18,20 @@ pub struct Mounts {
     pub workspace: bool,
     /// Whether `/state` is there.
     pub state: bool,
+}
+
+impl Capability for Mounts {
+    fn for_call(grants: &Grants, scope: &CallScope<'_>) -> anyhow::Result<Self> {
+        let preopens = Preopens::of(grants, scope);
+        Ok(Self {
+            workspace: preopens.workspace.is_some(),
+            state: preopens.state.is_some(),
+        })
+    }
+
+    fn outside_a_call(_: &Outside<'_>) -> anyhow::Result<Self> {
+        Ok(Self::default())
+    }
 }
 
 impl Host for Mounts {

@@ -8,7 +8,6 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde::Serialize;
 use wasmtime::component::HasSelf;
 
 use super::CallWatcher;
@@ -20,14 +19,7 @@ pub const MAX_LOG_LINES: usize = 1000;
 /// The longest log line kept, in bytes; longer lines are cut.
 pub const MAX_LOG_LINE_BYTES: usize = 4096;
 
-/// One line of a call's trace.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct LogLine {
-    /// `debug`, `info`, `warn` or `error`; `host` for the host's own notes.
-    pub level: &'static str,
-    /// The text.
-    pub message: String,
-}
+pub use crate::envelope::LogLine;
 
 #[derive(Debug, Default)]
 struct Buffer {

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use wasmtime::component::HasSelf;
 
 use super::grant_ctx::GrantCtx;
+use super::{CallScope, Capability, Grants, Outside};
 use crate::bindings::toolhost::tool::metrics::Host;
 use crate::tool_metrics::ToolMetrics;
 use crate::usage::Meter;
@@ -18,11 +19,11 @@ use crate::usage::Meter;
 /// The most metric updates one call may make.
 pub const MAX_UPDATES_PER_CALL: u32 = 10_000;
 
-/// What a grant gives a component importing `interface`, as `inspect`
+/// What `grants` give a component importing `interface`, as `inspect`
 /// shows it; `None` for another interface.
-pub fn import_status(granted: bool, interface: &str) -> Option<String> {
+pub fn import_status(grants: &Grants, interface: &str) -> Option<String> {
     (interface == "toolhost:tool/metrics").then(|| {
-        match granted {
+        match grants.metrics {
             true => "granted: custom metrics",
             false => "NOT GRANTED (no metrics)",
         }
@@ -41,6 +42,30 @@ pub struct Updates {
     pub tool: String,
     /// The call's meter, counting the updates.
     pub meter: Arc<Meter>,
+}
+
+impl Capability for MetricsCtx {
+    /// A read call may update them too: a metric changes nothing a call's
+    /// effect is about.
+    fn for_call(grants: &Grants, scope: &CallScope<'_>) -> anyhow::Result<Self> {
+        let (metrics, tool) = scope.metrics;
+        Ok(match grants.metrics {
+            true => Self::granted(Updates {
+                metrics: Arc::clone(metrics),
+                tool: tool.to_string(),
+                meter: scope.meter.clone(),
+            }),
+            false => Self::refused(
+                "metrics are not granted to this tool (`metrics = true` in its [tools.<name>])",
+            ),
+        })
+    }
+
+    fn outside_a_call(_: &Outside<'_>) -> anyhow::Result<Self> {
+        Ok(Self::refused(
+            "metrics are not updated during loading, effect-for or dry-run",
+        ))
+    }
 }
 
 impl MetricsCtx {

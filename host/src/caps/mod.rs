@@ -1,19 +1,27 @@
 //! One module per capability a sandbox may be granted.
 //!
-//! Each has the same shape: a context built from the tool's grant and the
-//! call's effect, the host side of its interfaces, and an `add_to_linker`.
-//! The grant is checked inside the host function; a refusal is an error the
+//! Each holds the whole capability: its grant as `[tools.<name>]` writes
+//! it (the type, its checks, its `tools.lock` entry and what `inspect`
+//! says of it), its per-instance context ([`Capability`]: made from the
+//! tool's [`Grants`] and the call's [`CallScope`], or refused with a
+//! reason), the host side of its interfaces, and its `add_to_linker`. The
+//! grant is checked inside the host function; a refusal is an error the
 //! guest sees (`access-denied`, `HTTP-request-denied`), never a trap.
 //! `wasi:sockets` is linked (toolchains import it) and always denied: see
 //! [`workspace::WasiSetup`].
 //!
-//! `Caps::for_call` assembles them for one instance, narrowed once by the
-//! call's effect; `Caps::none` is the set with every grant refused.
+//! `Caps` is one field per capability: [`Caps::for_call`] makes each for one
+//! instance, narrowed once by the call's effect; [`Caps::none`] is the set
+//! outside a call, every grant refused. Adding a capability: its module, a
+//! field in [`Grants`] (and the config key and lock entry it reads from its
+//! module), a field in `Caps`, its linker line in `state.rs`, and its
+//! interface in the contract.
 
 pub mod artifacts;
 pub mod ask;
 pub mod context;
 pub mod grant_ctx;
+pub mod grants;
 pub mod http;
 pub mod kv;
 pub mod log;
@@ -30,10 +38,10 @@ use std::sync::Arc;
 
 use wasmtime_wasi::WasiCtx;
 
-use crate::config::{DirAccess, Grants};
-use crate::tool::Effect;
+pub use grants::Grants;
+
 use crate::usage::Meter;
-use artifacts::{ArtifactsCtx, ArtifactsGrant};
+use artifacts::ArtifactsCtx;
 use ask::AskCtx;
 use context::Mounts;
 use http::{HttpCtx, Network, RequestBudget};
@@ -41,11 +49,10 @@ use kv::{KvBackend, KvCtx};
 use log::{LogLine, TraceLog};
 use metrics::MetricsCtx;
 use progress::{Progress, ProgressFeed};
-use reminders::{RemindersCtx, Scheduler};
+use reminders::RemindersCtx;
 use resource_updates::ResourceUpdates;
-use sessions::{SessionsCtx, SessionsGrant};
+use sessions::SessionsCtx;
 use stdio::Capture;
-use workspace::WasiSetup;
 use workspace::open_files::{FileSlots, OpenFiles};
 
 /// Sees what a running call tells its caller before it ends: each log line
@@ -64,25 +71,37 @@ pub trait CallWatcher: Send + Sync {
     }
 }
 
-/// The capabilities one instance gets.
+/// One capability's context in one instance, as `Caps` holds it.
+pub(crate) trait Capability: Sized {
+    /// What `grants` give an instance of a call in `scope`: the grant
+    /// narrowed by the call's effect, or the refusal, with its reason,
+    /// the guest sees.
+    fn for_call(grants: &Grants, scope: &CallScope<'_>) -> anyhow::Result<Self>;
+
+    /// The context of an instance outside a call (loading, `effect-for`,
+    /// `dry-run-result`): refused, but for what the contract always serves.
+    fn outside_a_call(outside: &Outside<'_>) -> anyhow::Result<Self>;
+}
+
+/// The capabilities one instance gets: one field per capability.
 pub(crate) struct Caps {
     /// The workspace, environment, stdio and always-denied sockets.
     pub wasi: WasiCtx,
+    /// The workspace files the instance holds open, each with its
+    /// host-wide slot.
+    pub files: OpenFiles,
+    /// Which directories it has mounted.
+    pub mounts: Mounts,
     /// Outbound HTTP.
     pub http: HttpCtx,
     /// Key-value storage.
     pub kv: KvCtx,
-    /// The workspace files the instance holds open, each with its
-    /// host-wide slot.
-    pub files: OpenFiles,
     /// Where its progress reports go.
     pub progress: ProgressFeed,
     /// Which resource changes it may announce, and to whom.
     pub resource_updates: ResourceUpdates,
     /// Whom it may ask, and how.
     pub ask: AskCtx,
-    /// Which directories it has mounted.
-    pub mounts: Mounts,
     /// The session's artifacts it may list or save.
     pub artifacts: ArtifactsCtx,
     /// The custom metrics it may update.
@@ -93,9 +112,18 @@ pub(crate) struct Caps {
     pub reminders: RemindersCtx,
 }
 
-/// What the capabilities of one call share with the pipeline, across its
-/// instances: where log lines, stdio, host memory and requests are counted.
-pub(crate) struct CallShared<'a> {
+/// What one call's capabilities are made from besides the tool's grants:
+/// the call's effect and place, and what they share with the pipeline
+/// across its instances (where log lines, stdio, host memory and requests
+/// are counted).
+pub(crate) struct CallScope<'a> {
+    /// Whether the call's effect is `read`: each grant is narrowed to its
+    /// read-only form.
+    pub read_only: bool,
+    /// The session's directory the call mounts, if it has one.
+    pub workspace: Option<&'a Path>,
+    /// The host's key-value store (none when no tool is granted one).
+    pub kv: Option<&'a Arc<dyn KvBackend>>,
     /// The call's trace.
     pub trace: &'a TraceLog,
     /// Its stdout capture.
@@ -145,169 +173,59 @@ pub(crate) struct InSession<'a> {
     pub reminder_chain: u32,
 }
 
+/// Where an instance outside a call writes what it prints and logs.
+pub(crate) struct Outside<'a> {
+    /// Its trace.
+    pub trace: &'a TraceLog,
+    /// Its stdout capture.
+    pub stdout: &'a Capture,
+    /// Its stderr capture.
+    pub stderr: &'a Capture,
+}
+
+/// Why each grant is refused outside a call.
+pub(crate) const OUTSIDE_A_CALL: &str = "loading, effect-for or dry-run";
+
 impl Caps {
-    /// What `grants` give a call of `effect`: a read gets the read-only
-    /// form of each grant. `workspace` is the session's directory the call
-    /// mounts, `kv` the host's store (none when no tool is granted one).
-    pub fn for_call(
-        grants: &Grants,
-        effect: Effect,
-        workspace: Option<&Path>,
-        kv: Option<&Arc<dyn KvBackend>>,
-        shared: &CallShared<'_>,
-    ) -> anyhow::Result<Self> {
-        let read_only = effect == Effect::Read;
-        let kv = match kv {
-            Some(backend) if !grants.kv.is_empty() => {
-                KvCtx::new(Arc::clone(backend), grants.kv.clone(), read_only)
-                    .with_meter(shared.meter.clone())
-            }
-            _ => KvCtx::deny_all(),
-        };
-        let workspace = workspace.zip(workspace::permissions(grants.workspace, read_only));
-        let state = workspace::permissions(grants.state, read_only).map(|p| (shared.state_root, p));
-        let artifacts = match (shared.in_session, grants.artifacts) {
-            (_, DirAccess::None) => ArtifactsCtx::refused(
-                "artifacts are not granted to this tool (`artifacts = \"write\"` in its \
-                 [tools.<name>] saves them)",
-            ),
-            (None, _) => ArtifactsCtx::refused("a prompt or resource request has no session"),
-            (Some(call), access) => ArtifactsCtx::granted(ArtifactsGrant {
-                session: Arc::clone(call.session),
-                budget: call.budget,
-                writable: access == DirAccess::Write && !read_only,
-                call_id: call.call_id.to_string(),
-                tool: call.tool.to_string(),
-                mounts: [
-                    (workspace::GUEST_PATH, workspace.map(|(dir, _)| dir)),
-                    (workspace::STATE_GUEST_PATH, state.map(|(dir, _)| dir)),
-                ]
-                .into_iter()
-                .filter_map(|(mount, dir)| Some((mount, dir?.to_path_buf())))
-                .collect(),
-                meter: shared.meter.clone(),
-            }),
-        };
-        let sessions = match (shared.in_session, shared.sessions) {
-            _ if grants.sessions.is_empty() => SessionsCtx::refused(
-                "sessions are not granted to this tool (`sessions = [\"<channel>\"]` in its \
-                 [tools.<name>] reaches them)",
-            ),
-            (None, _) => SessionsCtx::refused("a prompt or resource request has no session"),
-            (_, None) => SessionsCtx::refused(
-                "this host keeps no sessions: a one-shot `tool call` cannot reach them (run \
-                 the tool under `toolhost serve` or `toolhost mcp`)",
-            ),
-            (Some(call), Some(store)) => SessionsCtx::granted(SessionsGrant {
-                store: Arc::clone(store),
-                channels: grants.sessions.clone(),
-                send_as: grants.send_as.clone(),
-                may_send: !read_only,
-                from: Arc::clone(call.session),
-                call_id: call.call_id.to_string(),
-                tool: call.tool.to_string(),
-                meter: shared.meter.clone(),
-            }),
-        };
-        let reminders = match (&grants.reminders, shared.in_session, shared.sessions) {
-            (None, _, _) => RemindersCtx::refused(
-                "reminders are not granted to this tool (`reminders = { tools = [] }` in its \
-                 [tools.<name>] schedules messages)",
-            ),
-            (_, None, _) => RemindersCtx::refused("a prompt or resource request has no session"),
-            (_, _, None) => RemindersCtx::refused(
-                "this host keeps no sessions: a one-shot `tool call` cannot schedule reminders \
-                 (run the tool under `toolhost serve` or `toolhost mcp`)",
-            ),
-            (Some(_), Some(call), Some(store)) if !store.holds(call.session) => {
-                RemindersCtx::refused(
-                    "this call's session ends with the call: reminders need a session the \
-                     server keeps (create one, then call in it with `sessionId`)",
-                )
-            }
-            (Some(grant), Some(call), Some(store)) => match shared.reminder_check {
-                None => RemindersCtx::refused("the host's tools are not at hand"),
-                Some(check) => RemindersCtx::granted(Scheduler {
-                    store: Arc::clone(store),
-                    session: Arc::clone(call.session),
-                    grant: grant.clone(),
-                    check: Arc::clone(check),
-                    writable: !read_only,
-                    call_id: call.call_id.to_string(),
-                    tool: call.tool.to_string(),
-                    chain: call.reminder_chain,
-                    meter: shared.meter.clone(),
-                }),
-            },
-        };
+    /// What `grants` give one instance of a call in `scope`.
+    pub fn for_call(grants: &Grants, scope: &CallScope<'_>) -> anyhow::Result<Self> {
         Ok(Self {
-            sessions,
-            reminders,
-            mounts: Mounts {
-                workspace: workspace.is_some(),
-                state: state.is_some(),
-            },
-            artifacts,
-            metrics: match grants.metrics {
-                true => MetricsCtx::granted(metrics::Updates {
-                    metrics: Arc::clone(shared.metrics.0),
-                    tool: shared.metrics.1.to_string(),
-                    meter: shared.meter.clone(),
-                }),
-                false => MetricsCtx::refused(
-                    "metrics are not granted to this tool (`metrics = true` in its \
-                     [tools.<name>])",
-                ),
-            },
-            wasi: WasiSetup {
-                workspace,
-                state,
-                env: &grants.env,
-                stdout: shared.stdout.clone(),
-                stderr: shared.stderr.clone(),
-            }
-            .build()?,
-            http: HttpCtx::new(
-                shared.network.clone(),
-                Arc::clone(&grants.http),
-                read_only,
-                shared.trace.clone(),
-            )
-            .with_budget(shared.http_budget.clone()),
-            kv,
-            files: OpenFiles::new(shared.file_slots.clone()),
-            progress: shared.progress.clone(),
-            resource_updates: shared.resource_updates.clone(),
-            ask: shared.ask.clone(),
+            wasi: Capability::for_call(grants, scope)?,
+            files: Capability::for_call(grants, scope)?,
+            mounts: Capability::for_call(grants, scope)?,
+            http: Capability::for_call(grants, scope)?,
+            kv: Capability::for_call(grants, scope)?,
+            progress: Capability::for_call(grants, scope)?,
+            resource_updates: Capability::for_call(grants, scope)?,
+            ask: Capability::for_call(grants, scope)?,
+            artifacts: Capability::for_call(grants, scope)?,
+            metrics: Capability::for_call(grants, scope)?,
+            sessions: Capability::for_call(grants, scope)?,
+            reminders: Capability::for_call(grants, scope)?,
         })
     }
 
     /// No workspace, KV, HTTP or environment (so no file to open): for
     /// metadata, effect-for and dry-run.
     pub fn none(trace: &TraceLog, stdout: &Capture, stderr: &Capture) -> anyhow::Result<Self> {
-        let env = Default::default();
+        let outside = &Outside {
+            trace,
+            stdout,
+            stderr,
+        };
         Ok(Self {
-            mounts: Mounts::default(),
-            artifacts: ArtifactsCtx::refused("loading, effect-for or dry-run"),
-            metrics: MetricsCtx::refused(
-                "metrics are not updated during loading, effect-for or dry-run",
-            ),
-            sessions: SessionsCtx::refused("loading, effect-for or dry-run"),
-            reminders: RemindersCtx::refused("loading, effect-for or dry-run"),
-            wasi: WasiSetup {
-                workspace: None,
-                state: None,
-                env: &env,
-                stdout: stdout.clone(),
-                stderr: stderr.clone(),
-            }
-            .build()?,
-            http: HttpCtx::deny_all(trace.clone()),
-            kv: KvCtx::deny_all(),
-            files: OpenFiles::new(FileSlots::with_cap(0)),
-            progress: ProgressFeed::default(),
-            resource_updates: ResourceUpdates::refused("loading, effect-for or dry-run"),
-            ask: AskCtx::refused("loading, effect-for or dry-run"),
+            wasi: Capability::outside_a_call(outside)?,
+            files: Capability::outside_a_call(outside)?,
+            mounts: Capability::outside_a_call(outside)?,
+            http: Capability::outside_a_call(outside)?,
+            kv: Capability::outside_a_call(outside)?,
+            progress: Capability::outside_a_call(outside)?,
+            resource_updates: Capability::outside_a_call(outside)?,
+            ask: Capability::outside_a_call(outside)?,
+            artifacts: Capability::outside_a_call(outside)?,
+            metrics: Capability::outside_a_call(outside)?,
+            sessions: Capability::outside_a_call(outside)?,
+            reminders: Capability::outside_a_call(outside)?,
         })
     }
 }
@@ -317,12 +235,16 @@ impl Caps {
 /// capability describes its own interfaces.
 pub fn import_status(grants: &Grants, import: &str) -> String {
     let interface = import.split('@').next().unwrap_or(import);
-    workspace::import_status(grants, interface)
-        .or_else(|| artifacts::import_status(grants.artifacts, interface))
-        .or_else(|| metrics::import_status(grants.metrics, interface))
-        .or_else(|| sessions::import_status(&grants.sessions, &grants.send_as, interface))
-        .or_else(|| reminders::import_status(grants.reminders.as_ref(), interface))
-        .or_else(|| kv::import_status(&grants.kv, interface))
-        .or_else(|| http::import_status(&grants.http, interface))
-        .unwrap_or_else(|| "served".into())
+    [
+        workspace::import_status,
+        artifacts::import_status,
+        metrics::import_status,
+        sessions::import_status,
+        reminders::import_status,
+        kv::import_status,
+        http::import_status,
+    ]
+    .iter()
+    .find_map(|status| status(grants, interface))
+    .unwrap_or_else(|| "served".into())
 }

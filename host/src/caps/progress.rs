@@ -10,11 +10,10 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use serde::Serialize;
 use wasmtime::component::HasSelf;
 
-use super::CallWatcher;
 use super::log::cut;
+use super::{CallScope, CallWatcher, Capability, Grants, Outside};
 use crate::bindings::toolhost::tool::progress::Host;
 use crate::bindings::v0_1::toolhost::tool::progress as v0_1;
 
@@ -23,18 +22,7 @@ pub const MAX_PROGRESS_REPORTS: usize = 256;
 /// The longest progress message kept, in bytes; longer ones are cut.
 pub const MAX_PROGRESS_MESSAGE_BYTES: usize = 1024;
 
-/// One accepted progress report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Progress {
-    /// How much is done; more than the call's previous report.
-    pub progress: f64,
-    /// How much there is to do, when the tool knows.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub total: Option<f64>,
-    /// What the tool is doing.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
+pub use crate::envelope::Progress;
 
 #[derive(Debug, Default)]
 struct Reports {
@@ -57,6 +45,18 @@ impl std::fmt::Debug for ProgressFeed {
             .field("reports", &self.reports)
             .field("watched", &self.watcher.is_some())
             .finish()
+    }
+}
+
+/// Always served: an instance reports to its call's feed, and outside a
+/// call to none.
+impl Capability for ProgressFeed {
+    fn for_call(_: &Grants, scope: &CallScope<'_>) -> anyhow::Result<Self> {
+        Ok(scope.progress.clone())
+    }
+
+    fn outside_a_call(_: &Outside<'_>) -> anyhow::Result<Self> {
+        Ok(Self::default())
     }
 }
 

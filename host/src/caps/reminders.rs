@@ -14,10 +14,11 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 
 use super::grant_ctx::GrantCtx;
+use super::{CallScope, Capability, Grants, OUTSIDE_A_CALL, Outside};
 use crate::bindings::toolhost::tool::reminders as wit;
-use crate::config::RemindersGrant;
 use crate::session::reminders::{
     MAX_CHAIN, MAX_DAYS_AHEAD, MAX_PAYLOAD_BYTES, Reminder, ReminderAction, ScheduledBy,
 };
@@ -27,10 +28,41 @@ use crate::usage::Meter;
 /// The longest reminder id looked for (`rem_` and 32 hex digits).
 const MAX_ID_BYTES: usize = 64;
 
-/// What a grant gives a component importing `interface`, as `inspect`
+/// A tool's `reminders` grant: it may schedule messages, and calls of the
+/// tools listed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemindersGrant {
+    /// The tools a reminder may call (none by default).
+    #[serde(default)]
+    pub tools: Vec<String>,
+}
+
+impl RemindersGrant {
+    /// Check the grant, naming the first entry that is not a tool's name.
+    pub fn check(&self) -> anyhow::Result<()> {
+        for tool in &self.tools {
+            anyhow::ensure!(
+                !tool.is_empty() && tool.len() <= 128,
+                "`reminders.tools` entry {tool:?} must be a tool's name (1-128 characters)"
+            );
+        }
+        Ok(())
+    }
+
+    /// The lock's entry: the tools reminders may call, sorted, each once.
+    pub fn lock_entry(&self) -> Vec<String> {
+        let mut tools = self.tools.clone();
+        tools.sort();
+        tools.dedup();
+        tools
+    }
+}
+
+/// What `grants` give a component importing `interface`, as `inspect`
 /// shows it; `None` for another interface.
-pub fn import_status(grant: Option<&RemindersGrant>, interface: &str) -> Option<String> {
-    (interface == "toolhost:tool/reminders").then(|| match grant {
+pub fn import_status(grants: &Grants, interface: &str) -> Option<String> {
+    (interface == "toolhost:tool/reminders").then(|| match &grants.reminders {
         None => "NOT GRANTED (no reminders)".into(),
         Some(grant) if grant.tools.is_empty() => {
             "granted: message reminders (list only for read calls)".into()
@@ -72,6 +104,46 @@ pub struct Scheduler {
 
 /// One instance's reminders: granted, or why not.
 pub type RemindersCtx = GrantCtx<Scheduler>;
+
+impl Capability for RemindersCtx {
+    fn for_call(grants: &Grants, scope: &CallScope<'_>) -> anyhow::Result<Self> {
+        Ok(
+            match (&grants.reminders, scope.in_session, scope.sessions) {
+                (None, _, _) => Self::refused(
+                    "reminders are not granted to this tool (`reminders = { tools = [] }` in its \
+                 [tools.<name>] schedules messages)",
+                ),
+                (_, None, _) => Self::refused("a prompt or resource request has no session"),
+                (_, _, None) => Self::refused(
+                    "this host keeps no sessions: a one-shot `tool call` cannot schedule reminders \
+                 (run the tool under `toolhost serve` or `toolhost mcp`)",
+                ),
+                (Some(_), Some(call), Some(store)) if !store.holds(call.session) => Self::refused(
+                    "this call's session ends with the call: reminders need a session the server \
+                 keeps (create one, then call in it with `sessionId`)",
+                ),
+                (Some(grant), Some(call), Some(store)) => match scope.reminder_check {
+                    None => Self::refused("the host's tools are not at hand"),
+                    Some(check) => Self::granted(Scheduler {
+                        store: Arc::clone(store),
+                        session: Arc::clone(call.session),
+                        grant: grant.clone(),
+                        check: Arc::clone(check),
+                        writable: !scope.read_only,
+                        call_id: call.call_id.to_string(),
+                        tool: call.tool.to_string(),
+                        chain: call.reminder_chain,
+                        meter: scope.meter.clone(),
+                    }),
+                },
+            },
+        )
+    }
+
+    fn outside_a_call(_: &Outside<'_>) -> anyhow::Result<Self> {
+        Ok(Self::refused(OUTSIDE_A_CALL))
+    }
+}
 
 impl RemindersCtx {
     fn writable(&self) -> Result<Arc<Scheduler>, String> {

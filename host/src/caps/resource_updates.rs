@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::broadcast;
 use wasmtime::component::HasSelf;
 
+use super::{CallScope, Capability, Grants, OUTSIDE_A_CALL, Outside};
 use crate::bindings::toolhost::tool::resource_updates::Host;
 
 /// The most addresses one call may announce.
@@ -65,6 +66,18 @@ impl std::fmt::Debug for ResourceUpdates {
             .field("allowed", &self.allowed.is_ok())
             .field("sent", &self.sent)
             .finish()
+    }
+}
+
+/// The pipeline makes a call's (it knows the resources the tool owns): an
+/// instance takes its call's.
+impl Capability for ResourceUpdates {
+    fn for_call(_: &Grants, scope: &CallScope<'_>) -> anyhow::Result<Self> {
+        Ok(scope.resource_updates.clone())
+    }
+
+    fn outside_a_call(_: &Outside<'_>) -> anyhow::Result<Self> {
+        Ok(Self::refused(OUTSIDE_A_CALL))
     }
 }
 

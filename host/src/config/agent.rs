@@ -31,7 +31,6 @@ use anyhow::Context as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::AllowList;
 use super::CustomToolSpec;
 use super::agent_tools::AgentToolSpec;
 use super::mcp::{self, McpServer, McpTransport};
@@ -39,6 +38,7 @@ use super::toolset::{
     Entry, MCP_TOOLSET_TYPE, McpToolset, TOOLSET_TYPE, TOOLSET_TYPE_DATED, Toolset, Toolsets,
     parse_entry,
 };
+use crate::caps::http::AllowList;
 use crate::tool::{self, MAX_TOOLS};
 
 /// The largest `tools_file` read.

@@ -6,6 +6,7 @@ use anyhow::Context as _;
 use serde::Deserialize;
 
 use super::{MAX_TIMEOUT_MS, check_range};
+use crate::admission::CallGate;
 use crate::usage::{DEFAULT_HOST_MEMORY_MB, DEFAULT_MAX_HANDLES, HostBudget};
 
 /// How many calls may run tool code at once by default.
@@ -88,6 +89,15 @@ impl HostLimits {
     /// How long a call waits for a slot.
     pub fn queue_timeout(&self) -> Duration {
         Duration::from_millis(self.queue_timeout_ms.unwrap_or(DEFAULT_QUEUE_TIMEOUT_MS))
+    }
+
+    /// The admission gate these limits describe.
+    pub fn call_gate(&self) -> CallGate {
+        CallGate::new(
+            self.concurrent_calls(),
+            self.queued_calls(),
+            self.queue_timeout(),
+        )
     }
 
     /// The compile cache's size cap, in bytes.

@@ -27,8 +27,8 @@ use std::time::Duration;
 use anyhow::Context as _;
 use serde::Deserialize;
 
-use super::AllowList;
 use super::toolset::McpToolset;
+use crate::caps::http::AllowList;
 
 /// How long starting a server and listing its tools may take by default.
 pub const DEFAULT_STARTUP_TIMEOUT_MS: u64 = 30_000;

@@ -6,8 +6,6 @@
 
 pub mod agent;
 pub mod agent_tools;
-mod allow_list;
-mod grants;
 mod limits;
 pub mod mcp;
 pub mod redacted;
@@ -29,14 +27,15 @@ use anyhow::Context as _;
 use serde::Deserialize;
 
 use self::agent::AgentSpec;
-pub use self::allow_list::{AllowList, AllowListError};
-pub use self::grants::{Channels, Principals, RemindersGrant};
 pub use self::limits::*;
 use self::mcp::McpServer;
 pub use self::server::*;
 pub use self::telemetry::*;
 pub use self::tool::*;
 use self::toolset::{Toolset, Toolsets};
+use crate::caps::Grants;
+use crate::caps::http::AllowList;
+use crate::caps::sessions::{Channels, Principals};
 pub use crate::usage::{DEFAULT_HOST_MEMORY_MB, DEFAULT_MAX_HANDLES};
 
 /// The file name looked for in a host directory.
@@ -346,6 +345,7 @@ pub fn check_agent_name(name: &str) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::caps::workspace::DirAccess;
 
     fn parse(text: &str) -> anyhow::Result<Config> {
         Config::parse(text, Path::new("toolhost.toml"))

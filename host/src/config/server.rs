@@ -3,8 +3,8 @@
 use anyhow::Context as _;
 use serde::Deserialize;
 
-use super::AllowList;
 use super::{MAX_SIZE_CAP, MAX_TIMEOUT_MS, check_range};
+use crate::caps::http::AllowList;
 
 /// The default wait for an approval: 10 minutes.
 pub const DEFAULT_APPROVAL_TIMEOUT_MS: u64 = 600_000;

@@ -2,20 +2,19 @@
 //! this machine (the default), or a Redis server several hosts share.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context as _;
 use serde::Deserialize;
 
-/// The key prefix when `[state] key_prefix` is not set.
-pub const DEFAULT_KEY_PREFIX: &str = "toolhost";
-/// Connections to Redis when `[state] pool_size` is not set.
-pub const DEFAULT_POOL_SIZE: usize = 4;
+use crate::redis_store::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_KEY_PREFIX, DEFAULT_POOL_SIZE, DEFAULT_RESPONSE_TIMEOUT,
+    RedisOptions, RedisStore, redact_url,
+};
+
 /// The most connections one host opens to Redis.
 pub const MAX_POOL_SIZE: usize = 64;
-/// How long connecting to Redis may take when not configured.
-pub const DEFAULT_CONNECT_TIMEOUT_MS: u64 = 2_000;
-/// How long a Redis command may take when not configured.
-pub const DEFAULT_RESPONSE_TIMEOUT_MS: u64 = 2_000;
 
 /// Which store keeps the host's shared state.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -127,20 +126,6 @@ impl std::fmt::Debug for StateSettings {
     }
 }
 
-/// `url` with any password in it replaced by `***`, for logs and errors.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    match rest.split_once('@') {
-        Some((userinfo, host)) => {
-            let user = userinfo.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}:***@{host}")
-        }
-        None => url.to_string(),
-    }
-}
-
 impl StateSettings {
     /// Check the settings, naming the key at fault.
     pub fn validate(&self) -> anyhow::Result<()> {
@@ -248,6 +233,37 @@ impl StateSettings {
         }))
     }
 
+    /// How to reach Redis: `redis_url` (required) with the other keys, the
+    /// password read from the variable `password_env` names.
+    pub fn redis_options(&self) -> anyhow::Result<RedisOptions> {
+        let url = self
+            .redis_url
+            .as_deref()
+            .context("`[state] backend = \"redis\"` needs `redis_url`")?;
+        let password = match &self.password_env {
+            Some(var) => Some(std::env::var(var).with_context(|| {
+                format!("`[state] password_env` names ${var}, which is not set")
+            })?),
+            None => None,
+        };
+        Ok(RedisOptions {
+            username: self.username.clone(),
+            password,
+            tls_ca_file: self.tls_ca_file.clone(),
+            connect_timeout: self.connect_timeout(),
+            response_timeout: self.response_timeout(),
+            pool_size: self.pool_size(),
+            key_prefix: self.key_prefix().to_string(),
+            ..RedisOptions::new(url)
+        })
+    }
+
+    /// Open the Redis pool these settings describe, sealing records with
+    /// the cluster key.
+    pub fn open_redis(&self) -> anyhow::Result<Arc<RedisStore>> {
+        RedisStore::open(&self.redis_options()?, &self.cluster_key()?)
+    }
+
     /// The cluster key, read from the variable `cluster_key_env` names.
     pub fn cluster_key(&self) -> anyhow::Result<Vec<u8>> {
         let var = self
@@ -284,18 +300,14 @@ impl StateSettings {
 
     /// How long connecting may take.
     pub fn connect_timeout(&self) -> Duration {
-        Duration::from_millis(
-            self.connect_timeout_ms
-                .unwrap_or(DEFAULT_CONNECT_TIMEOUT_MS),
-        )
+        self.connect_timeout_ms
+            .map_or(DEFAULT_CONNECT_TIMEOUT, Duration::from_millis)
     }
 
     /// How long one command may take.
     pub fn response_timeout(&self) -> Duration {
-        Duration::from_millis(
-            self.response_timeout_ms
-                .unwrap_or(DEFAULT_RESPONSE_TIMEOUT_MS),
-        )
+        self.response_timeout_ms
+            .map_or(DEFAULT_RESPONSE_TIMEOUT, Duration::from_millis)
     }
 }
 

@@ -1,19 +1,25 @@
 //! `[defaults]` and `[tools.<name>]`: one tool's settings, their layering
 //! into its policy, and its grants.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 
-use super::AllowList;
-use super::{Channels, MAX_MEMORY_MB, MAX_TIMEOUT_MS, Principals, RemindersGrant, check_range};
+use super::{MAX_MEMORY_MB, MAX_TIMEOUT_MS, check_range};
+use crate::caps::Grants;
+use crate::caps::ask::Asked;
+use crate::caps::http::AllowList;
+use crate::caps::kv;
+use crate::caps::reminders::RemindersGrant;
+use crate::caps::sessions::{Channels, Principals};
+use crate::caps::workspace::{DirAccess, Env};
 use crate::usage::HostBudget;
 
-/// Settings that `[defaults]` and `[tools.<name>]` may hold; unset keys inherit.
-#[derive(Clone, Default, Deserialize)]
+/// Settings that `[defaults]` and `[tools.<name>]` may hold; unset keys
+/// inherit. Each grant's type is its capability's (`crate::caps`).
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolSettings {
     /// Whether the tool is listed and callable.
@@ -45,8 +51,8 @@ pub struct ToolSettings {
     pub kv: Option<Vec<String>>,
     /// Origins the tool may send HTTP requests to.
     pub http: Option<Vec<String>>,
-    /// Environment variables given to the tool.
-    pub env: Option<BTreeMap<String, String>>,
+    /// Environment variables given to the tool (`Debug` shows their names).
+    pub env: Option<Env>,
     /// Whom the tool may ask during a call (`toolhost:tool/ask`).
     pub ask: Option<BTreeSet<Asked>>,
     /// The largest input accepted, in bytes of JSON.
@@ -67,31 +73,6 @@ pub struct ToolSettings {
     pub effect: Option<crate::tool::Effect>,
 }
 
-/// Environment values may be secrets: `Debug` shows only their names.
-impl std::fmt::Debug for ToolSettings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolSettings")
-            .field("enabled", &self.enabled)
-            .field("permission", &self.permission)
-            .field("timeout_ms", &self.timeout_ms)
-            .field("memory_mb", &self.memory_mb)
-            .field("workspace", &self.workspace)
-            .field("state", &self.state)
-            .field("artifacts", &self.artifacts)
-            .field("metrics", &self.metrics)
-            .field("sessions", &self.sessions)
-            .field("send_as", &self.send_as)
-            .field("reminders", &self.reminders)
-            .field("kv", &self.kv)
-            .field("http", &self.http)
-            .field(
-                "env",
-                &self.env.as_ref().map(|e| e.keys().collect::<Vec<_>>()),
-            )
-            .finish_non_exhaustive()
-    }
-}
-
 /// Whether a tool's calls run at once or wait for someone to approve them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -101,39 +82,6 @@ pub enum Permission {
     AlwaysAllow,
     /// Every call waits for an approval.
     AlwaysAsk,
-}
-
-/// How much of a directory (the session's workspace, the host's state
-/// root) a tool may touch.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DirAccess {
-    /// No workspace at all.
-    #[default]
-    None,
-    /// Read-only.
-    Read,
-    /// Read and write.
-    Write,
-}
-
-/// Whom a tool may ask during a call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Asked {
-    /// The person using the client (MCP elicitation).
-    User,
-    /// The client's model (MCP sampling).
-    Model,
-}
-
-impl std::fmt::Display for Asked {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::User => "user",
-            Self::Model => "model",
-        })
-    }
 }
 
 /// What one tool is allowed, resolved from the config.
@@ -183,52 +131,6 @@ pub const DEFAULT_MAX_STDIO_BYTES: usize = 64 * 1024;
 /// The largest value any byte-size cap may be set to: 64 MiB.
 pub const MAX_SIZE_CAP: usize = 64 * 1024 * 1024;
 
-/// The capabilities granted to one tool. Empty denies everything.
-#[derive(Clone, Default, PartialEq)]
-pub struct Grants {
-    /// Workspace access.
-    pub workspace: DirAccess,
-    /// Access to the host's state root.
-    pub state: DirAccess,
-    /// Access to the session's artifacts.
-    pub artifacts: DirAccess,
-    /// Whether it may update custom metrics.
-    pub metrics: bool,
-    /// The channels whose sessions it may look up and send to.
-    pub sessions: Channels,
-    /// The principals it may send as, besides its call's own.
-    pub send_as: Principals,
-    /// Whether it may schedule reminders, and which tools they may call.
-    pub reminders: Option<RemindersGrant>,
-    /// Buckets the tool may open.
-    pub kv: Vec<String>,
-    /// Where the tool may send HTTP requests (shared with every call's HTTP context).
-    pub http: Arc<AllowList>,
-    /// Environment variables, by name.
-    pub env: BTreeMap<String, String>,
-    /// Whom it may ask during a call.
-    pub ask: BTreeSet<Asked>,
-}
-
-/// Environment values may be secrets: `Debug` shows only their names.
-impl std::fmt::Debug for Grants {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Grants")
-            .field("workspace", &self.workspace)
-            .field("state", &self.state)
-            .field("artifacts", &self.artifacts)
-            .field("metrics", &self.metrics)
-            .field("sessions", &self.sessions)
-            .field("send_as", &self.send_as)
-            .field("reminders", &self.reminders)
-            .field("kv", &self.kv)
-            .field("http", &self.http)
-            .field("env", &self.env.keys().collect::<Vec<_>>())
-            .field("ask", &self.ask)
-            .finish()
-    }
-}
-
 /// A setting from the first layer that sets it.
 pub(super) fn first<T>(
     layers: &[&ToolSettings],
@@ -255,11 +157,8 @@ impl ToolSettings {
             self.max_http_response_bytes,
             1..=1 << 30,
         )?;
-        for bucket in self.kv.iter().flatten() {
-            anyhow::ensure!(
-                !bucket.is_empty() && bucket.len() <= 128,
-                "`kv` bucket name {bucket:?} must be 1-128 characters"
-            );
+        if let Some(buckets) = &self.kv {
+            kv::check_buckets(buckets)?;
         }
         if let Some(entries) = &self.http {
             AllowList::parse(entries).context("invalid `http` entry")?;
@@ -270,11 +169,8 @@ impl ToolSettings {
         if let Some(patterns) = &self.send_as {
             Principals::parse(patterns).context("invalid `send_as` grant")?;
         }
-        for tool in self.reminders.iter().flat_map(|r| &r.tools) {
-            anyhow::ensure!(
-                !tool.is_empty() && tool.len() <= 128,
-                "`reminders.tools` entry {tool:?} must be a tool's name (1-128 characters)"
-            );
+        if let Some(grant) = &self.reminders {
+            grant.check()?;
         }
         Ok(())
     }

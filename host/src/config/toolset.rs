@@ -27,8 +27,9 @@ use anyhow::Context as _;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::AllowList;
-use super::{DirAccess, Permission, ToolSettings};
+use super::{Permission, ToolSettings};
+use crate::caps::http::AllowList;
+use crate::caps::workspace::{DirAccess, Env};
 use crate::tool::Effect;
 
 /// The canonical toolset type, the one stored.
@@ -251,7 +252,7 @@ impl Toolset {
             workspace: Some(*workspace),
             kv: Some(Vec::new()),
             http: Some(http),
-            env: Some(BTreeMap::new()),
+            env: Some(Env::default()),
             ..ToolSettings::default()
         })
     }

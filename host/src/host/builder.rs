@@ -161,7 +161,7 @@ impl HostBuilder {
         let config = Arc::new(config);
         let shared = match config.state.backend {
             Backend::Embedded => None,
-            Backend::Redis => Some(RedisStore::open(&config.state).context("in [state]")?),
+            Backend::Redis => Some(config.state.open_redis().context("in [state]")?),
         };
         let agents = Arc::new(match (&shared, &config.state.workspaces_dir) {
             (Some(store), Some(workspaces)) => Agents::shared(
@@ -191,7 +191,7 @@ impl HostBuilder {
         let kv = open_kv(shared.as_ref(), needs_kv, &state_dir)?;
         let agent_feed = shared.as_ref().map(fleet_agents::feed);
         let host = Host {
-            gate: CallGate::new(&config.limits),
+            gate: config.limits.call_gate(),
             file_slots: FileSlots::new(config.limits.open_files()),
             engine,
             agents,

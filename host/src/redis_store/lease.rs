@@ -381,21 +381,16 @@ fn millis(duration: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::state::{Backend, StateSettings};
+    use crate::redis_store::RedisOptions;
     use toolhost_test_artifacts::redis::RedisServer;
 
     fn store(server: &RedisServer) -> Arc<RedisStore> {
-        RedisStore::open_with_key(
-            &StateSettings {
-                backend: Backend::Redis,
-                redis_url: Some(server.url()),
-                response_timeout_ms: Some(200),
-                connect_timeout_ms: Some(200),
-                ..StateSettings::default()
-            },
-            &crate::redis_store::TEST_CLUSTER_KEY,
-        )
-        .unwrap()
+        let options = RedisOptions {
+            response_timeout: Duration::from_millis(200),
+            connect_timeout: Duration::from_millis(200),
+            ..RedisOptions::new(server.url())
+        };
+        RedisStore::open(&options, &crate::redis_store::TEST_CLUSTER_KEY).unwrap()
     }
 
     const TERMS: LeaseTerms = LeaseTerms {

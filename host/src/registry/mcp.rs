@@ -17,9 +17,10 @@ use sha2::{Digest, Sha256};
 
 use super::tool::{Described, Kind, Mounted};
 use super::{LoadFailure, Origin, Registry, Tool};
+use crate::caps::Grants;
 use crate::config::mcp::source_of;
 use crate::config::toolset::{Configs, McpToolset};
-use crate::config::{CONFIG_FILE, Config, Grants, ToolSettings};
+use crate::config::{CONFIG_FILE, Config, ToolSettings};
 use crate::tool::{self, Effect, EffectDecl, ToolMetadata};
 use crate::upstream::{Upstream, Upstreams};
 

@@ -14,7 +14,7 @@ use tokio::sync::broadcast;
 
 use super::Unavailable;
 
-use crate::call::envelope::{CallProgress, CallRefused, CallRequested, CallResult, CallTrace};
+use crate::envelope::{CallProgress, CallRefused, CallRequested, CallResult, CallTrace};
 use crate::usage::Usage;
 
 /// How many events a session keeps for replay.

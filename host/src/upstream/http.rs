@@ -29,8 +29,8 @@ use sse_stream::{Sse, SseStream};
 use tokio::io::{AsyncRead, AsyncWrite};
 use wasmtime_wasi_http::io::TokioIo;
 
+use crate::caps::http::AllowList;
 use crate::caps::http::Network;
-use crate::config::AllowList;
 use crate::config::mcp::RESERVED_HEADERS;
 
 const SESSION_ID: &str = "mcp-session-id";

@@ -19,6 +19,7 @@
 //! hold header values, URL user info or query strings.
 
 pub mod addr;
+mod allow_list;
 mod net;
 pub mod request_parts;
 mod send;
@@ -36,9 +37,10 @@ pub use net::{
     DEFAULT_REQUEST_TIMEOUT, Dialer, HttpLimits, Network, Resolver, SystemDialer, SystemResolver,
 };
 
-use crate::config::AllowList;
+pub use allow_list::{AllowList, AllowListError};
 
 use super::log::TraceLog;
+use super::{CallScope, Capability, Grants, Outside};
 use crate::usage::HttpTally;
 use send::Outbound;
 
@@ -130,16 +132,32 @@ impl RequestBudget {
     }
 }
 
-/// What `allowed` gives a component importing `interface` of `wasi:http`,
+/// What `grants` give a component importing `interface` of `wasi:http`,
 /// as `inspect` shows it; `None` for another interface.
-pub fn import_status(allowed: &AllowList, interface: &str) -> Option<String> {
+pub fn import_status(grants: &Grants, interface: &str) -> Option<String> {
     interface.starts_with("wasi:http/").then(|| {
-        if allowed.is_empty() {
+        if grants.http.is_empty() {
             "NOT GRANTED (no http allow-list)".into()
         } else {
             "granted: allow-listed origins".into()
         }
     })
+}
+
+impl Capability for HttpCtx {
+    fn for_call(grants: &Grants, scope: &CallScope<'_>) -> anyhow::Result<Self> {
+        Ok(Self::new(
+            scope.network.clone(),
+            Arc::clone(&grants.http),
+            scope.read_only,
+            scope.trace.clone(),
+        )
+        .with_budget(scope.http_budget.clone()))
+    }
+
+    fn outside_a_call(outside: &Outside<'_>) -> anyhow::Result<Self> {
+        Ok(Self::deny_all(outside.trace.clone()))
+    }
 }
 
 /// The per-call HTTP context: the allow-list, what this call's effect

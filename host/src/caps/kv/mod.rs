@@ -16,6 +16,7 @@ use wasmtime::component::{HasData, Resource, ResourceTable};
 
 pub use self::redb_backend::RedbBackend;
 pub use self::redis_backend::RedisBackend;
+use super::{CallScope, Capability, Grants, Outside};
 use crate::bindings::wasi::keyvalue::{atomics, batch, store};
 use crate::usage::{Charge, HostBudget, Meter};
 
@@ -143,16 +144,55 @@ const CAS_OVERHEAD: usize = 128;
 /// What each entry of a `get-many` answer costs the host besides its bytes.
 const BATCH_ENTRY_OVERHEAD: usize = 64;
 
-/// What a grant of `buckets` gives a component importing `interface` of
+/// The longest bucket name a `kv` grant may hold.
+pub const MAX_BUCKET_NAME_BYTES: usize = 128;
+
+/// Check the bucket names of a `kv` grant, naming the first that is not one.
+pub fn check_buckets(buckets: &[String]) -> anyhow::Result<()> {
+    for bucket in buckets {
+        anyhow::ensure!(
+            !bucket.is_empty() && bucket.len() <= MAX_BUCKET_NAME_BYTES,
+            "`kv` bucket name {bucket:?} must be 1-{MAX_BUCKET_NAME_BYTES} characters"
+        );
+    }
+    Ok(())
+}
+
+/// The lock's entry for a grant of `buckets`: sorted, each once.
+pub fn lock_entry(buckets: &[String]) -> Vec<String> {
+    let mut buckets = buckets.to_vec();
+    buckets.sort();
+    buckets.dedup();
+    buckets
+}
+
+/// What `grants` give a component importing `interface` of
 /// `wasi:keyvalue`, as `inspect` shows it; `None` for another interface.
-pub fn import_status(buckets: &[String], interface: &str) -> Option<String> {
+pub fn import_status(grants: &Grants, interface: &str) -> Option<String> {
     interface.starts_with("wasi:keyvalue/").then(|| {
-        if buckets.is_empty() {
+        if grants.kv.is_empty() {
             "NOT GRANTED (no kv buckets)".into()
         } else {
-            format!("granted: buckets {}", buckets.join(", "))
+            format!("granted: buckets {}", grants.kv.join(", "))
         }
     })
+}
+
+impl Capability for KvCtx {
+    /// The buckets granted, on the host's store; none without a store.
+    fn for_call(grants: &Grants, scope: &CallScope<'_>) -> anyhow::Result<Self> {
+        Ok(match scope.kv {
+            Some(backend) if !grants.kv.is_empty() => {
+                Self::new(Arc::clone(backend), grants.kv.clone(), scope.read_only)
+                    .with_meter(scope.meter.clone())
+            }
+            _ => Self::deny_all(),
+        })
+    }
+
+    fn outside_a_call(_: &Outside<'_>) -> anyhow::Result<Self> {
+        Ok(Self::deny_all())
+    }
 }
 
 /// The per-instance key-value context.

@@ -1,5 +1,5 @@
 use super::*;
-use crate::config::state::{Backend, StateSettings};
+use crate::redis_store::RedisOptions;
 use crate::redis_store::RedisStore;
 use store::{Host as _, HostBucket as _};
 use toolhost_test_artifacts::redis::RedisServer;
@@ -18,13 +18,8 @@ fn embedded() -> (Keep, Arc<dyn KvBackend>) {
 
 fn on_redis() -> Option<(Keep, Arc<dyn KvBackend>)> {
     let server = RedisServer::start()?;
-    let settings = StateSettings {
-        backend: Backend::Redis,
-        redis_url: Some(server.url()),
-        ..StateSettings::default()
-    };
-    let store =
-        RedisStore::open_with_key(&settings, &crate::redis_store::TEST_CLUSTER_KEY).unwrap();
+    let settings = RedisOptions::new(server.url());
+    let store = RedisStore::open(&settings, &crate::redis_store::TEST_CLUSTER_KEY).unwrap();
     Some((Keep::Server(server), Arc::new(RedisBackend::new(store))))
 }
 
@@ -348,13 +343,9 @@ async fn a_redis_that_is_down_is_an_error_naming_it_and_then_recovers() {
     let Some(mut server) = RedisServer::start() else {
         return;
     };
-    let settings = StateSettings {
-        backend: Backend::Redis,
-        redis_url: Some(server.url()),
-        ..StateSettings::default()
-    };
+    let settings = RedisOptions::new(server.url());
     let kv = RedisBackend::new(
-        RedisStore::open_with_key(&settings, &crate::redis_store::TEST_CLUSTER_KEY).unwrap(),
+        RedisStore::open(&settings, &crate::redis_store::TEST_CLUSTER_KEY).unwrap(),
     );
     assert_eq!(kv.increment("b", "n", 1).await.unwrap(), 1);
     server.kill();

@@ -14,11 +14,11 @@
 //! ([`special_files`]). Both take a host-wide slot before they open a
 //! descriptor, given back when the guest drops it ([`open_files`]).
 
+mod grant;
 pub mod listing;
 pub mod open_files;
 pub mod special_files;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -30,11 +30,12 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 };
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
+pub use self::grant::{DirAccess, Env};
 use self::listing::Listing;
-use self::open_files::OpenFiles;
+use self::open_files::{FileSlots, OpenFiles};
 use super::log::TraceLog;
 use super::stdio::Capture;
-use crate::config::{DirAccess, Grants};
+use super::{CallScope, Capability, Grants, Outside};
 use crate::usage::Meter;
 
 /// Whether filesystem calls run on the worker that runs the guest (see
@@ -87,6 +88,70 @@ pub fn permissions(grant: DirAccess, read_only_call: bool) -> Option<FsPerms> {
     }
 }
 
+/// The directories one call mounts, each with the permissions on it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Preopens<'a> {
+    /// The session's workspace at `/workspace`, if it is mounted.
+    pub workspace: Option<(&'a Path, FsPerms)>,
+    /// The host's state root at `/state`, if it is mounted.
+    pub state: Option<(&'a Path, FsPerms)>,
+}
+
+impl<'a> Preopens<'a> {
+    /// What `grants` mount for a call in `scope`.
+    pub fn of(grants: &Grants, scope: &CallScope<'a>) -> Self {
+        Self {
+            workspace: scope
+                .workspace
+                .zip(permissions(grants.workspace, scope.read_only)),
+            state: permissions(grants.state, scope.read_only).map(|p| (scope.state_root, p)),
+        }
+    }
+
+    /// Each mounted directory, as the tool sees it beside where it is.
+    pub fn mounted(&self) -> impl Iterator<Item = (&'static str, &'a Path)> {
+        [(GUEST_PATH, self.workspace), (STATE_GUEST_PATH, self.state)]
+            .into_iter()
+            .filter_map(|(mount, preopen)| Some((mount, preopen?.0)))
+    }
+}
+
+impl Capability for WasiCtx {
+    fn for_call(grants: &Grants, scope: &CallScope<'_>) -> anyhow::Result<Self> {
+        let preopens = Preopens::of(grants, scope);
+        WasiSetup {
+            workspace: preopens.workspace,
+            state: preopens.state,
+            env: &grants.env,
+            stdout: scope.stdout.clone(),
+            stderr: scope.stderr.clone(),
+        }
+        .build()
+    }
+
+    fn outside_a_call(outside: &Outside<'_>) -> anyhow::Result<Self> {
+        WasiSetup {
+            workspace: None,
+            state: None,
+            env: &Env::default(),
+            stdout: outside.stdout.clone(),
+            stderr: outside.stderr.clone(),
+        }
+        .build()
+    }
+}
+
+impl Capability for OpenFiles {
+    fn for_call(_: &Grants, scope: &CallScope<'_>) -> anyhow::Result<Self> {
+        Ok(Self::new(scope.file_slots.clone()))
+    }
+
+    /// No file can be opened: nothing is mounted.
+    fn outside_a_call(_: &Outside<'_>) -> anyhow::Result<Self> {
+        Ok(Self::new(FileSlots::with_cap(0)))
+    }
+}
+
 /// The WASI context of one call.
 pub struct WasiSetup<'a> {
     /// The workspace directory and the permissions on it, if any.
@@ -94,7 +159,7 @@ pub struct WasiSetup<'a> {
     /// The state root and the permissions on it, if any.
     pub state: Option<(&'a Path, FsPerms)>,
     /// Environment variables given to the tool.
-    pub env: &'a BTreeMap<String, String>,
+    pub env: &'a Env,
     /// Where the tool's stdout goes.
     pub stdout: Capture,
     /// Where the tool's stderr goes.
@@ -123,7 +188,7 @@ impl WasiSetup<'_> {
             // block it long (a whole listing, opening a FIFO) are served
             // by this module instead.
             .allow_blocking_current_thread(BLOCK_CURRENT_THREAD);
-        for (name, value) in self.env {
+        for (name, value) in self.env.iter() {
             builder.env(name, value);
         }
         for (what, mount, preopen) in [

@@ -33,7 +33,7 @@ fn old_events_are_pruned() {
 fn result(call: usize, output_bytes: u64) -> EventData {
     EventData::Result(Arc::new(CallResult {
         ok: true,
-        call: crate::call::envelope::CallRef {
+        call: crate::envelope::CallRef {
             id: format!("call_{call}"),
             tool: "big".into(),
             origin: None,

@@ -3,7 +3,7 @@ mod hostile;
 mod reminders;
 
 use super::*;
-use crate::config::state::{Backend, StateSettings};
+use crate::redis_store::RedisOptions;
 use crate::session::{Event, EventData, EventKind, SlotRefused};
 use toolhost_test_artifacts::redis::RedisServer;
 
@@ -16,12 +16,8 @@ struct Fleet {
 
 /// A store of keys in the Redis `server` runs.
 fn redis_store(server: &RedisServer) -> Arc<RedisStore> {
-    let settings = StateSettings {
-        backend: Backend::Redis,
-        redis_url: Some(server.url()),
-        ..StateSettings::default()
-    };
-    RedisStore::open_with_key(&settings, &crate::redis_store::TEST_CLUSTER_KEY).unwrap()
+    let settings = RedisOptions::new(server.url());
+    RedisStore::open(&settings, &crate::redis_store::TEST_CLUSTER_KEY).unwrap()
 }
 
 fn fleet(retention: Duration) -> Option<Fleet> {

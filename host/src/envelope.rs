@@ -1,6 +1,8 @@
 //! The envelope: what a call leaves behind, as every surface reports it and
-//! the session's events record it. A leaf: it names no pipeline stage, so
-//! the event log depends on it and on nothing else of the pipeline.
+//! the session's events record it — its result, trace, log lines and
+//! progress reports. A leaf below the pipeline, the capabilities and the
+//! session: each of them names these records and none of them names
+//! another for it (the call module re-exports them).
 
 use std::sync::Arc;
 
@@ -8,13 +10,33 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::agent_pin::AgentPin;
-use crate::caps::log::LogLine;
-use crate::caps::progress::Progress;
 #[cfg(doc)]
 use crate::error::CallError;
 use crate::output::ToolOutput;
 use crate::tool::Effect;
 use crate::usage::{Limit, Usage};
+
+/// One line of a call's trace.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct LogLine {
+    /// `debug`, `info`, `warn` or `error`; `host` for the host's own notes.
+    pub level: &'static str,
+    /// The text.
+    pub message: String,
+}
+
+/// One accepted progress report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Progress {
+    /// How much is done; more than the call's previous report.
+    pub progress: f64,
+    /// How much there is to do, when the tool knows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// What the tool is doing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
 
 /// Which call a result or an event is about: flattened into each of them as
 /// `callId` and `toolName`.

@@ -4,7 +4,8 @@
 //! missing port means the scheme's default, and `*://*:*` allows everything
 //! (a bare `*` is refused so nobody allows everything by accident). An entry
 //! naming an IP address literally is the only way to reach an address that
-//! is not globally routable (`caps::http` enforces both).
+//! is not globally routable (the capability enforces both). The lock
+//! records its [`AllowList::lock_entry`].
 
 use std::net::IpAddr;
 
@@ -64,9 +65,17 @@ impl AllowList {
     }
 
     /// The entries in canonical form (`scheme://host:port`, lower case,
-    /// default ports written out), as `tools.lock` records them.
+    /// default ports written out).
     pub fn canonical(&self) -> Vec<String> {
         self.entries.iter().map(Origin::to_string).collect()
+    }
+
+    /// The lock's entry: the canonical entries, sorted, each once.
+    pub fn lock_entry(&self) -> Vec<String> {
+        let mut entries = self.canonical();
+        entries.sort();
+        entries.dedup();
+        entries
     }
 
     /// Whether nothing is allowed.

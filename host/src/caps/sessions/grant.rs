@@ -1,9 +1,6 @@
-//! The grants of `[tools.<name>]` that name other things: the channels a
-//! tool's sessions capability reaches, the principals it may send as, and
-//! the tools its reminders may call. Parsed and checked with the config;
-//! used by `caps::sessions` and `caps::reminders`.
-
-use serde::{Deserialize, Serialize};
+//! The `sessions` and `send_as` grants of `[tools.<name>]`: the channels a
+//! tool's sessions capability reaches and the principals it may send as,
+//! each a list of names or prefixes, parsed and checked with the config.
 
 /// Names, or prefixes ending in `*` (`*` alone is every name), sorted:
 /// what [`Channels`] and [`Principals`] are made of.
@@ -103,16 +100,6 @@ impl Principals {
     pub fn patterns(&self) -> &[String] {
         &self.0.0
     }
-}
-
-/// A tool's `reminders` grant: it may schedule messages, and calls of the
-/// tools listed.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct RemindersGrant {
-    /// The tools a reminder may call (none by default).
-    #[serde(default)]
-    pub tools: Vec<String>,
 }
 
 #[cfg(test)]

@@ -15,13 +15,16 @@
 //! bytes), a call sends at most [`MAX_SENDS_PER_CALL`], and each send
 //! counts in the receipt.
 
+mod grant;
+
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+pub use self::grant::{Channels, Principals};
 use super::grant_ctx::GrantCtx;
+use super::{CallScope, Capability, Grants, OUTSIDE_A_CALL, Outside};
 use crate::bindings::toolhost::tool::sessions as wit;
-use crate::config::{Channels, Principals};
 use crate::session::{
     EventData, EventKind, NewSession, Session, SessionMode, SessionStore, VOUCHED_BY, principal_id,
     principal_name, principal_only, vouched_name,
@@ -38,16 +41,16 @@ pub const MAX_NAME_BYTES: usize = 256;
 /// The most messages one call may send.
 pub const MAX_SENDS_PER_CALL: u32 = 16;
 
-/// What a grant gives a component importing `interface`, as `inspect`
+/// What `grants` give a component importing `interface`, as `inspect`
 /// shows it; `None` for another interface.
-pub fn import_status(channels: &Channels, send_as: &Principals, interface: &str) -> Option<String> {
-    (interface == "toolhost:tool/sessions").then(|| match channels.is_empty() {
+pub fn import_status(grants: &Grants, interface: &str) -> Option<String> {
+    (interface == "toolhost:tool/sessions").then(|| match grants.sessions.is_empty() {
         true => "NOT GRANTED (no channels)".into(),
         false => format!(
             "granted: sessions on {}, sending as the call's principal{} (look up only for \
              read calls)",
-            channels.patterns().join(", "),
-            match send_as.patterns() {
+            grants.sessions.patterns().join(", "),
+            match grants.send_as.patterns() {
                 [] => String::new(),
                 others => format!(" or {}", others.join(", ")),
             }
@@ -77,6 +80,36 @@ pub struct SessionsGrant {
 
 /// One instance's sessions: granted, or why not.
 pub type SessionsCtx = GrantCtx<SessionsGrant>;
+
+impl Capability for SessionsCtx {
+    fn for_call(grants: &Grants, scope: &CallScope<'_>) -> anyhow::Result<Self> {
+        Ok(match (scope.in_session, scope.sessions) {
+            _ if grants.sessions.is_empty() => Self::refused(
+                "sessions are not granted to this tool (`sessions = [\"<channel>\"]` in its \
+                 [tools.<name>] reaches them)",
+            ),
+            (None, _) => Self::refused("a prompt or resource request has no session"),
+            (_, None) => Self::refused(
+                "this host keeps no sessions: a one-shot `tool call` cannot reach them (run \
+                 the tool under `toolhost serve` or `toolhost mcp`)",
+            ),
+            (Some(call), Some(store)) => Self::granted(SessionsGrant {
+                store: Arc::clone(store),
+                channels: grants.sessions.clone(),
+                send_as: grants.send_as.clone(),
+                may_send: !scope.read_only,
+                from: Arc::clone(call.session),
+                call_id: call.call_id.to_string(),
+                tool: call.tool.to_string(),
+                meter: scope.meter.clone(),
+            }),
+        })
+    }
+
+    fn outside_a_call(_: &Outside<'_>) -> anyhow::Result<Self> {
+        Ok(Self::refused(OUTSIDE_A_CALL))
+    }
+}
 
 impl SessionsCtx {
     /// The grant, if it covers `channel`.
