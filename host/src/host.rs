@@ -1,6 +1,7 @@
 //! [`Host`]: a loaded tools folder with its engine, config and state.
 
 mod builder;
+pub(crate) mod calls;
 mod failed_loads;
 mod fleet_agents;
 mod named;
@@ -15,9 +16,11 @@ use std::sync::{Arc, PoisonError, RwLock, Weak};
 
 use anyhow::Context as _;
 
+use self::calls::reminder_limits::{ReminderFigures, ReminderStats};
+use self::calls::running::RunningCalls;
+use self::calls::{CallObserver, Calls};
 use crate::admission::CallGate;
 use crate::agents::{AgentVersion, Agents, Commit, DEFAULT_AGENT, Loaded, VersionInputs};
-use crate::call::api::CallObserver;
 use crate::caps::ask::AskingSlots;
 use crate::caps::http::Network;
 use crate::caps::kv::{KvBackend, RedbBackend, RedisBackend};
@@ -59,11 +62,9 @@ pub const LOAD_INSTANCES: u32 = 8;
 /// A loaded tools folder: call its tools with [`Host::call`].
 pub struct Host {
     pub(crate) engine: Arc<ToolEngine>,
-    /// Admits calls to run tool code: `[limits]` as the host started.
-    pub(crate) gate: CallGate,
-    /// Workspace files every call together may hold open, as the host
-    /// started.
-    file_slots: FileSlots,
+    /// The calls: what admits them and what they may hold together
+    /// (`[limits]` as the host started), which run, who is told of them.
+    calls: Calls,
     /// Every agent's latest version and the versions sessions still use.
     agents: Arc<Agents>,
     /// Whether reloads record the versions they make (see [`Commit`]).
@@ -72,8 +73,6 @@ pub struct Host {
     tool_changes: tokio::sync::watch::Sender<u64>,
     /// The resource addresses calls announce as changed.
     resource_changes: ResourceChanges,
-    /// Slots for calls waiting for an answer: `[limits]` as the host started.
-    asking_slots: AskingSlots,
     config: RwLock<Arc<Config>>,
     /// The text of `toolhost.toml` the config was read from, if it was.
     config_text: RwLock<Option<String>>,
@@ -94,8 +93,6 @@ pub struct Host {
     /// The sessions tools send messages to, once a server attaches its store.
     sessions: RwLock<Option<Arc<SessionStore>>>,
     ignore_lock: bool,
-    /// Told of every call's outcome.
-    observers: RwLock<Vec<Arc<dyn CallObserver>>>,
     /// The connections to the MCP servers the config declares.
     upstreams: Arc<Upstreams>,
     /// Why the last reload failed, if it did.
@@ -110,31 +107,18 @@ pub struct Host {
     failed_loads: failed_loads::FailedLoads,
     /// Where a fleet's servers tell each other an agent changed.
     agent_feed: Option<Arc<redis_store::feed::Wakeups>>,
-    /// The calls running here, each of which can be ended.
-    running: crate::call::running::RunningCalls,
-    /// What bounds the calls reminders make here, and what they did.
-    reminder_stats: crate::call::reminder_limits::ReminderStats,
 }
 
 impl Host {
     /// Tell `observer` of every call's outcome from now on, whichever
     /// surface makes the call.
     pub fn observe(&self, observer: Arc<dyn CallObserver>) {
-        self.observers
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(observer);
+        self.calls.observe(observer);
     }
 
     /// Tell every observer of one call's outcome.
     pub(crate) fn tell_observers(&self, tool: &str, outcome: Result<&CallResult, &CallError>) {
-        let observers = self
-            .observers
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
-        for observer in observers.iter() {
-            observer.finished(tool, outcome);
-        }
+        self.calls.tell_observers(tool, outcome);
     }
 
     /// A builder for the host directory `dir`.
@@ -301,7 +285,7 @@ impl Host {
 
     /// The slots for calls waiting for an answer.
     pub(crate) fn asking_slots(&self) -> &AskingSlots {
-        &self.asking_slots
+        &self.calls.asking_slots
     }
 
     /// Where calls announce changed resources.
@@ -433,36 +417,36 @@ impl Host {
     /// End the call `call_id` if it runs here (it answers `call_ended`):
     /// whether it did.
     pub fn end_call(&self, call_id: &str) -> bool {
-        self.running.end_call(call_id)
+        self.calls.running.end_call(call_id)
     }
 
     /// End every call running here in the session `id` (each answers
     /// `session_not_found`): how many there were.
     pub fn end_session_calls(&self, id: &str) -> usize {
-        self.running.end_session(id)
+        self.calls.running.end_session(id)
     }
 
     /// The session the call `call_id` runs in, while it runs here.
     pub fn session_of_call(&self, call_id: &str) -> Option<String> {
-        self.running.session_of(call_id)
+        self.calls.running.session_of(call_id)
     }
 
-    pub(crate) fn running(&self) -> &crate::call::running::RunningCalls {
-        &self.running
+    pub(crate) fn running(&self) -> &RunningCalls {
+        &self.calls.running
     }
 
     /// What the reminders fired here did, and the calls they run now.
-    pub fn reminder_figures(&self) -> crate::call::reminder_limits::ReminderFigures {
-        self.reminder_stats.figures()
+    pub fn reminder_figures(&self) -> ReminderFigures {
+        self.calls.reminder_stats.figures()
     }
 
-    pub(crate) fn reminder_stats(&self) -> &crate::call::reminder_limits::ReminderStats {
-        &self.reminder_stats
+    pub(crate) fn reminder_stats(&self) -> &ReminderStats {
+        &self.calls.reminder_stats
     }
 
     /// The admission gate calls pass to run tool code.
     pub fn gate(&self) -> &CallGate {
-        &self.gate
+        &self.calls.gate
     }
 
     /// The engine.
@@ -515,7 +499,7 @@ impl Host {
 
     /// The host-wide slots for tools' open workspace files.
     pub fn file_slots(&self) -> &FileSlots {
-        &self.file_slots
+        &self.calls.file_slots
     }
 }
 

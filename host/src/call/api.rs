@@ -13,7 +13,6 @@ use serde_json::{Value, json};
 
 use crate::ask::{Asker, NoAsker};
 use crate::caps::CallWatcher;
-use crate::envelope::CallResult;
 use crate::error::CallError;
 use crate::output::ToolOutput;
 use crate::session::{EventData, EventKind, Session};
@@ -314,11 +313,4 @@ impl CallOptions {
 /// A fresh call id.
 pub fn new_call_id() -> String {
     format!("call_{}", uuid::Uuid::new_v4().simple())
-}
-
-/// Told of every call's outcome, whichever surface made the call (the
-/// server's metrics): see `Host::observe`.
-pub trait CallObserver: Send + Sync {
-    /// A call of `tool` (the name asked for) finished with `outcome`.
-    fn finished(&self, tool: &str, outcome: Result<&CallResult, &CallError>);
 }

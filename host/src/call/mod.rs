@@ -26,9 +26,7 @@ mod pipeline;
 mod plain;
 mod prompt;
 mod reminder;
-pub mod reminder_limits;
 mod resource;
-pub(crate) mod running;
 mod upstream;
 mod watch;
 mod workspace;
@@ -36,9 +34,11 @@ mod workspace;
 pub use crate::envelope::{
     CallProgress, CallRef, CallRefused, CallRequested, CallResult, CallTrace,
 };
+pub use crate::host::calls::CallObserver;
+pub use crate::host::calls::reminder_limits;
 pub use api::{
-    ApprovalDecision, ApprovalRequest, Approver, CallInput, CallObserver, CallOptions,
-    CustomToolRunner, CustomToolUse, NoApprover, NoCustomTools, PreApproved, new_call_id,
+    ApprovalDecision, ApprovalRequest, Approver, CallInput, CallOptions, CustomToolRunner,
+    CustomToolUse, NoApprover, NoCustomTools, PreApproved, new_call_id,
 };
 pub use execute::MAX_ATTEMPTS;
 pub use pipeline::STUB_TEXT;

@@ -30,7 +30,7 @@ pub(super) async fn instance(
     trace: &TraceLog,
 ) -> Result<(Instance, CallSlot), String> {
     let slot = host
-        .gate
+        .gate()
         .admit()
         .await
         .map_err(|overloaded| overloaded.to_string())?;

@@ -13,7 +13,6 @@ use super::api::{
 };
 use super::context::{Call, Done};
 use super::input::{check_time_args, parse_input};
-use super::running::Ending;
 use super::watch::Watch;
 use crate::admission::CallSlot;
 use crate::agents::AgentVersion;
@@ -27,6 +26,7 @@ use crate::deadline::Deadline;
 use crate::envelope::{CallRef, CallRefused, CallRequested, CallResult};
 use crate::error::CallError;
 use crate::host::Host;
+use crate::host::calls::running::Ending;
 use crate::instance::Failure;
 use crate::output::ToolOutput;
 use crate::registry::{Tool, effect_from_guest};
@@ -423,7 +423,7 @@ impl Call<'_> {
     /// A slot to run tool code in, held by the caller for one phase of the
     /// call: approvals are never waited for while holding one.
     pub(super) async fn admit(&self) -> Result<CallSlot, CallError> {
-        Ok(self.host.gate.admit().await?)
+        Ok(self.host.gate().admit().await?)
     }
 
     /// The effect a tool that decides per input gives this input.

@@ -14,10 +14,10 @@ use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 
 use super::api::{CallInput, CallOptions, NoApprover, new_call_id};
-use super::reminder_limits::SessionRates;
 use crate::envelope::CallResult;
 use crate::error::CallError;
 use crate::host::Host;
+use crate::host::calls::reminder_limits::SessionRates;
 use crate::session::reminders::{Reminder, ReminderAction};
 use crate::session::{EventData, EventKind, Session, SessionStore};
 

@@ -191,14 +191,12 @@ impl HostBuilder {
         let kv = open_kv(shared.as_ref(), needs_kv, &state_dir)?;
         let agent_feed = shared.as_ref().map(fleet_agents::feed);
         let host = Host {
-            gate: config.limits.call_gate(),
-            file_slots: FileSlots::new(config.limits.open_files()),
+            calls: Calls::new(&config.limits),
             engine,
             agents,
             commit,
             tool_changes: tokio::sync::watch::Sender::new(0),
             resource_changes: ResourceChanges::default(),
-            asking_slots: AskingSlots::new(config.limits.asking_calls()),
             config: RwLock::new(config),
             config_text: RwLock::new(config_text),
             config_from_file,
@@ -212,15 +210,12 @@ impl HostBuilder {
             tool_metrics: Arc::default(),
             sessions: RwLock::default(),
             ignore_lock: self.ignore_lock,
-            observers: RwLock::default(),
             upstreams,
             reload_error: RwLock::default(),
             editing: tokio::sync::Mutex::default(),
             restoring: tokio::sync::Mutex::default(),
             failed_loads: failed_loads::FailedLoads::default(),
             agent_feed,
-            running: Default::default(),
-            reminder_stats: Default::default(),
         };
         if host.config().state.shared_compile_cache.is_some() {
             keep_shared_compilations(Arc::downgrade(&host.agents), host.engine.clone());
