@@ -2,8 +2,11 @@
 //! continuation token, persisted under the state directory, and forgotten
 //! (workspace and all) once idle for the retention period.
 
+mod backend;
 mod bind;
 mod create;
+mod fleet;
+mod local;
 mod reminders;
 
 use std::collections::HashMap;
@@ -16,8 +19,9 @@ use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use self::backend::SessionBackend;
 use self::bind::Lookup;
-use self::create::rewrite_record;
+use self::local::LocalSessions;
 use super::record::Record;
 use super::reminder_store::{LocalReminders, ReminderStore};
 use super::reminders::{Reminder, ReminderBook, ReminderError};
@@ -224,8 +228,9 @@ pub struct SessionStore {
     reminder_store: Arc<dyn ReminderStore>,
     /// What sessions created without a pin are bound to.
     pin_source: RwLock<Option<PinSource>>,
-    /// Where a fleet keeps its sessions; `None` on one machine.
-    shared: Option<SharedSessions>,
+    /// Where the sessions are recorded: this machine's disk, or the
+    /// fleet's Redis.
+    backend: Arc<dyn SessionBackend>,
     /// Whether the reminders' store failed the last time it was asked (an
     /// outage is logged once, not every second).
     reminders_failing: AtomicBool,
@@ -236,7 +241,7 @@ impl std::fmt::Debug for SessionStore {
         f.debug_struct("SessionStore")
             .field("root", &self.root)
             .field("retention", &self.retention)
-            .field("shared", &self.shared.is_some())
+            .field("shared", &self.backend.is_shared())
             .finish_non_exhaustive()
     }
 }
@@ -283,7 +288,7 @@ impl SessionStore {
         let mut store = Self::empty(root.into(), retention, history)?;
         let shared = SharedSessions::new(redis, terms, &store.history);
         store.reminder_store = Arc::new(shared.reminders().clone());
-        store.shared = Some(shared);
+        store.backend = Arc::new(shared);
         Ok(store)
     }
 
@@ -315,7 +320,7 @@ impl SessionStore {
             index: RwLock::default(),
             creating: tokio::sync::Mutex::const_new(()),
             pin_source: RwLock::default(),
-            shared: None,
+            backend: Arc::new(LocalSessions),
             reminders_failing: AtomicBool::new(false),
         })
     }
@@ -393,7 +398,7 @@ impl SessionStore {
 
     /// Whether the sessions are shared with other servers through Redis.
     pub fn is_shared(&self) -> bool {
-        self.shared.is_some()
+        self.backend.is_shared()
     }
 
     /// Whether `session` is one of the store's (not a scratch session made
@@ -416,14 +421,7 @@ impl SessionStore {
     pub async fn repin(&self, session: &Session, pin: AgentPin) -> anyhow::Result<()> {
         let before = session.pin();
         session.set_pin(pin);
-        let written = match &self.shared {
-            None => rewrite_record(&self.root.join(session.id()), session),
-            Some(shared) => match shared.save(&Record::of(session)).await {
-                Ok(true) => Ok(()),
-                Ok(false) => Err(anyhow::anyhow!("session `{}` has ended", session.id())),
-                Err(e) => Err(anyhow::anyhow!(Unavailable(e))),
-            },
-        };
+        let written = self.backend.save(self, session).await;
         if written.is_err()
             && let Some(before) = before
         {
@@ -443,10 +441,7 @@ impl SessionStore {
         if session.is_busy() {
             return Ok(true);
         }
-        match &self.shared {
-            None => Ok(false),
-            Some(shared) => shared.busy(session.id()).await.map_err(Unavailable),
-        }
+        self.backend.busy_elsewhere(session.id()).await
     }
 
     /// End the session `id` now: cancel its reminders and remove it,
@@ -454,29 +449,15 @@ impl SessionStore {
     pub async fn remove(&self, id: &str) -> Result<Arc<Session>, RemoveError> {
         let not_found = || RemoveError::NotFound { id: id.to_string() };
         let busy = || RemoveError::Busy { id: id.to_string() };
-        let session = match &self.shared {
-            None => self.get(id).ok_or_else(not_found)?,
-            Some(_) => self.find(id).await?.ok_or_else(not_found)?,
-        };
+        let session = self
+            .backend
+            .lookup(self, Lookup::Id(id), false)
+            .await?
+            .ok_or_else(not_found)?;
         if session.is_busy() {
             return Err(busy());
         }
-        if let Some(shared) = &self.shared {
-            match shared.remove(id).await.map_err(Unavailable)? {
-                Removal::Done => {}
-                Removal::Busy => return Err(busy()),
-                Removal::Missing => return Err(not_found()),
-            }
-        }
-        {
-            let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
-            // Shared, Redis has removed it: a call that took this server's
-            // hold since cannot take the slot beside a record that is gone.
-            if self.shared.is_none() && session.is_busy() {
-                return Err(busy());
-            }
-            index.take(&[id.to_string()]);
-        }
+        self.backend.end(self, &session).await?;
         self.discard(std::slice::from_ref(&session));
         Ok(session)
     }
@@ -545,32 +526,7 @@ impl SessionStore {
 
     /// Every session, oldest first.
     pub async fn list(&self) -> Result<Vec<Listed>, Unavailable> {
-        let mut sessions: Vec<Listed> = match &self.shared {
-            None => {
-                let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
-                index
-                    .by_id
-                    .values()
-                    .map(|session| Listed {
-                        busy: session.is_busy(),
-                        session: session.clone(),
-                    })
-                    .collect()
-            }
-            Some(shared) => shared
-                .list()
-                .await
-                .map_err(Unavailable)?
-                .into_iter()
-                .filter_map(|ListedRecord { stored, busy }| {
-                    let session = self.cached(shared, Some(stored))?;
-                    Some(Listed {
-                        busy: busy || session.is_busy(),
-                        session,
-                    })
-                })
-                .collect(),
-        };
+        let mut sessions = self.backend.list(self).await?;
         sessions.sort_by_key(|listed| listed.session.created_at());
         Ok(sessions)
     }
@@ -605,20 +561,7 @@ impl SessionStore {
         for session in self.index_snapshot() {
             session.events().prune_before(cutoff);
         }
-        let Some(shared) = &self.shared else {
-            return Ok(self.discard(&idle));
-        };
-        // Idle here is not idle everywhere: Redis decides what goes.
-        let removed = shared
-            .sweep(cutoff.timestamp_millis())
-            .await
-            .map_err(Unavailable)?;
-        self.index
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take(&removed);
-        self.discard_ids(&removed);
-        Ok(removed)
+        self.backend.sweep(self, cutoff, idle).await
     }
 
     fn index_snapshot(&self) -> Vec<Arc<Session>> {

@@ -15,30 +15,14 @@ impl SessionStore {
         self.lookup(Lookup::Id(id), false).await
     }
 
-    /// The session `by` names; `touch` marks it active. Shared, Redis is
-    /// asked, and a session it no longer has (by id) is forgotten here.
+    /// The session `by` names; `touch` marks it active (the backend says
+    /// how: [`SessionBackend::lookup`]).
     pub(super) async fn lookup(
         &self,
         by: Lookup<'_>,
         touch: bool,
     ) -> Result<Option<Arc<Session>>, Unavailable> {
-        let id = match by {
-            Lookup::Id(id) => Some(id.to_string()),
-            Lookup::Token(token) => self.local_id(token),
-        };
-        let Some(shared) = &self.shared else {
-            return Ok(id.and_then(|id| self.get(&id)));
-        };
-        let touch_ms = self.touch_now(touch, id.as_deref());
-        let stored = match by {
-            Lookup::Id(id) => shared.load(id, touch_ms).await,
-            Lookup::Token(token) => shared.load_by_token(token, touch_ms).await,
-        }
-        .map_err(Unavailable)?;
-        if let (None, Lookup::Id(id)) = (&stored, by) {
-            self.forget_here(id);
-        }
-        Ok(self.cached(shared, stored))
+        self.backend.lookup(self, by, touch).await
     }
 
     /// When to mark session `id` active in Redis if `touch` asks to: not
@@ -56,49 +40,6 @@ impl SessionStore {
     pub(super) fn local_id(&self, token: &str) -> Option<String> {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
         index.by_token.get(token).cloned()
-    }
-
-    /// The indexed session a record from Redis describes, brought up to
-    /// date (another server may have moved its version), or indexed now.
-    pub(super) fn cached(
-        &self,
-        shared: &SharedSessions,
-        stored: Option<Stored>,
-    ) -> Option<Arc<Session>> {
-        let Stored {
-            record,
-            last_active_ms,
-        } = stored?;
-        if !is_session_id(&record.id) {
-            tracing::warn!(
-                id = record.id,
-                "a session record in Redis has an invalid id"
-            );
-            return None;
-        }
-        let session = match self.get(&record.id) {
-            Some(session) => {
-                if let Some(pin) = record
-                    .agent
-                    .filter(|pin| session.pin().as_ref() != Some(pin))
-                {
-                    session.set_pin(pin);
-                }
-                session
-            }
-            None => {
-                let id = record.id.clone();
-                match self.session_from(record) {
-                    Ok(session) => self.insert(Arc::new(shared.share(session))),
-                    Err(e) => {
-                        tracing::warn!("session `{id}` in Redis cannot be read: {e:#}");
-                        return None;
-                    }
-                }
-            }
-        };
-        session.seen_at(last_active_ms);
-        Some(session)
     }
 
     /// Drop the session `id` from this server's index: another server

@@ -1,4 +1,5 @@
-//! Making sessions: on this server's disk, or in the fleet's Redis.
+//! Making sessions: checking what a new session names, then recording it
+//! where the store's backend keeps them.
 
 use super::*;
 
@@ -41,87 +42,7 @@ impl SessionStore {
             pin: new.pin.or_else(|| self.default_pin()),
         };
         let session = Session::with_dirs(spec, Dirs::under(&dir), Utc::now(), self.history.clone());
-        match &self.shared {
-            None => self.create_here(session, dir).await,
-            Some(shared) => self.create_shared(shared, session, &dir).await,
-        }
-    }
-
-    async fn create_here(
-        &self,
-        session: Session,
-        dir: PathBuf,
-    ) -> Result<Arc<Session>, StoreError> {
-        let _creating = self.creating.lock().await;
-        let session = Arc::new(session);
-        {
-            let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
-            if index.by_id.len() >= self.max_sessions {
-                return Err(StoreError::Full {
-                    max: self.max_sessions,
-                });
-            }
-            if let Some(token) = session.continuation_token() {
-                if let Some(existing) = index.by_token.get(&token) {
-                    return Err(StoreError::TokenTaken {
-                        token,
-                        session: existing.clone(),
-                    });
-                }
-                index.by_token.insert(token, session.id().to_string());
-            }
-            // Indexed before its record is written, which happens on a
-            // blocking thread: a caller that goes meanwhile (a call's
-            // deadline) leaves it indexed and written, never written alone.
-            index
-                .by_id
-                .insert(session.id().to_string(), session.clone());
-        }
-        let writing = Arc::clone(&session);
-        let written = crate::blocking::run(move |_| write_record(&dir, &writing))
-            .await
-            .map_err(anyhow::Error::from)
-            .and_then(|written| written);
-        if let Err(e) = written {
-            self.index
-                .write()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take(&[session.id().to_string()]);
-            return Err(e.into());
-        }
-        Ok(session)
-    }
-
-    async fn create_shared(
-        &self,
-        shared: &SharedSessions,
-        session: Session,
-        dir: &Path,
-    ) -> Result<Arc<Session>, StoreError> {
-        std::fs::create_dir_all(dir.join(WORKSPACE_DIR))
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        let token = session.continuation_token();
-        let record = Record::of(&session);
-        let now = session.created_at.timestamp_millis();
-        let created = shared
-            .create(&record, token.as_deref(), now, self.max_sessions)
-            .await;
-        let refused = match created {
-            Ok(Created::Stored) => None,
-            Ok(Created::Full) => Some(StoreError::Full {
-                max: self.max_sessions,
-            }),
-            Ok(Created::TokenTaken(holder)) => Some(StoreError::TokenTaken {
-                token: token.unwrap_or_default(),
-                session: holder,
-            }),
-            Err(e) => Some(StoreError::Unavailable(Unavailable(e))),
-        };
-        if let Some(refused) = refused {
-            let _ = std::fs::remove_dir_all(dir);
-            return Err(refused);
-        }
-        Ok(self.insert(Arc::new(shared.share(session))))
+        self.backend.create(self, session, dir).await
     }
 
     /// The session holding the continuation token `<channel>:<key>`, or a

@@ -72,12 +72,6 @@ impl SessionStore {
     /// Keep the session `id` at least until `until` plus the retention
     /// period (a reminder is due then): the fleet's sweeps see it busy.
     pub async fn keep_until(&self, id: &str, until: DateTime<Utc>) -> Result<(), Unavailable> {
-        match &self.shared {
-            None => Ok(()),
-            Some(shared) => shared
-                .keep_until(id, until.timestamp_millis())
-                .await
-                .map_err(Unavailable),
-        }
+        self.backend.keep_until(id, until).await
     }
 }

@@ -10,6 +10,9 @@ use toolhost_test_artifacts::redis::RedisServer;
 struct Fleet {
     a: SessionStore,
     b: SessionStore,
+    /// The fleet's keys, as the stores name them, for a test to read or
+    /// plant records.
+    keys: SharedSessions,
     root: tempfile::TempDir,
     _server: RedisServer,
 }
@@ -35,9 +38,15 @@ fn fleet(retention: Duration) -> Option<Fleet> {
         )
         .unwrap()
     };
+    let keys = SharedSessions::new(
+        redis_store(&server),
+        LeaseTerms::new(Duration::from_secs(2)),
+        &HistoryBudget::default(),
+    );
     Some(Fleet {
         a: open(),
         b: open(),
+        keys,
         root,
         _server: server,
     })
@@ -238,7 +247,7 @@ async fn a_session_ended_elsewhere_takes_no_write_and_no_event() {
         .append(EventKind::UserMessage, EventData::Json(json!({})))
         .await;
     assert!(appended.is_err(), "nor record an event in it");
-    let redis = fleet.a.shared.as_ref().unwrap().connection();
+    let redis = fleet.keys.connection();
     let left: Vec<String> = redis::cmd("KEYS")
         .arg(format!("*{}*", on_a.id()))
         .query_async(&mut redis.clone())

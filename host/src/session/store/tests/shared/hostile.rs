@@ -9,7 +9,7 @@ async fn a_record_in_redis_naming_a_folder_outside_is_ignored() {
         return;
     };
     let made = fleet.a.create(NewSession::default()).await.unwrap();
-    let shared = fleet.b.shared.as_ref().unwrap();
+    let shared = &fleet.keys;
     let mut record = Record::of(&made);
     record.id = "../precious".into();
     redis::cmd("SET")
@@ -35,7 +35,7 @@ async fn a_planted_member_of_the_sessions_set_removes_nothing_outside() {
     std::fs::write(precious.join("keep"), "x").unwrap();
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("keep"), "x").unwrap();
-    let shared = fleet.b.shared.as_ref().unwrap();
+    let shared = &fleet.keys;
     for member in [
         "precious".to_string(),
         "../precious".to_string(),
@@ -77,7 +77,7 @@ async fn session_records_a_server_did_not_seal_are_not_there() {
         .await
         .unwrap();
     let other = fleet.a.create(NewSession::default()).await.unwrap();
-    let shared = fleet.b.shared.as_ref().unwrap();
+    let shared = &fleet.keys;
     let mut connection = shared.connection();
     let sealed: String = redis::cmd("GET")
         .arg(shared.record_key(made.id()))
@@ -140,7 +140,7 @@ async fn a_token_pointed_at_another_session_leads_nowhere() {
         })
         .await
         .unwrap();
-    let shared = fleet.b.shared.as_ref().unwrap();
+    let shared = &fleet.keys;
     redis::cmd("SET")
         .arg(shared.token_key("support:t1"))
         .arg(ops.id())

@@ -57,7 +57,7 @@ async fn a_sessions_reminders_are_capped_fleet_wide_and_go_with_it() {
     let Some(fleet) = fleet(Duration::from_secs(3600)) else {
         return;
     };
-    let (a, b) = (Arc::new(fleet.a), Arc::new(fleet.b));
+    let (a, b, keys) = (Arc::new(fleet.a), Arc::new(fleet.b), fleet.keys);
     let session = a.create(NewSession::default()).await.unwrap();
     let id = session.id().to_string();
     for n in 0..MAX_PENDING_PER_SESSION {
@@ -77,7 +77,7 @@ async fn a_sessions_reminders_are_capped_fleet_wide_and_go_with_it() {
     );
     b.remove(&id).await.unwrap();
     assert!(a.pending_reminders(&id).await.unwrap().is_empty());
-    let shared = a.shared.as_ref().unwrap();
+    let shared = &keys;
     let left: usize = redis::cmd("ZCARD")
         .arg(shared.reminders().pending_key())
         .query_async(&mut shared.connection())
