@@ -81,7 +81,7 @@ pub struct Host {
     config_from_file: bool,
     kv: Option<Arc<dyn KvBackend>>,
     /// The Redis server several hosts share, when `[state] backend = "redis"`.
-    shared: Option<Arc<RedisStore>>,
+    fleet: Option<Arc<RedisStore>>,
     network: Network,
     dir: PathBuf,
     tools_dir: PathBuf,
@@ -405,11 +405,11 @@ impl Host {
         history: HistoryBudget,
     ) -> anyhow::Result<SessionStore> {
         let dir = self.sessions_dir();
-        match &self.shared {
+        match &self.fleet {
             None => SessionStore::open_with_history(dir, retention, history),
             Some(redis) => {
                 let terms = LeaseTerms::new(self.config().state.session_lease());
-                SessionStore::open_shared(dir, retention, history, redis.clone(), terms)
+                SessionStore::open_fleet(dir, retention, history, redis.clone(), terms)
             }
         }
     }
@@ -461,7 +461,7 @@ impl Host {
     /// Refuse a call of `tool` while the shared store its grants need does
     /// not answer, before any of its code runs.
     pub(crate) async fn check_shared_state(&self, tool: &Tool) -> Result<(), CallError> {
-        let Some(store) = &self.shared else {
+        let Some(store) = &self.fleet else {
             return Ok(());
         };
         if tool.policy().grants.kv.is_empty() {
@@ -479,14 +479,14 @@ impl Host {
     /// The Redis server several hosts share, when `[state] backend =
     /// "redis"`: for the surfaces that keep their own state there.
     pub fn shared_store(&self) -> Option<&Arc<RedisStore>> {
-        self.shared.as_ref()
+        self.fleet.as_ref()
     }
 
     /// Whether the shared store answers (checked at most once a second, one
     /// check at a time): `None` on the embedded
     /// backend, which has nothing to reach.
-    pub async fn shared_health(&self) -> Option<redis_store::Health> {
-        match &self.shared {
+    pub async fn fleet_health(&self) -> Option<redis_store::Health> {
+        match &self.fleet {
             Some(store) => Some(store.recent_health(SHARED_HEALTH_MAX_AGE).await),
             None => None,
         }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 
-use super::shared::SharedAgents;
+use super::fleet::FleetAgents;
 use super::stored::StoredAgent;
 
 /// The file an agent made over the API is kept in, under its folder.
@@ -17,12 +17,12 @@ pub const DEFINITION_FILE: &str = "agent.json";
 pub(crate) struct StoredAgents {
     root: PathBuf,
     /// The fleet's, when it shares them.
-    shared: Option<Arc<SharedAgents>>,
+    shared: Option<Arc<FleetAgents>>,
 }
 
 impl StoredAgents {
     /// Kept under `root` (`<state>/agents`), or in `shared`.
-    pub(crate) fn new(root: &Path, shared: Option<Arc<SharedAgents>>) -> Self {
+    pub(crate) fn new(root: &Path, shared: Option<Arc<FleetAgents>>) -> Self {
         Self {
             root: root.to_path_buf(),
             shared,

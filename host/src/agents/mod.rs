@@ -10,9 +10,9 @@
 //! [`DEFAULT_AGENT`].
 
 mod definitions;
+mod fleet;
 mod inputs;
 mod record;
-mod shared;
 mod shelf;
 mod stored;
 
@@ -32,8 +32,8 @@ pub use crate::agent_pin::{AgentPin, DEFAULT_AGENT};
 use crate::config::Config;
 use crate::redis_store::RedisStore;
 use crate::registry::Registry;
+use fleet::FleetAgents;
 use inputs::Blobs;
-use shared::SharedAgents;
 use shelf::RecordShelf;
 
 /// How long a fleet keeps a component file no version record names: a
@@ -159,7 +159,7 @@ pub enum AgentError {
 
 impl From<anyhow::Error> for AgentError {
     fn from(error: anyhow::Error) -> Self {
-        if error.chain().any(|cause| cause.is::<shared::Unavailable>()) {
+        if error.chain().any(|cause| cause.is::<fleet::Unavailable>()) {
             Self::Unavailable(error)
         } else {
             Self::Io(error)
@@ -236,7 +236,7 @@ pub struct Agents {
     stored: StoredAgents,
     blobs: Blobs,
     /// The fleet's records and definitions, when it shares them.
-    shared: Option<Arc<SharedAgents>>,
+    shared: Option<Arc<FleetAgents>>,
     table: RwLock<Table>,
     /// Held while a version is committed, so two reloads cannot take one
     /// number.
@@ -266,7 +266,7 @@ impl Agents {
     /// Agents a fleet shares: definitions and version records in `store`,
     /// component files under `files_dir` (a folder every server mounts).
     pub(crate) fn shared(state_dir: &Path, store: Arc<RedisStore>, files_dir: &Path) -> Self {
-        let shared = Arc::new(SharedAgents::new(store));
+        let shared = Arc::new(FleetAgents::new(store));
         let root = state_dir.join(AGENTS_DIR);
         Self {
             stored: StoredAgents::new(&root, Some(shared.clone())),

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 
+use super::fleet::FleetAgents;
 use super::inputs::VersionInputs;
 use super::record::{MAX_RECORDS, VersionRecord};
-use super::shared::SharedAgents;
 
 /// The version records of one agent, one JSON file each:
 /// `<state>/agents/<agent>/versions/<n>.json`, or the fleet's in Redis.
@@ -17,13 +17,13 @@ use super::shared::SharedAgents;
 pub(crate) struct RecordShelf {
     dir: PathBuf,
     agent: String,
-    shared: Option<Arc<SharedAgents>>,
+    shared: Option<Arc<FleetAgents>>,
 }
 
 impl RecordShelf {
     /// The shelf of `agent` under the agents directory `root`, or in
     /// `shared`.
-    pub(crate) fn new(root: &Path, agent: &str, shared: Option<Arc<SharedAgents>>) -> Self {
+    pub(crate) fn new(root: &Path, agent: &str, shared: Option<Arc<FleetAgents>>) -> Self {
         Self {
             dir: root.join(agent).join("versions"),
             agent: agent.to_string(),

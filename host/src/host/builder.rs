@@ -201,7 +201,7 @@ impl HostBuilder {
             config_text: RwLock::new(config_text),
             config_from_file,
             kv,
-            shared,
+            fleet: shared,
             network: self.network,
             dir: self.dir,
             tools_dir,

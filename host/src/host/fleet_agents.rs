@@ -30,7 +30,7 @@ impl Host {
     /// changed here. A failure is logged: they catch up when a session
     /// names the agent or they reload.
     pub(super) async fn tell_fleet_agents_changed(&self) {
-        let (Some(store), Some(feed)) = (&self.shared, &self.agent_feed) else {
+        let (Some(store), Some(feed)) = (&self.fleet, &self.agent_feed) else {
             return;
         };
         let published: redis::RedisResult<()> =

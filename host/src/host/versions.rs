@@ -36,7 +36,7 @@ impl Host {
     /// change this server has not seen yet).
     pub async fn version_for(&self, session: &Session) -> Result<Arc<AgentVersion>, CallError> {
         let unavailable = match self.version_of(session) {
-            Err(unavailable @ CallError::VersionUnavailable { .. }) if self.shared.is_some() => {
+            Err(unavailable @ CallError::VersionUnavailable { .. }) if self.fleet.is_some() => {
                 unavailable
             }
             other => return other,
@@ -96,7 +96,7 @@ impl Host {
         agent: Option<&str>,
         version: Option<u64>,
     ) -> Result<AgentPin, AgentError> {
-        if self.shared.is_some() {
+        if self.fleet.is_some() {
             self.catch_up(agent.unwrap_or(DEFAULT_AGENT), version)
                 .await?;
         }

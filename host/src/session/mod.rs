@@ -4,13 +4,13 @@
 //! a server hands out, binds requests to them, and forgets idle ones.
 
 mod events;
+mod fleet_events;
+mod fleet_reminders;
+mod fleet_sessions;
 mod principal;
 mod record;
 mod reminder_store;
 pub mod reminders;
-mod shared;
-mod shared_events;
-mod shared_reminders;
 mod store;
 pub mod workspace_files;
 
@@ -24,7 +24,7 @@ use serde_json::Value;
 use tokio::sync::MutexGuard;
 
 use crate::redis_store::lease::{Lease, Refused};
-use shared::SharedSlot;
+use fleet_sessions::FleetSlot;
 
 pub use crate::agent_pin::AgentPin;
 pub use events::{
@@ -106,7 +106,7 @@ pub struct Session {
     /// again.
     ending: std::sync::atomic::AtomicBool,
     /// The slot's lease in Redis, for a session several servers share.
-    shared_slot: Option<SharedSlot>,
+    shared_slot: Option<FleetSlot>,
     events: EventLog,
 }
 
@@ -326,7 +326,7 @@ impl Session {
 
     /// The same session kept in Redis: its write slot leased there, its
     /// events in a stream there.
-    fn shared(mut self, slot: SharedSlot, events: shared_events::SharedEvents) -> Self {
+    fn shared(mut self, slot: FleetSlot, events: fleet_events::FleetEvents) -> Self {
         self.shared_slot = Some(slot);
         self.events = EventLog::shared(std::sync::Arc::new(events));
         self

@@ -1,6 +1,6 @@
 //! Where a session store's pending reminders are kept, behind one trait:
 //! each session's folder on one machine ([`ReminderBook`], each change off
-//! the runtime), Redis for a fleet (`shared_reminders.rs`).
+//! the runtime), Redis for a fleet (`fleet_reminders.rs`).
 
 use std::sync::Arc;
 

@@ -8,7 +8,7 @@
 //! fsyncs the removal) before it hands the reminder out, so a reminder
 //! fires at most once even if the process dies while firing it; one that
 //! fell due while the server was down is handed out when it starts. A
-//! fleet keeps them in Redis instead (`shared_reminders.rs`); the session
+//! fleet keeps them in Redis instead (`fleet_reminders.rs`); the session
 //! store chooses.
 
 use std::collections::BTreeMap;

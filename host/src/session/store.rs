@@ -22,10 +22,10 @@ use serde_json::Value;
 use self::backend::SessionBackend;
 use self::bind::Lookup;
 use self::local::LocalSessions;
+use super::fleet_sessions::{Created, FleetSessions, ListedRecord, Removal, Stored};
 use super::record::Record;
 use super::reminder_store::{LocalReminders, ReminderStore};
 use super::reminders::{Reminder, ReminderBook, ReminderError};
-use super::shared::{Created, ListedRecord, Removal, SharedSessions, Stored};
 use super::{
     AgentPin, Dirs, HistoryBudget, Session, SessionMode, SessionSpec, WORKSPACE_DIR, parse_instant,
 };
@@ -241,7 +241,7 @@ impl std::fmt::Debug for SessionStore {
         f.debug_struct("SessionStore")
             .field("root", &self.root)
             .field("retention", &self.retention)
-            .field("shared", &self.backend.is_shared())
+            .field("shared", &self.backend.is_fleet())
             .finish_non_exhaustive()
     }
 }
@@ -278,7 +278,7 @@ impl SessionStore {
     /// The sessions of a fleet: records, tokens, write slots (leased on
     /// `terms`), events and reminders in `redis`, workspaces under `root`,
     /// a folder every server mounts.
-    pub fn open_shared(
+    pub fn open_fleet(
         root: impl Into<PathBuf>,
         retention: Duration,
         history: HistoryBudget,
@@ -286,7 +286,7 @@ impl SessionStore {
         terms: LeaseTerms,
     ) -> anyhow::Result<Self> {
         let mut store = Self::empty(root.into(), retention, history)?;
-        let shared = SharedSessions::new(redis, terms, &store.history);
+        let shared = FleetSessions::new(redis, terms, &store.history);
         store.reminder_store = Arc::new(shared.reminders().clone());
         store.backend = Arc::new(shared);
         Ok(store)
@@ -397,8 +397,8 @@ impl SessionStore {
     }
 
     /// Whether the sessions are shared with other servers through Redis.
-    pub fn is_shared(&self) -> bool {
-        self.backend.is_shared()
+    pub fn is_fleet(&self) -> bool {
+        self.backend.is_fleet()
     }
 
     /// Whether `session` is one of the store's (not a scratch session made

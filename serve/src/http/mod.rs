@@ -279,7 +279,7 @@ async fn healthz(State(app): State<Arc<App>>) -> axum::Json<serde_json::Value> {
     }
     // Still serving what needs no shared state; the calls that need it
     // are refused with 503 `state_unavailable` until Redis is back.
-    if let Some(state) = app.host.shared_health().await {
+    if let Some(state) = app.host.fleet_health().await {
         health["state"] = json!(state);
     }
     axum::Json(health)

@@ -62,5 +62,5 @@ pub(super) trait SessionBackend: Send + Sync {
     async fn keep_until(&self, id: &str, until: DateTime<Utc>) -> Result<(), Unavailable>;
 
     /// Whether other servers share these sessions.
-    fn is_shared(&self) -> bool;
+    fn is_fleet(&self) -> bool;
 }

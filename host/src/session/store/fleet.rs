@@ -1,5 +1,5 @@
 //! The fleet's sessions: records, tokens and write slots in Redis
-//! ([`SharedSessions`]), which every server asks; each server's index holds
+//! ([`FleetSessions`]), which every server asks; each server's index holds
 //! the sessions it has seen lately, brought up to date at each lookup.
 
 use super::backend::SessionBackend;
@@ -7,7 +7,7 @@ use super::bind::Lookup;
 use super::*;
 
 #[async_trait::async_trait]
-impl SessionBackend for SharedSessions {
+impl SessionBackend for FleetSessions {
     async fn create(
         &self,
         store: &SessionStore,
@@ -20,7 +20,7 @@ impl SessionBackend for SharedSessions {
         let record = Record::of(&session);
         let now = session.created_at.timestamp_millis();
         let created =
-            SharedSessions::create(self, &record, token.as_deref(), now, store.max_sessions).await;
+            FleetSessions::create(self, &record, token.as_deref(), now, store.max_sessions).await;
         let refused = match created {
             Ok(Created::Stored) => None,
             Ok(Created::Full) => Some(StoreError::Full {
@@ -64,7 +64,7 @@ impl SessionBackend for SharedSessions {
     }
 
     async fn save(&self, _store: &SessionStore, session: &Session) -> anyhow::Result<()> {
-        match SharedSessions::save(self, &Record::of(session)).await {
+        match FleetSessions::save(self, &Record::of(session)).await {
             Ok(true) => Ok(()),
             Ok(false) => Err(anyhow::anyhow!("session `{}` has ended", session.id())),
             Err(e) => Err(anyhow::anyhow!(Unavailable(e))),
@@ -90,7 +90,7 @@ impl SessionBackend for SharedSessions {
     }
 
     async fn list(&self, store: &SessionStore) -> Result<Vec<Listed>, Unavailable> {
-        Ok(SharedSessions::list(self)
+        Ok(FleetSessions::list(self)
             .await
             .map_err(Unavailable)?
             .into_iter()
@@ -112,7 +112,7 @@ impl SessionBackend for SharedSessions {
         cutoff: DateTime<Utc>,
         _idle: Vec<Arc<Session>>,
     ) -> Result<Vec<String>, Unavailable> {
-        let removed = SharedSessions::sweep(self, cutoff.timestamp_millis())
+        let removed = FleetSessions::sweep(self, cutoff.timestamp_millis())
             .await
             .map_err(Unavailable)?;
         store
@@ -125,12 +125,12 @@ impl SessionBackend for SharedSessions {
     }
 
     async fn keep_until(&self, id: &str, until: DateTime<Utc>) -> Result<(), Unavailable> {
-        SharedSessions::keep_until(self, id, until.timestamp_millis())
+        FleetSessions::keep_until(self, id, until.timestamp_millis())
             .await
             .map_err(Unavailable)
     }
 
-    fn is_shared(&self) -> bool {
+    fn is_fleet(&self) -> bool {
         true
     }
 }
@@ -139,7 +139,7 @@ impl SessionBackend for SharedSessions {
 /// (another server may have moved its version), or indexed now.
 fn cached(
     store: &SessionStore,
-    shared: &SharedSessions,
+    shared: &FleetSessions,
     stored: Option<Stored>,
 ) -> Option<Arc<Session>> {
     let Stored {

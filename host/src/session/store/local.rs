@@ -118,7 +118,7 @@ impl SessionBackend for LocalSessions {
         Ok(())
     }
 
-    fn is_shared(&self) -> bool {
+    fn is_fleet(&self) -> bool {
         false
     }
 }

@@ -158,7 +158,7 @@ async fn idle_sessions_are_swept_with_their_workspace() {
 }
 
 /// Two servers' stores over one Redis and one sessions folder.
-mod shared;
+mod fleet;
 
 /// A stored session's folders may sit in a fleet's shared folder: one
 /// swapped for a link is never used (a tool granted the workspace would

@@ -333,22 +333,22 @@ struct Page {
 }
 
 /// A session's stream, as its [`super::EventLog`] uses it.
-pub(super) struct SharedEvents {
+pub(super) struct FleetEvents {
     appender: Arc<Appender>,
     feed: Arc<EventFeed>,
     /// Made on the first event: most sessions a server sees never emit.
     outbox: OnceLock<mpsc::Sender<Outgoing>>,
 }
 
-impl std::fmt::Debug for SharedEvents {
+impl std::fmt::Debug for FleetEvents {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SharedEvents")
+        f.debug_struct("FleetEvents")
             .field("stream", &self.appender.stream)
             .finish_non_exhaustive()
     }
 }
 
-impl SharedEvents {
+impl FleetEvents {
     fn outbox(&self) -> Option<&mpsc::Sender<Outgoing>> {
         if let Some(outbox) = self.outbox.get() {
             return Some(outbox);
@@ -372,7 +372,7 @@ impl SharedEvents {
     }
 }
 
-impl SharedLog for SharedEvents {
+impl SharedLog for FleetEvents {
     /// Queue an event; it is appended after every event queued before it.
     fn emit(&self, kind: EventKind, at: DateTime<Utc>, payload: String) {
         let queued = self.enqueue(Outgoing {
@@ -492,13 +492,13 @@ pub(super) fn event_feed(store: &Arc<RedisStore>) -> Arc<EventFeed> {
 }
 
 /// The stream of a session: `store`'s keys for session `id`.
-pub(super) fn shared_events(
+pub(super) fn session_events(
     store: &Arc<RedisStore>,
     feed: &Arc<EventFeed>,
     (id, record): (&str, String),
     limits: StreamLimits,
-) -> SharedEvents {
-    SharedEvents {
+) -> FleetEvents {
+    FleetEvents {
         appender: Arc::new(Appender {
             store: store.clone(),
             session: id.to_string(),

@@ -25,9 +25,9 @@ use std::sync::{Arc, LazyLock};
 
 use redis::Script;
 
+use super::fleet_events::{EventFeed, StreamLimits, event_feed, session_events, streams_key};
+use super::fleet_reminders::FleetReminders;
 use super::record::Record;
-use super::shared_events::{EventFeed, StreamLimits, event_feed, shared_events, streams_key};
-use super::shared_reminders::SharedReminders;
 use super::{HistoryBudget, Session};
 use crate::redis_store::RedisStore;
 use crate::redis_store::lease::{Lease, LeaseTerms, Refused};
@@ -196,7 +196,7 @@ pub(super) enum Removal {
 }
 
 /// The sessions of a fleet, in Redis.
-pub(super) struct SharedSessions {
+pub(super) struct FleetSessions {
     store: Arc<RedisStore>,
     /// The write slot's lease terms.
     terms: LeaseTerms,
@@ -205,24 +205,24 @@ pub(super) struct SharedSessions {
     /// This server's wake-ups for the streams followed on it.
     feed: Arc<EventFeed>,
     /// The fleet's pending reminders.
-    reminders: SharedReminders,
+    reminders: FleetReminders,
 }
 
-impl std::fmt::Debug for SharedSessions {
+impl std::fmt::Debug for FleetSessions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SharedSessions")
+        f.debug_struct("FleetSessions")
             .field("store", &self.store)
             .finish_non_exhaustive()
     }
 }
 
-impl SharedSessions {
+impl FleetSessions {
     /// Sessions kept in `store`, their write slots leased on `terms`, their
     /// event streams held to `history`.
     pub(super) fn new(store: Arc<RedisStore>, terms: LeaseTerms, history: &HistoryBudget) -> Self {
         Self {
             feed: event_feed(&store),
-            reminders: SharedReminders::new(store.clone()),
+            reminders: FleetReminders::new(store.clone()),
             limits: StreamLimits {
                 session_bytes: history.session_bytes(),
                 every_bytes: history.every_bytes(),
@@ -233,7 +233,7 @@ impl SharedSessions {
     }
 
     /// The fleet's pending reminders.
-    pub(super) fn reminders(&self) -> &SharedReminders {
+    pub(super) fn reminders(&self) -> &FleetReminders {
         &self.reminders
     }
 
@@ -242,7 +242,7 @@ impl SharedSessions {
     pub(super) fn share(&self, session: Session) -> Session {
         let id = session.id().to_string();
         let record = self.record_key(&id);
-        let events = shared_events(&self.store, &self.feed, (&id, record), self.limits);
+        let events = session_events(&self.store, &self.feed, (&id, record), self.limits);
         session.shared(self.slot(&id), events)
     }
 
@@ -301,8 +301,8 @@ impl SharedSessions {
     }
 
     /// The write slot of the session `id`, for [`super::Session`] to lease.
-    fn slot(&self, id: &str) -> SharedSlot {
-        SharedSlot {
+    fn slot(&self, id: &str) -> FleetSlot {
+        FleetSlot {
             store: self.store.clone(),
             key: self.slot_key(id),
             record: self.record_key(id),
@@ -517,7 +517,7 @@ impl SharedSessions {
     }
 }
 
-impl SharedSessions {
+impl FleetSessions {
     /// `record` sealed for its key.
     fn sealed(&self, record: &Record) -> Result<String, String> {
         let json = serde_json::to_string(record).map_err(|e| e.to_string())?;
@@ -565,7 +565,7 @@ impl SharedSessions {
 /// A session's write slot in Redis: taken as a [`Lease`] for each write
 /// call, so one call at a time writes in the session across the fleet.
 #[derive(Debug, Clone)]
-pub struct SharedSlot {
+pub struct FleetSlot {
     store: Arc<RedisStore>,
     key: String,
     /// The session's record: no slot is taken once it is gone.
@@ -573,7 +573,7 @@ pub struct SharedSlot {
     terms: LeaseTerms,
 }
 
-impl SharedSlot {
+impl FleetSlot {
     /// Take the slot, unless a call on some server holds it or the session
     /// has ended.
     pub(crate) async fn take(&self) -> Result<Result<Lease, Refused>, String> {

@@ -112,7 +112,7 @@ async fn session_records_a_server_did_not_seal_are_not_there() {
             .query_async::<()>(&mut connection)
             .await
             .unwrap();
-        let c = SessionStore::open_shared(
+        let c = SessionStore::open_fleet(
             fleet.root.path(),
             Duration::from_secs(3600),
             HistoryBudget::default(),

@@ -55,22 +55,22 @@ static NUMBER: LazyLock<Script> = LazyLock::new(|| {
 pub(crate) struct Unavailable(String);
 
 /// The agents of a fleet, in Redis.
-pub(crate) struct SharedAgents {
+pub(crate) struct FleetAgents {
     store: Arc<RedisStore>,
     /// One blocking connection, opened on first use and again after a
     /// failure.
     connection: Mutex<Option<redis::Connection>>,
 }
 
-impl std::fmt::Debug for SharedAgents {
+impl std::fmt::Debug for FleetAgents {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SharedAgents")
+        f.debug_struct("FleetAgents")
             .field("store", &self.store)
             .finish_non_exhaustive()
     }
 }
 
-impl SharedAgents {
+impl FleetAgents {
     /// Agents kept in `store`.
     pub(crate) fn new(store: Arc<RedisStore>) -> Self {
         Self {
@@ -395,7 +395,7 @@ impl SharedAgents {
     }
 }
 
-impl SharedAgents {
+impl FleetAgents {
     /// The definition sealed under `name`, if a server of the fleet sealed
     /// it there and it is that agent's.
     fn parse_definition(&self, name: &str, sealed: &str) -> anyhow::Result<StoredAgent> {
@@ -442,9 +442,9 @@ mod tests {
     use super::*;
     use crate::redis_store::RedisOptions;
 
-    fn agents(server: &RedisServer) -> SharedAgents {
+    fn agents(server: &RedisServer) -> FleetAgents {
         let settings = RedisOptions::new(server.url());
-        SharedAgents::new(
+        FleetAgents::new(
             RedisStore::open(&settings, &crate::redis_store::TEST_CLUSTER_KEY).unwrap(),
         )
     }

@@ -12,7 +12,7 @@ struct Fleet {
     b: SessionStore,
     /// The fleet's keys, as the stores name them, for a test to read or
     /// plant records.
-    keys: SharedSessions,
+    keys: FleetSessions,
     root: tempfile::TempDir,
     _server: RedisServer,
 }
@@ -29,7 +29,7 @@ fn fleet(retention: Duration) -> Option<Fleet> {
     let open = || {
         let redis = redis_store(&server);
         let terms = LeaseTerms::new(Duration::from_secs(2));
-        SessionStore::open_shared(
+        SessionStore::open_fleet(
             root.path(),
             retention,
             HistoryBudget::default(),
@@ -38,7 +38,7 @@ fn fleet(retention: Duration) -> Option<Fleet> {
         )
         .unwrap()
     };
-    let keys = SharedSessions::new(
+    let keys = FleetSessions::new(
         redis_store(&server),
         LeaseTerms::new(Duration::from_secs(2)),
         &HistoryBudget::default(),

@@ -98,11 +98,11 @@ const POLL: chrono::TimeDelta = chrono::TimeDelta::seconds(1);
 
 /// A fleet's pending reminders, in Redis.
 #[derive(Debug, Clone)]
-pub(super) struct SharedReminders {
+pub(super) struct FleetReminders {
     store: Arc<RedisStore>,
 }
 
-impl SharedReminders {
+impl FleetReminders {
     /// Reminders kept in `store`.
     pub(super) fn new(store: Arc<RedisStore>) -> Self {
         Self { store }
@@ -220,7 +220,7 @@ impl SharedReminders {
     }
 }
 
-impl SharedReminders {
+impl FleetReminders {
     /// The reminders in `pairs` (each id, then its sealed reminder): one
     /// that no server of the fleet sealed at its key, or that names another
     /// id, is logged and left out.
@@ -254,25 +254,25 @@ impl SharedReminders {
 }
 
 #[async_trait::async_trait]
-impl ReminderStore for SharedReminders {
+impl ReminderStore for FleetReminders {
     async fn schedule(&self, reminder: Reminder) -> Result<Reminder, ReminderError> {
-        SharedReminders::schedule(self, reminder).await
+        FleetReminders::schedule(self, reminder).await
     }
 
     async fn pending(&self, session: &str) -> Result<Vec<Reminder>, ReminderError> {
-        SharedReminders::pending(self, session).await
+        FleetReminders::pending(self, session).await
     }
 
     async fn cancel(&self, session: &str, id: &str) -> Result<bool, ReminderError> {
-        SharedReminders::cancel(self, session, id).await
+        FleetReminders::cancel(self, session, id).await
     }
 
     async fn take_due(&self, now: DateTime<Utc>) -> Result<Vec<Reminder>, ReminderError> {
-        SharedReminders::take_due(self, now).await
+        FleetReminders::take_due(self, now).await
     }
 
     async fn next_due(&self) -> Result<Option<DateTime<Utc>>, ReminderError> {
-        SharedReminders::next_due(self).await
+        FleetReminders::next_due(self).await
     }
 
     fn poll(&self) -> Option<chrono::TimeDelta> {

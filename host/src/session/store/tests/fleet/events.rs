@@ -139,7 +139,7 @@ fn store_with_history(
     session_bytes: usize,
     every_bytes: usize,
 ) -> SessionStore {
-    SessionStore::open_shared(
+    SessionStore::open_fleet(
         root,
         Duration::from_secs(3600),
         HistoryBudget::new(session_bytes, every_bytes),
