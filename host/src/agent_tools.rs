@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::registry::Registry;
+use crate::tools::registry::Registry;
 
 /// Where, under a session's workspace, the scripts are written.
 pub const AGENT_TOOLS_DIR: &str = ".toolhost/agent-tools";

@@ -27,19 +27,19 @@ use crate::caps::kv::{KvBackend, RedbBackend, RedisBackend};
 use crate::caps::resource_updates::ResourceChanges;
 use crate::caps::workspace::DirAccess;
 use crate::caps::workspace::open_files::FileSlots;
-use crate::compile_cache::LIVE_TOUCH_INTERVAL;
 use crate::config::state::Backend;
 use crate::config::{Config, redacted};
-use crate::engine::{EngineOptions, Pins, Tiering, ToolEngine};
 use crate::envelope::CallResult;
 use crate::error::CallError;
-use crate::lock::Lockfile;
 use crate::redis_store::lease::LeaseTerms;
 use crate::redis_store::{self, RedisStore};
-use crate::registry::{LoadOptions, Registry, Scope, Tool};
+use crate::sandbox::compile_cache::LIVE_TOUCH_INTERVAL;
+use crate::sandbox::engine::{EngineOptions, Pins, Tiering, ToolEngine};
+use crate::sandbox::tiering;
 use crate::session::{HistoryBudget, SessionStore};
-use crate::tiering;
 use crate::tool_metrics::ToolMetrics;
+use crate::tools::lock::Lockfile;
+use crate::tools::registry::{LoadOptions, Registry, Scope, Tool};
 use crate::upstream::Upstreams;
 
 /// How old a shared store's health check [`Host::shared_health`] reports may be.

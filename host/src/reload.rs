@@ -10,7 +10,7 @@ use notify::{EventKind, RecursiveMode, Watcher as _};
 
 use crate::config::CONFIG_FILE;
 use crate::host::Host;
-use crate::lock::LOCK_FILE;
+use crate::tools::lock::LOCK_FILE;
 
 /// How long the folder must be quiet before a reload, so a file being
 /// copied in is read once it is whole.

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
-use crate::registry::{Origin, Registry};
+use crate::tools::registry::{Origin, Registry};
 
 /// The folder, under the agents directory, that holds component files by
 /// digest.

@@ -31,7 +31,7 @@ pub use stored::StoredAgent;
 pub use crate::agent_pin::{AgentPin, DEFAULT_AGENT};
 use crate::config::Config;
 use crate::redis_store::RedisStore;
-use crate::registry::Registry;
+use crate::tools::registry::Registry;
 use fleet::FleetAgents;
 use inputs::Blobs;
 use shelf::RecordShelf;

@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::lock::LockedTool;
-use crate::registry::{Origin, Registry, Tool};
+use crate::tools::lock::LockedTool;
+use crate::tools::registry::{Origin, Registry, Tool};
 
 /// The most version records kept per agent; the oldest that no session
 /// uses are removed past it.

@@ -16,9 +16,9 @@ use crate::caps::resource_updates::ResourceUpdates;
 use crate::caps::stdio::Capture;
 use crate::envelope::CallRef;
 use crate::host::Host;
-use crate::registry::Tool;
 use crate::session::Session;
 use crate::tool::Effect;
+use crate::tools::registry::Tool;
 use crate::usage::Meter;
 
 /// Everything one call shares across its instances.

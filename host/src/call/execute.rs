@@ -15,14 +15,14 @@ use crate::bindings::{guest, types};
 use crate::caps::ask::{Allowed, AskCtx};
 use crate::caps::reminders::CallCheck;
 use crate::caps::{CallScope, Caps, InSession};
-use crate::code::Code;
 use crate::deadline::Deadline;
 use crate::envelope::CallResult;
-use crate::instance::{Failure, Instance};
 use crate::output::ToolOutput;
-use crate::registry::Registry;
+use crate::sandbox::code::Code;
+use crate::sandbox::instance::{Failure, Instance};
 use crate::session::SessionMode;
 use crate::tool::Effect;
+use crate::tools::registry::Registry;
 use crate::usage::CallBounds;
 
 /// Attempts a transiently failing read or idempotent call gets, in all.

@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use super::api::CallInput;
 use crate::error::{CallError, InputError};
-use crate::registry::Tool;
 use crate::session::{Session, parse_instant};
+use crate::tools::registry::Tool;
 
 /// Parse (when text) and validate the input against the tool's schema.
 /// Returns the value and its JSON text, as the guest will receive it.

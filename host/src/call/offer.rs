@@ -12,11 +12,11 @@ use crate::caps::progress::ProgressFeed;
 use crate::caps::resource_updates::ResourceUpdates;
 use crate::caps::stdio::Capture;
 use crate::caps::{CallScope, Caps};
-use crate::code::{Code, Pre};
 use crate::deadline::Deadline;
 use crate::host::Host;
-use crate::instance::{Failure, Instance};
-use crate::registry::Tool;
+use crate::sandbox::code::{Code, Pre};
+use crate::sandbox::instance::{Failure, Instance};
+use crate::tools::registry::Tool;
 use crate::usage::{CallBounds, Meter};
 
 /// A fresh instance of `tool`'s component, admitted like a call and

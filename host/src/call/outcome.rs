@@ -112,7 +112,7 @@ impl Call<'_> {
             Limit::Handles => u64::from(policy.limits.host.handles),
             Limit::OpenFiles => u64::from(self.host.file_slots().cap()),
             Limit::Output => bytes(policy.limits.output_bytes),
-            Limit::Stack => bytes(crate::engine::MAX_WASM_STACK_BYTES),
+            Limit::Stack => bytes(crate::sandbox::engine::MAX_WASM_STACK_BYTES),
         }
     }
 }

@@ -27,13 +27,13 @@ use crate::envelope::{CallRef, CallRefused, CallRequested, CallResult};
 use crate::error::CallError;
 use crate::host::Host;
 use crate::host::calls::running::Ending;
-use crate::instance::Failure;
 use crate::output::ToolOutput;
-use crate::registry::{Tool, effect_from_guest};
+use crate::sandbox::instance::Failure;
 use crate::session::{
     EventData, EventKind, SessionMode, SlotRefused, WriteSlot, principal_name, principal_only,
 };
 use crate::tool::{Effect, EffectDecl};
+use crate::tools::registry::{Tool, effect_from_guest};
 use crate::usage::Meter;
 
 /// What a stubbed call returns when the tool has no dry-run result.

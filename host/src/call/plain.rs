@@ -6,9 +6,9 @@ use serde_json::Value;
 use wasmtime::component::Val;
 
 use crate::bindings::types;
-use crate::instance::{Failure, Instance};
 use crate::output::MAX_JSON_VALUES;
 use crate::plain::{PlainFunction, convert};
+use crate::sandbox::instance::{Failure, Instance};
 use crate::usage::{Limit, Meter};
 
 /// Call `function` in `instance` with the arguments named in `input`, its

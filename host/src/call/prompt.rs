@@ -12,14 +12,14 @@ use crate::admission::CallSlot;
 use crate::bindings::{self, types};
 use crate::caps::log::TraceLog;
 use crate::host::Host;
-use crate::instance::Instance;
 use crate::output::ToolOutput;
 use crate::prompts::{
     Completions, MAX_COMPLETION_BYTES, MAX_COMPLETIONS, PromptError, PromptMessage, PromptResult,
     PromptSpec, Role,
 };
-use crate::registry::Tool;
+use crate::sandbox::instance::Instance;
 use crate::tool;
+use crate::tools::registry::Tool;
 
 impl Host {
     /// Fill in the prompt `name` with `arguments`: each must be declared,

@@ -2,16 +2,16 @@
 //!
 //! Each holds the whole capability: its grant as `[tools.<name>]` writes
 //! it (the type, its checks, its `tools.lock` entry and what `inspect`
-//! says of it), its per-instance context ([`Capability`]: made from the
-//! tool's [`Grants`] and the call's [`CallScope`], or refused with a
+//! says of it), its per-instance context (`Capability`: made from the
+//! tool's [`Grants`] and the call's `CallScope`, or refused with a
 //! reason), the host side of its interfaces, and its `add_to_linker`. The
 //! grant is checked inside the host function; a refusal is an error the
 //! guest sees (`access-denied`, `HTTP-request-denied`), never a trap.
 //! `wasi:sockets` is linked (toolchains import it) and always denied: see
 //! [`workspace::WasiSetup`].
 //!
-//! `Caps` is one field per capability: [`Caps::for_call`] makes each for one
-//! instance, narrowed once by the call's effect; [`Caps::none`] is the set
+//! `Caps` is one field per capability: `Caps::for_call` makes each for one
+//! instance, narrowed once by the call's effect; `Caps::none` is the set
 //! outside a call, every grant refused. Adding a capability: its module, a
 //! field in [`Grants`] (and the config key and lock entry it reads from its
 //! module), a field in `Caps`, its linker line in `state.rs`, and its

@@ -10,9 +10,9 @@ use std::time::Duration;
 use redis::AsyncCommands as _;
 
 use super::Host;
-use crate::engine::Tiering;
 use crate::redis_store::RedisStore;
 use crate::redis_store::feed::Wakeups;
+use crate::sandbox::engine::Tiering;
 
 /// The id every message on the feed wakes.
 const CHANGED: &str = "agents";

@@ -14,9 +14,9 @@ use crate::agents::{
 };
 use crate::config::agent::AgentSpec;
 use crate::config::{Config, check_agent_name, redacted};
-use crate::engine::{Pins, Tiering};
-use crate::registry::{LoadFailure, LoadOptions, Registry, Scope};
-use crate::tiering;
+use crate::sandbox::engine::{Pins, Tiering};
+use crate::sandbox::tiering;
+use crate::tools::registry::{LoadFailure, LoadOptions, Registry, Scope};
 
 /// Where a named agent's definition comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

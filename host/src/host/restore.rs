@@ -22,9 +22,9 @@ use crate::agents::{AgentPin, AgentVersion, Loaded, VersionDiff, VersionInputs};
 use crate::config::agent::AgentSpec;
 use crate::config::mcp::McpServer;
 use crate::config::{CONFIG_FILE, Config, redacted};
-use crate::engine::Pins;
-use crate::engine::Tiering;
-use crate::registry::{LoadOptions, Registry, Scope};
+use crate::sandbox::engine::Pins;
+use crate::sandbox::engine::Tiering;
+use crate::tools::registry::{LoadOptions, Registry, Scope};
 
 /// The folder, under an agent's, where restored versions' files are laid out.
 const RESTORED_DIR: &str = "restored";

@@ -11,8 +11,8 @@ use crate::agent_tools::WrittenScript;
 use crate::agents::{
     AgentError, AgentVersion, DEFAULT_AGENT, LoadedVersions, VersionDiff, VersionRecord,
 };
-use crate::engine::Tiering;
 use crate::error::CallError;
+use crate::sandbox::engine::Tiering;
 use crate::session::{AgentPin, Session, SessionStore};
 
 impl Host {

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::code::{Code, CodeCell, CodeTier};
 use crate::config::ToolPolicy;
 use crate::files::FileStamp;
 use crate::prompts::PromptSpec;
 use crate::resources::{ResourceSpec, ResourceTemplateSpec, TemplateValues};
+use crate::sandbox::code::{Code, CodeCell, CodeTier};
 use crate::tool::ToolMetadata;
 use crate::upstream::Upstream;
 

@@ -14,8 +14,8 @@ use super::{
 use crate::config::Config;
 use crate::config::agent::Components;
 use crate::config::toolset::{COMPONENT_TOOLS, is_toolset_name};
-use crate::engine::{Pins, Tiering, ToolEngine};
 use crate::files::FileStamp;
+use crate::sandbox::engine::{Pins, Tiering, ToolEngine};
 use crate::tool::MAX_TOOLS;
 use crate::upstream::Upstreams;
 

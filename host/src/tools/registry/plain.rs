@@ -8,10 +8,10 @@ use wasmtime::component::InstancePre;
 
 use super::tool::{Described, Kind};
 use super::{Origin, Tool, contract};
-use crate::code::{Code, CodeCell, CodeTier, Compiled, PlainCall};
 use crate::config::Config;
 use crate::plain::{self, PlainFunction};
-use crate::state::CallState;
+use crate::sandbox::code::{Code, CodeCell, CodeTier, Compiled, PlainCall};
+use crate::sandbox::state::CallState;
 use crate::tool::{self, Effect, EffectDecl, ToolMetadata};
 
 /// The tools of a plain component: one per function it exports.

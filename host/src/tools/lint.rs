@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::registry::{Origin, Tool};
+use crate::tools::registry::{Origin, Tool};
 
 /// Keys that common model providers reject at the root of an input schema.
 const REJECTED_ROOT_KEYS: &[&str] = &["anyOf", "oneOf", "allOf", "$ref", "not", "if"];

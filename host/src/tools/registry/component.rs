@@ -6,11 +6,11 @@ use std::path::Path;
 
 use super::{Tool, contract, plain};
 use crate::bindings::{ContractError, ContractPre};
-use crate::code::{CodeTier, Compiled};
 use crate::config::Config;
-use crate::engine::{ContentGate, Tiering, ToolEngine};
 use crate::files::FileStamp;
-use crate::tiering::Upgrade;
+use crate::sandbox::code::{CodeTier, Compiled};
+use crate::sandbox::engine::{ContentGate, Tiering, ToolEngine};
+use crate::sandbox::tiering::Upgrade;
 use crate::tool;
 
 /// Load and check one component file: the tool `name` (its slug) if it

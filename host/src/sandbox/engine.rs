@@ -2,13 +2,13 @@
 //! configuration, compiling and loading components, epoch ticker.
 //!
 //! Each component is compiled once with Cranelift and kept in the
-//! `crate::compile_cache` under the state directory. Every call gets a
+//! `crate::sandbox::compile_cache` under the state directory. Every call gets a
 //! fresh Store from the pooling allocator; an epoch ticker gives every call
 //! a deadline and lets looping guests yield to the async runtime.
 //!
 //! A reload, or a server's start, may compile a component the cache lacks
 //! with Winch first (the baseline tier: several times faster to compile,
-//! slower to run) so the tool serves calls at once; `crate::tiering` then
+//! slower to run) so the tool serves calls at once; `crate::sandbox::tiering` then
 //! swaps in the Cranelift compilation when it is done.
 
 use std::path::{Path, PathBuf};
@@ -24,12 +24,12 @@ use wasmtime::{
     UpdateDeadline,
 };
 
-pub use crate::code::CodeTier;
-use crate::code::{Compiled, Source};
-use crate::compile_cache::CompileCache;
 use crate::config::state::SharedCompileCache;
 use crate::files::FileStamp;
-use crate::state::{
+pub use crate::sandbox::code::CodeTier;
+use crate::sandbox::code::{Compiled, Source};
+use crate::sandbox::compile_cache::CompileCache;
+use crate::sandbox::state::{
     self, CallState, MAX_CORE_INSTANCES_PER_COMPONENT, MAX_MEMORIES_PER_COMPONENT,
     MAX_TABLE_ELEMENTS, MAX_TABLES_PER_COMPONENT,
 };
@@ -362,7 +362,7 @@ impl Drop for OptimizingGuard {
 impl ToolEngine {
     /// Mark the cached compilations of `sha256s` as in use, so hosts
     /// sharing the compile cache do not evict them (see
-    /// [`crate::compile_cache`]); on the blocking pool.
+    /// [`crate::sandbox::compile_cache`]); on the blocking pool.
     pub(crate) async fn keep_cached(&self, sha256s: std::collections::BTreeSet<String>) {
         let cache = self.cache.clone();
         let _ = tokio::task::spawn_blocking(move || cache.cache.keep(&sha256s)).await;

@@ -35,8 +35,8 @@ use sha2::{Digest, Sha256};
 use crate::caps::reminders::RemindersGrant;
 use crate::caps::workspace::DirAccess;
 use crate::caps::{ask, kv};
-use crate::engine::{ContentGate, Pins};
-use crate::registry::{LoadFailure, Registry, Tool};
+use crate::sandbox::engine::{ContentGate, Pins};
+use crate::tools::registry::{LoadFailure, Registry, Tool};
 
 /// The file name of the lock, beside `toolhost.toml`.
 pub const LOCK_FILE: &str = "tools.lock";
@@ -393,7 +393,7 @@ impl Lockfile {
     /// and MCP tools are pinned by its versions, not by this lock.
     pub fn enforce_files(&self, registry: &mut Registry) {
         registry.refuse(|tool| {
-            (tool.origin() == crate::registry::Origin::File)
+            (tool.origin() == crate::tools::registry::Origin::File)
                 .then(|| self.refusal(tool))
                 .flatten()
         });

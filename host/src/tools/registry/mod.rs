@@ -28,7 +28,7 @@ use serde::Serialize;
 
 use crate::prompts::PromptSpec;
 use crate::resources::{ResourceSpec, ResourceTemplateSpec, TemplateValues};
-use crate::tiering::Upgrade;
+use crate::sandbox::tiering::Upgrade;
 pub use component::load_tool;
 pub(crate) use contract::effect_from_guest;
 pub use load::LoadError;
@@ -162,14 +162,14 @@ impl Registry {
     }
 
     /// The components this load compiled as baseline code, for the caller
-    /// to optimize (see `crate::tiering`).
+    /// to optimize (see `crate::sandbox::tiering`).
     pub(crate) fn take_upgrades(&mut self) -> Vec<Upgrade> {
         std::mem::take(&mut self.upgrades)
     }
 
     /// Refuse every tool `refusal` gives a reason for: it leaves the tools
     /// and becomes a [`LoadFailure`] with that reason (`tools.lock`'s
-    /// enforcement, `crate::lock::Lockfile::enforce`).
+    /// enforcement, `crate::tools::lock::Lockfile::enforce`).
     pub fn refuse(&mut self, refusal: impl Fn(&Tool) -> Option<String>) {
         let refused: Vec<(String, String)> = self
             .tools

@@ -8,11 +8,11 @@ use serde_json::Value;
 use super::tool::{Described, Kind, Offered};
 use super::{Origin, Tool};
 use crate::bindings::{ContractPre, Prompt, ResourceInfo, ResourceTemplate, types};
-use crate::code::{Code, CodeCell, CodeTier, Pre};
 use crate::config::Config;
-use crate::engine::ToolEngine;
-use crate::instance::Instance;
-use crate::state::CallState;
+use crate::sandbox::code::{Code, CodeCell, CodeTier, Pre};
+use crate::sandbox::engine::ToolEngine;
+use crate::sandbox::instance::Instance;
+use crate::sandbox::state::CallState;
 use crate::tool::{self, Effect, EffectDecl, ToolMetadata};
 
 /// Check a component that implements the contract as the tool `name`: its

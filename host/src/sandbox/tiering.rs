@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 
 use crate::bindings::ContractPre;
-use crate::code::{Code, CodeCell, PlainCall, Pre, Source};
-use crate::engine::ToolEngine;
-use crate::instance::Instance;
 use crate::plain;
-use crate::state::CallState;
+use crate::sandbox::code::{Code, CodeCell, PlainCall, Pre, Source};
+use crate::sandbox::engine::ToolEngine;
+use crate::sandbox::instance::Instance;
+use crate::sandbox::state::CallState;
 
 /// How long the trial instantiation of optimized code may take.
 const TRIAL_DEADLINE: Duration = Duration::from_secs(10);

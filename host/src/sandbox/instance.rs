@@ -11,12 +11,12 @@ use crate::bindings::{Contract, guest, types};
 use crate::caps::Caps;
 use crate::caps::log::TraceLog;
 use crate::caps::stdio::Capture;
-use crate::code::Pre;
 use crate::config::DEFAULT_MAX_OUTPUT_BYTES;
 use crate::deadline::Deadline;
-use crate::engine::{MAX_WASM_STACK_BYTES, ToolEngine};
 use crate::plain::PlainFunction;
-use crate::state::CallState;
+use crate::sandbox::code::Pre;
+use crate::sandbox::engine::{MAX_WASM_STACK_BYTES, ToolEngine};
+use crate::sandbox::state::CallState;
 use crate::usage::{CallBounds, HostBudget, Limit, Meter};
 
 /// How much of a tool's stdout/stderr is kept while loading it.

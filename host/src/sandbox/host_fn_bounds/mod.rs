@@ -36,8 +36,8 @@ use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, Linker};
 use wit_parser::{LiftLowerAbi, ManglingAndAbi, Resolve, WorldId};
 
-use crate::engine::{EngineOptions, ToolEngine};
-use crate::state::CallState;
+use crate::sandbox::engine::{EngineOptions, ToolEngine};
+use crate::sandbox::state::CallState;
 
 /// A `tcp-socket` method: no tool can reach one.
 const NO_TCP_SOCKET: &str = "O(1) and unreachable: create-tcp-socket is refused, so a tool holds no \
@@ -171,7 +171,7 @@ fn every_imported_function_has_its_bounds() {
     .unwrap();
     let engine = tool_engine.engine();
     let mut linker = Linker::<CallState>::new(engine);
-    crate::state::add_to_linker(&mut linker).unwrap();
+    crate::sandbox::state::add_to_linker(&mut linker).unwrap();
     let host = Path::new(env!("CARGO_MANIFEST_DIR"));
     let worlds = [
         // The current contract with every standard interface; `@unstable`

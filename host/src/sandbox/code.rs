@@ -11,7 +11,7 @@ use wasmtime::component::{Component, InstancePre};
 use crate::bindings::ContractPre;
 use crate::files::FileStamp;
 use crate::plain::PlainFunction;
-use crate::state::CallState;
+use crate::sandbox::state::CallState;
 
 /// Which compiler made the code a tool runs now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,8 +16,8 @@ use super::slug;
 use crate::config::Config;
 use crate::config::agent::Components;
 use crate::config::toolset::is_toolset_name;
-use crate::engine::ToolEngine;
 use crate::files::FileStamp;
+use crate::sandbox::engine::ToolEngine;
 
 /// Which of a folder's tools a load makes callable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

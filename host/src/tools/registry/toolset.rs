@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 
 use super::{Tool, component};
-use crate::code::Code;
 use crate::config::Config;
-use crate::engine::ToolEngine;
+use crate::sandbox::code::Code;
+use crate::sandbox::engine::ToolEngine;
 use crate::toolset;
 
 /// Load and check the toolset tool `name` from the component the host embeds.
