@@ -2,8 +2,7 @@
 
 mod builder;
 pub(crate) mod calls;
-mod failed_loads;
-mod fleet_agents;
+mod fleet;
 mod named;
 mod restore;
 mod versions;
@@ -19,6 +18,7 @@ use anyhow::Context as _;
 use self::calls::reminder_limits::{ReminderFigures, ReminderStats};
 use self::calls::running::RunningCalls;
 use self::calls::{CallObserver, Calls};
+use self::fleet::Fleet;
 use crate::admission::CallGate;
 use crate::agents::{AgentVersion, Agents, Commit, DEFAULT_AGENT, Loaded, VersionInputs};
 use crate::caps::ask::AskingSlots;
@@ -80,8 +80,8 @@ pub struct Host {
     /// again) rather than from code.
     config_from_file: bool,
     kv: Option<Arc<dyn KvBackend>>,
-    /// The Redis server several hosts share, when `[state] backend = "redis"`.
-    fleet: Option<Arc<RedisStore>>,
+    /// Its part in a fleet, when `[state] backend = "redis"`.
+    fleet: Option<Fleet>,
     network: Network,
     dir: PathBuf,
     tools_dir: PathBuf,
@@ -100,13 +100,6 @@ pub struct Host {
     /// Held while the tools are reloaded, and while named agents are
     /// loaded, made or changed: one at a time.
     editing: tokio::sync::Mutex<()>,
-    /// Held while a version another server of the fleet made is loaded
-    /// here for a call: each is loaded once.
-    restoring: tokio::sync::Mutex<()>,
-    /// What failed to load from the fleet's records lately.
-    failed_loads: failed_loads::FailedLoads,
-    /// Where a fleet's servers tell each other an agent changed.
-    agent_feed: Option<Arc<redis_store::feed::Wakeups>>,
 }
 
 impl Host {
@@ -407,9 +400,9 @@ impl Host {
         let dir = self.sessions_dir();
         match &self.fleet {
             None => SessionStore::open_with_history(dir, retention, history),
-            Some(redis) => {
+            Some(fleet) => {
                 let terms = LeaseTerms::new(self.config().state.session_lease());
-                SessionStore::open_fleet(dir, retention, history, redis.clone(), terms)
+                SessionStore::open_fleet(dir, retention, history, fleet.store.clone(), terms)
             }
         }
     }
@@ -461,7 +454,7 @@ impl Host {
     /// Refuse a call of `tool` while the shared store its grants need does
     /// not answer, before any of its code runs.
     pub(crate) async fn check_shared_state(&self, tool: &Tool) -> Result<(), CallError> {
-        let Some(store) = &self.fleet else {
+        let Some(store) = self.shared_store() else {
             return Ok(());
         };
         if tool.policy().grants.kv.is_empty() {
@@ -479,14 +472,14 @@ impl Host {
     /// The Redis server several hosts share, when `[state] backend =
     /// "redis"`: for the surfaces that keep their own state there.
     pub fn shared_store(&self) -> Option<&Arc<RedisStore>> {
-        self.fleet.as_ref()
+        self.fleet.as_ref().map(|fleet| &fleet.store)
     }
 
     /// Whether the shared store answers (checked at most once a second, one
     /// check at a time): `None` on the embedded
     /// backend, which has nothing to reach.
     pub async fn fleet_health(&self) -> Option<redis_store::Health> {
-        match &self.fleet {
+        match self.shared_store() {
             Some(store) => Some(store.recent_health(SHARED_HEALTH_MAX_AGE).await),
             None => None,
         }

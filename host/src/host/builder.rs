@@ -189,7 +189,6 @@ impl HostBuilder {
             .off_thread(move |agents| agents.commit(DEFAULT_AGENT, loaded, commit))
             .await?;
         let kv = open_kv(shared.as_ref(), needs_kv, &state_dir)?;
-        let agent_feed = shared.as_ref().map(fleet_agents::feed);
         let host = Host {
             calls: Calls::new(&config.limits),
             engine,
@@ -201,7 +200,7 @@ impl HostBuilder {
             config_text: RwLock::new(config_text),
             config_from_file,
             kv,
-            fleet: shared,
+            fleet: shared.map(Fleet::new),
             network: self.network,
             dir: self.dir,
             tools_dir,
@@ -213,9 +212,6 @@ impl HostBuilder {
             upstreams,
             reload_error: RwLock::default(),
             editing: tokio::sync::Mutex::default(),
-            restoring: tokio::sync::Mutex::default(),
-            failed_loads: failed_loads::FailedLoads::default(),
-            agent_feed,
         };
         if host.config().state.shared_compile_cache.is_some() {
             keep_shared_compilations(Arc::downgrade(&host.agents), host.engine.clone());

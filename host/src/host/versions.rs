@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 
 use super::Host;
+use super::fleet::Fleet;
 use crate::agent_tools::WrittenScript;
 use crate::agents::{
     AgentError, AgentVersion, DEFAULT_AGENT, LoadedVersions, VersionDiff, VersionRecord,
@@ -51,12 +52,13 @@ impl Host {
     /// loaded already (one at a time); `None`, logged, when it cannot be
     /// (then not tried again for a while: each try compiles its tools).
     async fn load_from_fleet(&self, pin: &AgentPin) -> Option<Arc<AgentVersion>> {
-        let _restoring = self.restoring.lock().await;
+        let fleet = self.fleet.as_ref()?;
+        let _restoring = fleet.restoring.lock().await;
         if let Some(version) = self.agents.loaded(pin) {
             return Some(version);
         }
         let key = pin.to_string();
-        if self.failed_loads.failed_lately(&key) {
+        if fleet.failed_loads.failed_lately(&key) {
             return None;
         }
         match self.restore(pin).await {
@@ -66,7 +68,7 @@ impl Host {
             }
             Err(e) => {
                 tracing::warn!("{pin} cannot be loaded from the fleet's records: {e:#}");
-                self.failed_loads.failed(key);
+                fleet.failed_loads.failed(key);
                 None
             }
         }
@@ -96,8 +98,8 @@ impl Host {
         agent: Option<&str>,
         version: Option<u64>,
     ) -> Result<AgentPin, AgentError> {
-        if self.fleet.is_some() {
-            self.catch_up(agent.unwrap_or(DEFAULT_AGENT), version)
+        if let Some(fleet) = &self.fleet {
+            self.catch_up(fleet, agent.unwrap_or(DEFAULT_AGENT), version)
                 .await?;
         }
         Ok(self.resolve(agent, version).await?.pin().clone())
@@ -109,9 +111,14 @@ impl Host {
     /// logged (and not tried again for a while); the caller's lookup then
     /// says what is missing. An error when the fleet's store does not
     /// answer.
-    async fn catch_up(&self, agent: &str, version: Option<u64>) -> Result<(), AgentError> {
+    async fn catch_up(
+        &self,
+        fleet: &Fleet,
+        agent: &str,
+        version: Option<u64>,
+    ) -> Result<(), AgentError> {
         let key = format!("agent `{agent}`");
-        if self.agents.latest(agent).is_none() && !self.failed_loads.failed_lately(&key) {
+        if self.agents.latest(agent).is_none() && !fleet.failed_loads.failed_lately(&key) {
             let name = agent.to_string();
             let defined = self
                 .agents
@@ -126,7 +133,7 @@ impl Host {
                     self.load_named_agents(&config, Tiering::BaselineFirst)
                         .await;
                     if self.agents.latest(agent).is_none() {
-                        self.failed_loads.failed(key);
+                        fleet.failed_loads.failed(key);
                     }
                 }
             }

@@ -10,13 +10,13 @@ const RETRY_AFTER: Duration = Duration::from_secs(10);
 
 /// What failed to load lately, by a name the caller chooses, and when.
 #[derive(Debug, Default)]
-pub(super) struct FailedLoads {
+pub(in crate::host) struct FailedLoads {
     failed: Mutex<HashMap<String, Instant>>,
 }
 
 impl FailedLoads {
     /// Whether loading `what` failed less than [`RETRY_AFTER`] ago.
-    pub(super) fn failed_lately(&self, what: &str) -> bool {
+    pub(in crate::host) fn failed_lately(&self, what: &str) -> bool {
         let failed = self.failed.lock().unwrap_or_else(PoisonError::into_inner);
         failed
             .get(what)
@@ -25,7 +25,7 @@ impl FailedLoads {
 
     /// Loading `what` failed just now. Entries older than the wait are
     /// dropped here, so the map holds only what failed lately.
-    pub(super) fn failed(&self, what: String) {
+    pub(in crate::host) fn failed(&self, what: String) {
         let mut failed = self.failed.lock().unwrap_or_else(PoisonError::into_inner);
         failed.retain(|_, at| at.elapsed() < RETRY_AFTER);
         failed.insert(what, Instant::now());
