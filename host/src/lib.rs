@@ -46,20 +46,20 @@ pub mod error;
 pub mod files;
 pub mod host;
 pub mod output;
-pub mod plain;
+mod plain;
 pub mod prompts;
 pub mod redis_store;
 pub mod reload;
 pub mod resources;
 mod sandbox;
 pub mod session;
-pub mod shown;
+mod shown;
 pub mod tool;
 pub mod tool_metrics;
 mod tools;
 
 mod toolset;
-pub mod upstream;
+mod upstream;
 pub mod usage;
 
 pub use admission::{CallGate, Overloaded};
