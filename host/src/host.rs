@@ -61,7 +61,7 @@ pub const LOAD_INSTANCES: u32 = 8;
 
 /// A loaded tools folder: call its tools with [`Host::call`].
 pub struct Host {
-    pub(crate) engine: Arc<ToolEngine>,
+    engine: Arc<ToolEngine>,
     /// The calls: what admits them and what they may hold together
     /// (`[limits]` as the host started), which run, who is told of them.
     calls: Calls,

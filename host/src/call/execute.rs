@@ -209,7 +209,7 @@ impl Call<'_> {
             output_bytes: policy.limits.output_bytes,
         };
         Instance::new(
-            &self.host.engine,
+            self.host.engine(),
             pre,
             caps,
             &self.trace,

@@ -69,7 +69,7 @@ pub(super) async fn instance(
         output_bytes: policy.limits.output_bytes,
     };
     Instance::new(
-        &host.engine,
+        host.engine(),
         Pre::Contract(&pre),
         caps,
         trace,
