@@ -5,6 +5,7 @@ pub(crate) mod calls;
 mod fleet;
 mod named;
 mod restore;
+mod source;
 mod versions;
 
 pub use builder::HostBuilder;
@@ -19,6 +20,7 @@ use self::calls::reminder_limits::{ReminderFigures, ReminderStats};
 use self::calls::running::RunningCalls;
 use self::calls::{CallObserver, Calls};
 use self::fleet::Fleet;
+use self::source::Source;
 use crate::admission::CallGate;
 use crate::agents::{AgentVersion, Agents, Commit, DEFAULT_AGENT, Loaded, VersionInputs};
 use crate::caps::ask::AskingSlots;
@@ -61,6 +63,7 @@ pub const LOAD_INSTANCES: u32 = 8;
 
 /// A loaded tools folder: call its tools with [`Host::call`].
 pub struct Host {
+    /// The compilers and the instance pool every tool runs on.
     engine: Arc<ToolEngine>,
     /// The calls: what admits them and what they may hold together
     /// (`[limits]` as the host started), which run, who is told of them.
@@ -73,30 +76,20 @@ pub struct Host {
     tool_changes: tokio::sync::watch::Sender<u64>,
     /// The resource addresses calls announce as changed.
     resource_changes: ResourceChanges,
-    config: RwLock<Arc<Config>>,
-    /// The text of `toolhost.toml` the config was read from, if it was.
-    config_text: RwLock<Option<String>>,
-    /// Whether the config comes from `toolhost.toml` (a reload reads it
-    /// again) rather than from code.
-    config_from_file: bool,
+    /// The key-value store, when a tool is granted one.
     kv: Option<Arc<dyn KvBackend>>,
+    /// Where it was loaded from, and its config as last read.
+    source: Source,
     /// Its part in a fleet, when `[state] backend = "redis"`.
     fleet: Option<Fleet>,
+    /// How tools and MCP servers reach the network.
     network: Network,
-    dir: PathBuf,
-    tools_dir: PathBuf,
-    state_dir: PathBuf,
-    /// The directory tools granted `state` mount at `/state`.
-    state_root: PathBuf,
     /// The custom metrics tools update.
     tool_metrics: Arc<ToolMetrics>,
     /// The sessions tools send messages to, once a server attaches its store.
     sessions: RwLock<Option<Arc<SessionStore>>>,
-    ignore_lock: bool,
     /// The connections to the MCP servers the config declares.
     upstreams: Arc<Upstreams>,
-    /// Why the last reload failed, if it did.
-    reload_error: RwLock<Option<String>>,
     /// Held while the tools are reloaded, and while named agents are
     /// loaded, made or changed: one at a time.
     editing: tokio::sync::Mutex<()>,
@@ -148,6 +141,7 @@ impl Host {
     pub async fn reload(&self) -> anyhow::Result<Arc<Registry>> {
         let outcome = self.reload_all().await;
         *self
+            .source
             .reload_error
             .write()
             .unwrap_or_else(PoisonError::into_inner) =
@@ -158,7 +152,8 @@ impl Host {
     /// Why the last reload failed (the tools loaded before it stay), or
     /// `None` when it succeeded or none has run.
     pub fn reload_error(&self) -> Option<String> {
-        self.reload_error
+        self.source
+            .reload_error
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
@@ -168,13 +163,13 @@ impl Host {
         // One reload, or one change of an agent over the API, at a time.
         let _editing = self.editing.lock().await;
         let previous = self.registry();
-        let (config, config_text) = if self.config_from_file {
-            let (config, text) = Config::load_with_text(&self.dir)?;
+        let (config, config_text) = if self.source.config_from_file {
+            let (config, text) = Config::load_with_text(&self.source.dir)?;
             anyhow::ensure!(
                 config.max_memory_bytes() <= self.engine.max_memory_bytes(),
                 "{} asks for {} MiB of memory per instance; this host started with {} MiB: \
                  restart it to raise the cap",
-                Config::path_in(&self.dir).display(),
+                Config::path_in(&self.source.dir).display(),
                 config.max_memory_bytes() >> 20,
                 self.engine.max_memory_bytes() >> 20
             );
@@ -182,13 +177,13 @@ impl Host {
         } else {
             (self.config(), None)
         };
-        let lock = read_lock(&self.dir, self.ignore_lock)?;
+        let lock = read_lock(&self.source.dir, self.source.ignore_lock)?;
         let options = LoadOptions {
             previous: Some(&previous),
             tiering: Tiering::BaselineFirst,
             pins: lock.as_ref().map(|lock| lock as &dyn Pins),
             upstreams: Some(&self.upstreams),
-            ..LoadOptions::new(&self.tools_dir, &config)
+            ..LoadOptions::new(&self.source.tools_dir, &config)
         };
         let mut fresh = Registry::load_with(&self.engine, options).await?;
         // Optimized even if this reload fails below: the compile lands in
@@ -233,8 +228,13 @@ impl Host {
                 })
                 .collect()
         };
-        *self.config.write().unwrap_or_else(PoisonError::into_inner) = config.clone();
         *self
+            .source
+            .config
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = config.clone();
+        *self
+            .source
             .config_text
             .write()
             .unwrap_or_else(PoisonError::into_inner) = config_text;
@@ -316,7 +316,8 @@ impl Host {
 
     /// The text of `toolhost.toml` the config in force was read from.
     fn config_text(&self) -> Option<String> {
-        self.config_text
+        self.source
+            .config_text
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
@@ -324,7 +325,8 @@ impl Host {
 
     /// The config in force (a reload may replace it).
     pub fn config(&self) -> Arc<Config> {
-        self.config
+        self.source
+            .config
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
@@ -332,23 +334,23 @@ impl Host {
 
     /// The host directory.
     pub fn dir(&self) -> &Path {
-        &self.dir
+        &self.source.dir
     }
 
     /// The tools folder.
     pub fn tools_dir(&self) -> &Path {
-        &self.tools_dir
+        &self.source.tools_dir
     }
 
     /// The state directory (compile cache, key-value database).
     pub fn state_dir(&self) -> &Path {
-        &self.state_dir
+        &self.source.state_dir
     }
 
     /// The directory tools granted `state` see as `/state`: durable, and
     /// shared by every session and every such tool.
     pub fn state_root(&self) -> &Path {
-        &self.state_root
+        &self.source.state_root
     }
 
     /// The custom metrics tools update (`toolhost:tool/metrics`), for the
@@ -384,8 +386,8 @@ impl Host {
     /// of a fleet mounts.
     pub fn sessions_dir(&self) -> PathBuf {
         match &self.config().state.workspaces_dir {
-            Some(dir) => self.dir.join(dir),
-            None => self.state_dir.join("sessions"),
+            Some(dir) => self.source.dir.join(dir),
+            None => self.source.state_dir.join("sessions"),
         }
     }
 

@@ -111,7 +111,7 @@ impl Host {
         tiering: Tiering,
     ) -> anyhow::Result<Loaded> {
         let derived = config.for_agent(spec);
-        let lock = read_lock(&self.dir, self.ignore_lock)?;
+        let lock = read_lock(&self.source.dir, self.source.ignore_lock)?;
         let shared = self.registry();
         let options = LoadOptions {
             previous: Some(&shared),
@@ -119,7 +119,7 @@ impl Host {
             pins: lock.as_ref().map(|lock| lock as &dyn Pins),
             scope: Scope::Agent(&spec.components),
             upstreams: Some(&self.upstreams),
-            ..LoadOptions::new(&self.tools_dir, &derived)
+            ..LoadOptions::new(&self.source.tools_dir, &derived)
         };
         let mut registry = Registry::load_with(&self.engine, options).await?;
         tiering::spawn(self.engine.clone(), registry.take_upgrades());

@@ -83,7 +83,7 @@ impl Host {
         let base = match &config_text {
             Some(text) => {
                 let whole = redacted::restore(text, self.config_text().as_deref())?;
-                Config::parse(&whole, &self.dir.join(CONFIG_FILE))?
+                Config::parse(&whole, &self.source.dir.join(CONFIG_FILE))?
             }
             None => Config::clone(&own),
         };
@@ -106,7 +106,7 @@ impl Host {
             Some(spec) => Scope::Agent(&spec.components),
             None => Scope::Everything,
         };
-        let lock = super::read_lock(&self.dir, self.ignore_lock)?;
+        let lock = super::read_lock(&self.source.dir, self.source.ignore_lock)?;
         let options = LoadOptions {
             tiering: Tiering::BaselineFirst,
             pins: lock.as_ref().map(|lock| lock as &dyn Pins),
