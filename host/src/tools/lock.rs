@@ -32,9 +32,7 @@ use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::caps::reminders::RemindersGrant;
-use crate::caps::workspace::DirAccess;
-use crate::caps::{ask, kv};
+use crate::caps::grants::LockedGrants;
 use crate::sandbox::engine::{ContentGate, Pins};
 use crate::tools::registry::{LoadFailure, Registry, Tool};
 
@@ -102,47 +100,6 @@ pub struct LockedMetadata {
     pub dry_run: bool,
 }
 
-/// A tool's grants as locked.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LockedGrants {
-    /// Workspace access.
-    pub workspace: DirAccess,
-    /// State-root access (absent when none, as in locks written before it).
-    #[serde(default, skip_serializing_if = "is_no_access")]
-    pub state: DirAccess,
-    /// Artifacts access (absent when none).
-    #[serde(default, skip_serializing_if = "is_no_access")]
-    pub artifacts: DirAccess,
-    /// Whether it may update custom metrics (absent when not).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub metrics: bool,
-    /// Channels whose sessions it may reach, sorted (absent when none).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sessions: Vec<String>,
-    /// Principals it may send as besides its call's own, sorted (absent
-    /// when none).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub send_as: Vec<String>,
-    /// The tools its reminders may call, sorted; absent when it may not
-    /// schedule reminders.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reminders: Option<Vec<String>>,
-    /// Buckets it may open, sorted.
-    #[serde(default)]
-    pub kv: Vec<String>,
-    /// Origins it may reach, canonical (`scheme://host:port`), sorted.
-    #[serde(default)]
-    pub http: Vec<String>,
-    /// Environment variables: name to the hex SHA-256 of the value (values
-    /// may be secrets and never stand in the file).
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-    /// Whom it may ask during a call (`user`, `model`), sorted.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub ask: Vec<String>,
-}
-
 impl LockedTool {
     /// What `tool` is now.
     pub fn of(tool: &Tool) -> Self {
@@ -166,19 +123,7 @@ impl LockedTool {
                 time_args: meta.time_args.clone(),
                 dry_run: meta.has_dry_run_result,
             },
-            grants: LockedGrants {
-                workspace: grants.workspace,
-                state: grants.state,
-                artifacts: grants.artifacts,
-                metrics: grants.metrics,
-                sessions: grants.sessions.patterns().to_vec(),
-                send_as: grants.send_as.patterns().to_vec(),
-                reminders: grants.reminders.as_ref().map(RemindersGrant::lock_entry),
-                kv: kv::lock_entry(&grants.kv),
-                http: grants.http.lock_entry(),
-                env: grants.env.digests(),
-                ask: ask::lock_entry(&grants.ask),
-            },
+            grants: grants.lock_entry(),
         }
     }
 
@@ -238,72 +183,6 @@ impl LockedTool {
         if !grants.is_empty() {
             changes.push(format!("grants: {}", grants.join("; ")));
         }
-        changes
-    }
-}
-
-fn is_no_access(access: &DirAccess) -> bool {
-    *access == DirAccess::None
-}
-
-impl LockedGrants {
-    /// The capability diff from `self` to `now`: `+`/`-` per entry.
-    fn changes(&self, now: &LockedGrants) -> Vec<String> {
-        let mut changes = Vec::new();
-        for (kind, was, is) in [
-            ("workspace", self.workspace, now.workspace),
-            ("state", self.state, now.state),
-            ("artifacts", self.artifacts, now.artifacts),
-        ] {
-            if was != is {
-                changes.push(format!("{kind} {was} -> {is}"));
-            }
-        }
-        if self.metrics != now.metrics {
-            changes.push(format!("metrics {} -> {}", self.metrics, now.metrics));
-        }
-        if self.reminders != now.reminders {
-            let name = |tools: &Option<Vec<String>>| match tools {
-                None => "none".to_string(),
-                Some(tools) => format!("tools [{}]", tools.join(", ")),
-            };
-            changes.push(format!(
-                "reminders {} -> {}",
-                name(&self.reminders),
-                name(&now.reminders)
-            ));
-        }
-        for (kind, was, is) in [
-            ("sessions", &self.sessions, &now.sessions),
-            ("send_as", &self.send_as, &now.send_as),
-            ("kv", &self.kv, &now.kv),
-            ("http", &self.http, &now.http),
-            ("ask", &self.ask, &now.ask),
-        ] {
-            changes.extend(
-                is.iter()
-                    .filter(|e| !was.contains(e))
-                    .map(|e| format!("+ {kind} {e}")),
-            );
-            changes.extend(
-                was.iter()
-                    .filter(|e| !is.contains(e))
-                    .map(|e| format!("- {kind} {e}")),
-            );
-        }
-        for (name, value) in &now.env {
-            match self.env.get(name) {
-                None => changes.push(format!("+ env {name}")),
-                Some(old) if old != value => changes.push(format!("env {name} has a new value")),
-                Some(_) => {}
-            }
-        }
-        changes.extend(
-            self.env
-                .keys()
-                .filter(|name| !now.env.contains_key(*name))
-                .map(|name| format!("- env {name}")),
-        );
         changes
     }
 }
@@ -521,6 +400,7 @@ fn short(hash: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::caps::workspace::DirAccess;
 
     #[test]
     fn a_file_passes_the_gate_only_with_a_hash_locked_for_its_name_or_functions() {
