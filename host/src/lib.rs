@@ -27,6 +27,19 @@
 //! pipeline's steps. This crate is the core and knows no transport: the HTTP
 //! API and MCP live in `toolhost-serve`, the `toolhost` command and tool
 //! authoring in `toolhost-cli` (docs/ARCHITECTURE.md).
+//!
+//! The public modules, by part, from the bottom up:
+//!
+//! - what a tool and a call are: [`tool`], [`usage`], [`error`],
+//!   [`output`], [`prompts`], [`resources`], [`files`];
+//! - what the host keeps for calls: [`session`], [`artifacts`], [`ask`],
+//!   [`tool_metrics`], and the fleet's Redis client, [`redis_store`];
+//! - what a sandbox may be granted: [`caps`], one module per capability;
+//! - the operator's settings: [`config`];
+//! - tools loaded, checked and locked: [`registry`], [`lock`], [`lint`],
+//!   [`reload`], on the [`engine`];
+//! - the pipeline and the host: [`call`], [`host`], [`agents`],
+//!   [`agent_tools`].
 
 mod admission;
 mod agent_pin;
