@@ -12,10 +12,8 @@
 //!
 //! `Caps` is one field per capability: `Caps::for_call` makes each for one
 //! instance, narrowed once by the call's effect; `Caps::none` is the set
-//! outside a call, every grant refused. Adding a capability: its module, a
-//! field in [`Grants`] (and the config key and lock entry it reads from its
-//! module), a field in `Caps`, its linker line in `state.rs`, and its
-//! interface in the contract.
+//! outside a call, every grant refused. Adding a capability is its module
+//! plus one line in each list of them (docs/ARCHITECTURE.md, rule 2).
 
 pub mod artifacts;
 pub mod ask;
