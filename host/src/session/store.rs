@@ -22,7 +22,7 @@ use serde_json::Value;
 use self::backend::SessionBackend;
 use self::bind::Lookup;
 use self::local::LocalSessions;
-use super::fleet_sessions::{Created, FleetSessions, ListedRecord, Removal, Stored};
+use super::fleet_sessions::FleetSessions;
 use super::record::Record;
 use super::reminder_store::{LocalReminders, ReminderStore};
 use super::reminders::{Reminder, ReminderBook, ReminderError};
@@ -241,7 +241,7 @@ impl std::fmt::Debug for SessionStore {
         f.debug_struct("SessionStore")
             .field("root", &self.root)
             .field("retention", &self.retention)
-            .field("shared", &self.backend.is_fleet())
+            .field("fleet", &self.backend.is_fleet())
             .finish_non_exhaustive()
     }
 }
@@ -286,9 +286,9 @@ impl SessionStore {
         terms: LeaseTerms,
     ) -> anyhow::Result<Self> {
         let mut store = Self::empty(root.into(), retention, history)?;
-        let shared = FleetSessions::new(redis, terms, &store.history);
-        store.reminder_store = Arc::new(shared.reminders().clone());
-        store.backend = Arc::new(shared);
+        let fleet = FleetSessions::new(redis, terms, &store.history);
+        store.reminder_store = Arc::new(fleet.reminders().clone());
+        store.backend = Arc::new(fleet);
         Ok(store)
     }
 

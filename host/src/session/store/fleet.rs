@@ -5,6 +5,7 @@
 use super::backend::SessionBackend;
 use super::bind::Lookup;
 use super::*;
+use crate::session::fleet_sessions::{Created, ListedRecord, Removal, Stored};
 
 #[async_trait::async_trait]
 impl SessionBackend for FleetSessions {
