@@ -1,12 +1,14 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`,
 //! pinned in tests/conformance/package.json) against `toolhost serve`'s
-//! `/mcp`, over the fixture components in tests/conformance/tools: every
-//! server scenario (`--suite all`), failing on any failure that
-//! tests/conformance/expected-failures.yml does not list, and on any entry
-//! there that now passes.
+//! `/mcp`, over the fixture components in tests/conformance/tools: the
+//! server scenarios each protocol revision requires (`--requirements`),
+//! failing on any failure or warning that the revision's baseline
+//! (tests/conformance/expected-failures*.yml) does not list, and on any
+//! entry there that now passes.
 //!
-//! scripts/test installs the suite. Without it (or without Node.js) the test
-//! skips, except under `CI=true`, where a missing toolchain is a failure.
+//! scripts/test installs the suite and Node.js 22+, which it needs. Without
+//! them the test skips, except under `CI=true`, where a missing toolchain is
+//! a failure.
 
 use crate::common;
 
@@ -34,13 +36,37 @@ ask = ["user"]
 "#;
 
 #[test]
-fn the_official_suite_passes_but_for_the_listed_failures() {
+fn the_2025_11_25_requirements_pass_but_for_the_listed_failures() {
+    run_requirements("2025-11-25", "expected-failures.yml");
+}
+
+#[test]
+fn the_2026_07_28_requirements_pass_but_for_the_listed_failures() {
+    run_requirements("2026-07-28", "expected-failures-2026-07-28.yml");
+}
+
+/// The major version of the `node` on PATH, if there is one.
+fn node_major() -> Option<u32> {
+    let out = Command::new("node").arg("--version").output().ok()?;
+    let version = String::from_utf8_lossy(&out.stdout);
+    version
+        .trim()
+        .strip_prefix('v')?
+        .split('.')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Run the scenarios protocol revision `revision` requires against a fresh
+/// `toolhost serve`, held to the baseline `baseline` in tests/conformance.
+fn run_requirements(revision: &str, baseline: &str) {
     let suite = suite_dir();
     let runner = suite.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
-    let node = Command::new("node").arg("--version").output();
-    if !runner.is_file() || node.is_err() {
+    if !runner.is_file() || node_major().is_none_or(|major| major < 22) {
         let missing = format!(
-            "node or {} was not found: run scripts/test, or `npm ci --prefix tests/conformance`",
+            "Node.js 22+ or {} was not found: run scripts/test, or `npm ci --prefix \
+             tests/conformance` with Node.js 22 on PATH",
             runner.display()
         );
         if common::skip_missing_toolchain("the MCP conformance suite", &missing) {
@@ -55,17 +81,18 @@ fn the_official_suite_passes_but_for_the_listed_failures() {
     let results = tempfile::tempdir().unwrap();
     let out = Command::new("node")
         .arg(&runner)
-        .args(["server", "--suite", "all", "--url"])
+        .args(["server", "--requirements", revision, "--url"])
         .arg(format!("{}/mcp", served.url))
         .arg("--expected-failures")
-        .arg(suite.join("expected-failures.yml"))
+        .arg(suite.join(baseline))
         .current_dir(results.path())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
-        "the conformance suite failed ({}):\n{stdout}\n{}\n--- toolhost serve:\n{}",
+        "the conformance suite's {revision} requirements failed ({}):\n{stdout}\n{}\n--- \
+         toolhost serve:\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr),
         served.stderr()
