@@ -108,6 +108,18 @@ impl Fleet {
         body["id"].as_str().unwrap().to_string()
     }
 
+    /// `PATCH /agents/<agent>` on server `i`: the status and body.
+    async fn patch_agent(&self, i: usize, agent: &str, body: Value) -> (u16, Value) {
+        let response = common::http_client()
+            .patch(format!("{}/toolhost/v1/agents/{agent}", self.url(i)))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap())
+    }
+
     /// Call `tool` on server `i`: the status and body.
     async fn call(&self, i: usize, tool: &str, body: Value) -> (u16, Value) {
         call(&common::http_client(), &self.url(i), tool, body).await
@@ -1075,14 +1087,9 @@ async fn the_fleet_numbers_each_tool_set_once_and_any_server_runs_any_version() 
     assert!(made_here.starts_with("ses_"), "B serves the agent A made");
 
     // A changes it; B, started again, serves the change under A's number.
-    let changed = common::http_client()
-        .patch(format!("{}/toolhost/v1/agents/repo", fleet.url(0)))
-        .json(&json!({"components": ["echo", "counter"]}))
-        .send()
-        .await
-        .unwrap();
-    let status = changed.status().as_u16();
-    let changed: Value = changed.json().await.unwrap();
+    let (status, changed) = fleet
+        .patch_agent(0, "repo", json!({"components": ["echo", "counter"]}))
+        .await;
     assert_eq!((status, &changed["version"]), (200, &json!(2)), "{changed}");
     // B is told: it serves version 2 as the agent's latest, without a
     // restart, and a new session there is bound to it.
@@ -1458,14 +1465,9 @@ async fn a_rewritten_number_map_labels_no_tool_set_as_another() {
     let _: () = connection.set("toolhost:agentseq:repo", 0).unwrap();
 
     let started = std::time::Instant::now();
-    let changed = common::http_client()
-        .patch(format!("{}/toolhost/v1/agents/repo", fleet.url(0)))
-        .json(&json!({"components": ["echo", "counter"]}))
-        .send()
-        .await
-        .unwrap();
-    let status = changed.status().as_u16();
-    let changed: Value = changed.json().await.unwrap();
+    let (status, changed) = fleet
+        .patch_agent(0, "repo", json!({"components": ["echo", "counter"]}))
+        .await;
     assert!(
         started.elapsed() < Duration::from_secs(10),
         "answered at once"

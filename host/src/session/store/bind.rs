@@ -36,10 +36,15 @@ impl SessionStore {
         (touch && !recent).then(|| now.timestamp_millis())
     }
 
-    /// The id this server has indexed for the continuation token `token`.
-    pub(super) fn local_id(&self, token: &str) -> Option<String> {
-        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
-        index.by_token.get(token).cloned()
+    /// The id of the session `by` names, as this server has it indexed.
+    pub(super) fn local_id(&self, by: Lookup<'_>) -> Option<String> {
+        match by {
+            Lookup::Id(id) => Some(id.to_string()),
+            Lookup::Token(token) => {
+                let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+                index.by_token.get(token).cloned()
+            }
+        }
     }
 
     /// Drop the session `id` from this server's index: another server

@@ -48,11 +48,7 @@ impl SessionBackend for FleetSessions {
         by: Lookup<'_>,
         touch: bool,
     ) -> Result<Option<Arc<Session>>, Unavailable> {
-        let id = match by {
-            Lookup::Id(id) => Some(id.to_string()),
-            Lookup::Token(token) => store.local_id(token),
-        };
-        let touch_ms = store.touch_now(touch, id.as_deref());
+        let touch_ms = store.touch_now(touch, store.local_id(by).as_deref());
         let stored = match by {
             Lookup::Id(id) => self.load(id, touch_ms).await,
             Lookup::Token(token) => self.load_by_token(token, touch_ms).await,

@@ -65,11 +65,7 @@ impl SessionBackend for LocalSessions {
         by: Lookup<'_>,
         _touch: bool,
     ) -> Result<Option<Arc<Session>>, Unavailable> {
-        let id = match by {
-            Lookup::Id(id) => Some(id.to_string()),
-            Lookup::Token(token) => store.local_id(token),
-        };
-        Ok(id.and_then(|id| store.get(&id)))
+        Ok(store.local_id(by).and_then(|id| store.get(&id)))
     }
 
     async fn save(&self, store: &SessionStore, session: &Session) -> anyhow::Result<()> {
