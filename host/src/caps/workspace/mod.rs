@@ -88,18 +88,21 @@ pub fn permissions(grant: DirAccess, read_only_call: bool) -> Option<FsPerms> {
     }
 }
 
+/// A directory mounted and the permissions on it, if it is mounted.
+pub type Preopen<'a> = Option<(&'a Path, FsPerms)>;
+
 /// The directories one call mounts, each with the permissions on it.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Preopens<'a> {
+pub struct Preopens<'a> {
     /// The session's workspace at `/workspace`, if it is mounted.
-    pub workspace: Option<(&'a Path, FsPerms)>,
+    pub workspace: Preopen<'a>,
     /// The host's state root at `/state`, if it is mounted.
-    pub state: Option<(&'a Path, FsPerms)>,
+    pub state: Preopen<'a>,
 }
 
 impl<'a> Preopens<'a> {
     /// What `grants` mount for a call in `scope`.
-    pub fn of(grants: &Grants, scope: &CallScope<'a>) -> Self {
+    pub(crate) fn of(grants: &Grants, scope: &CallScope<'a>) -> Self {
         Self {
             workspace: scope
                 .workspace
@@ -108,20 +111,27 @@ impl<'a> Preopens<'a> {
         }
     }
 
+    /// Each directory a call may mount: what it is, where the tool sees it,
+    /// and where it is on the host with the permissions, if it is mounted.
+    fn each(&self) -> [(&'static str, &'static str, Preopen<'a>); 2] {
+        [
+            ("workspace", GUEST_PATH, self.workspace),
+            ("state root", STATE_GUEST_PATH, self.state),
+        ]
+    }
+
     /// Each mounted directory, as the tool sees it beside where it is.
     pub fn mounted(&self) -> impl Iterator<Item = (&'static str, &'a Path)> {
-        [(GUEST_PATH, self.workspace), (STATE_GUEST_PATH, self.state)]
+        self.each()
             .into_iter()
-            .filter_map(|(mount, preopen)| Some((mount, preopen?.0)))
+            .filter_map(|(_, mount, preopen)| Some((mount, preopen?.0)))
     }
 }
 
 impl Capability for WasiCtx {
     fn for_call(grants: &Grants, scope: &CallScope<'_>) -> anyhow::Result<Self> {
-        let preopens = Preopens::of(grants, scope);
         WasiSetup {
-            workspace: preopens.workspace,
-            state: preopens.state,
+            preopens: Preopens::of(grants, scope),
             env: &grants.env,
             stdout: scope.stdout.clone(),
             stderr: scope.stderr.clone(),
@@ -131,8 +141,7 @@ impl Capability for WasiCtx {
 
     fn outside_a_call(outside: &Outside<'_>) -> anyhow::Result<Self> {
         WasiSetup {
-            workspace: None,
-            state: None,
+            preopens: Preopens::default(),
             env: &Env::default(),
             stdout: outside.stdout.clone(),
             stderr: outside.stderr.clone(),
@@ -154,10 +163,8 @@ impl Capability for OpenFiles {
 
 /// The WASI context of one call.
 pub struct WasiSetup<'a> {
-    /// The workspace directory and the permissions on it, if any.
-    pub workspace: Option<(&'a Path, FsPerms)>,
-    /// The state root and the permissions on it, if any.
-    pub state: Option<(&'a Path, FsPerms)>,
+    /// The directories mounted, with the permissions on each.
+    pub preopens: Preopens<'a>,
     /// Environment variables given to the tool.
     pub env: &'a Env,
     /// Where the tool's stdout goes.
@@ -191,10 +198,7 @@ impl WasiSetup<'_> {
         for (name, value) in self.env.iter() {
             builder.env(name, value);
         }
-        for (what, mount, preopen) in [
-            ("workspace", GUEST_PATH, self.workspace),
-            ("state root", STATE_GUEST_PATH, self.state),
-        ] {
+        for (what, mount, preopen) in self.preopens.each() {
             if let Some((dir, perms)) = preopen {
                 builder
                     .preopened_dir(dir, mount, perms)
