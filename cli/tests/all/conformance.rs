@@ -33,6 +33,12 @@ ask = ["user"]
 
 [tools.test_elicitation_sep1330_enums]
 ask = ["user"]
+
+[tools.test_missing_capability]
+ask = ["model"]
+
+[tools.test_streaming_elicitation]
+ask = ["user"]
 "#;
 
 #[test]

@@ -23,6 +23,7 @@ mod contract;
 mod http;
 mod lock;
 mod mcp;
+mod mcp_2026;
 mod messages;
 mod pipeline;
 mod plain;

@@ -15,8 +15,21 @@ pub struct StdioMcp {
 }
 
 impl StdioMcp {
-    /// `toolhost mcp <args> --dir <dir>`, initialized.
+    /// `toolhost mcp <args> --dir <dir>`, initialized (2025-11-25).
     pub fn start(args: &[&str], dir: &Path) -> Self {
+        let mut mcp = Self::spawn(args, dir);
+        mcp.exchange(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"}}}),
+        );
+        mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        mcp
+    }
+
+    /// `toolhost mcp <args> --dir <dir>`, as a 2026-07-28 client finds it:
+    /// no `initialize` sent.
+    pub fn spawn(args: &[&str], dir: &Path) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolhost"))
             .arg("mcp")
             .args(args)
@@ -29,18 +42,11 @@ impl StdioMcp {
             .expect("run toolhost mcp");
         let stdin = child.stdin.take();
         let lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let mut mcp = Self {
+        Self {
             child,
             stdin,
             lines,
-        };
-        mcp.exchange(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"}}}),
-        );
-        mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        mcp
+        }
     }
 
     /// Write `message` without waiting for an answer.

@@ -1,22 +1,26 @@
 //! A running call's questions over MCP: `elicit` is `elicitation/create`
 //! and `sample` is `sampling/createMessage`, sent to the client that made
-//! the call when it declared the capability.
+//! the call when it declared the capability. A client that did not declare
+//! it gets the question refused, and from 2026-07-28 (where a server must
+//! not rely on an undeclared capability) the whole request: see
+//! [`ClientAsker::missing`].
 
 #![expect(
     deprecated,
-    reason = "rmcp 3.11 marks sampling deprecated for the 2026-07-28 protocol (SEP-2577); this \
-              server speaks 2025-11-25, where it is current"
+    reason = "rmcp 3.11 marks sampling deprecated (SEP-2577); sessions up to 2025-11-25 are \
+              asked this way"
 )]
 
 use base64::Engine as _;
 use futures::future::BoxFuture;
 use rmcp::RoleServer;
 use rmcp::model::{
-    AudioContent, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitationAction, ElicitationSchema, ImageContent, ModelHint, ModelPreferences, Role,
-    SamplingMessage, SamplingMessageContentBlock, TextContent,
+    AudioContent, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitationAction, ElicitationSchema, ImageContent, ModelHint,
+    ModelPreferences, Role, SamplingMessage, SamplingMessageContentBlock, TextContent,
 };
 use rmcp::service::Peer;
+use tokio::sync::mpsc;
 
 use toolhost::ask::{
     AskError, Asker, ElicitAnswer, Elicitation, Sampling, SamplingContent, SamplingResult,
@@ -31,6 +35,28 @@ pub struct ClientAsker {
     pub can_elicit: bool,
     /// Whether it declared sampling.
     pub can_sample: bool,
+    /// For a 2026-07-28 request, where to report a question the client did
+    /// not declare the capability for: the request then ends with
+    /// MissingRequiredClientCapability (-32021) naming it, and the question
+    /// is never answered (the tool is stopped where it asked).
+    pub missing: Option<mpsc::Sender<ClientCapabilities>>,
+}
+
+impl ClientAsker {
+    /// The client cannot be asked this way: reported for a 2026-07-28
+    /// request (which then ends, so this never returns), refused otherwise.
+    async fn undeclared(
+        &self,
+        required: ClientCapabilities,
+        refusal: &str,
+    ) -> Result<std::convert::Infallible, AskError> {
+        if let Some(missing) = &self.missing {
+            // Capacity one: a second question of the same call is moot.
+            let _ = missing.try_send(required);
+            std::future::pending::<()>().await;
+        }
+        Err(AskError::Unavailable(refusal.into()))
+    }
 }
 
 impl Asker for ClientAsker {
@@ -40,9 +66,10 @@ impl Asker for ClientAsker {
     ) -> BoxFuture<'a, Result<ElicitAnswer, AskError>> {
         Box::pin(async move {
             if !self.can_elicit {
-                return Err(AskError::Unavailable(
-                    "this MCP client cannot ask its user (it did not declare elicitation)".into(),
-                ));
+                let required = ClientCapabilities::builder().enable_elicitation().build();
+                let refusal =
+                    "this MCP client cannot ask its user (it did not declare elicitation)";
+                match self.undeclared(required, refusal).await? {}
             }
             let schema = ElicitationSchema::from_json_schema(question.requested_schema.clone())
                 .map_err(|e| AskError::Unavailable(format!("the form cannot be sent: {e}")))?;
@@ -77,10 +104,10 @@ impl Asker for ClientAsker {
     ) -> BoxFuture<'a, Result<SamplingResult, AskError>> {
         Box::pin(async move {
             if !self.can_sample {
-                return Err(AskError::Unavailable(
-                    "this MCP client cannot sample from its model (it did not declare sampling)"
-                        .into(),
-                ));
+                let required = ClientCapabilities::builder().enable_sampling().build();
+                let refusal =
+                    "this MCP client cannot sample from its model (it did not declare sampling)";
+                match self.undeclared(required, refusal).await? {}
             }
             let messages = question
                 .messages

@@ -1,9 +1,11 @@
 //! The MCP server: the same call pipeline over the Model Context Protocol,
 //! on stdio (`toolhost mcp`) and as streamable HTTP at `/mcp` on `serve`.
 //!
-//! Built on `rmcp`. The server speaks the protocol versions with an
-//! `initialize` handshake (up to 2025-11-25): the stateless 2026-07-28
-//! version has no server-to-client requests, and approvals use elicitation.
+//! Built on `rmcp`. The server speaks every protocol version up to
+//! 2026-07-28, chosen per request: up to 2025-11-25 a client opens a session
+//! with `initialize`; a 2026-07-28 request carries its version, capabilities
+//! and log level in its own `_meta` (rmcp makes a handler per request, so a
+//! handler holds nothing a request needs from the one before).
 //!
 //! Per-call session settings come from the request's `_meta`
 //! (`toolhost/sessionId`, `toolhost/continuationToken`, `toolhost/dryRun`,
@@ -29,9 +31,9 @@ use rmcp::model::{
     Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, Reference, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, UnsubscribeRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::{MaybeSendFuture, NotificationContext, RequestContext};
+use rmcp::service::{MaybeSendFuture, NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{RoleServer, ServerHandler, ServiceExt as _};
@@ -291,6 +293,69 @@ impl ToolServer {
     }
 }
 
+/// How long a 2026-07-28 client may keep a listing before it asks again: a
+/// short hint, since the tools change on every reload and agent upgrade
+/// (which `subscriptions/listen` streams are told of). Listings are
+/// `private`: they depend on the caller's session, agent and version.
+const LISTING_TTL_MS: u64 = 5_000;
+
+/// A listing result with the cache hints of [`LISTING_TTL_MS`] for a
+/// 2026-07-28 request (older ones keep the shape they had).
+macro_rules! listing_hints {
+    ($result:expr, $context:expr) => {{
+        let result = $result;
+        match is_per_request(&$context) {
+            true => result
+                .with_ttl_ms(LISTING_TTL_MS)
+                .with_cache_scope(rmcp::model::CacheScope::Private),
+            false => result,
+        }
+    }};
+}
+
+/// The methods both protocol families offer.
+const OFFERED: &[&str] = &[
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "completion/complete",
+];
+
+/// The methods a session opened with `initialize` (up to 2025-11-25) has
+/// besides those; 2026-07-28 removed them.
+const REMOVED_IN_2026_07_28: &[&str] = &[
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
+/// The methods 2026-07-28 added.
+const ADDED_IN_2026_07_28: &[&str] = &["server/discover", "subscriptions/listen"];
+
+/// Whether `context`'s request speaks a protocol version without
+/// `initialize` (2026-07-28 and later): everything it needs is in its own
+/// `_meta`, and the server may send it no request of its own.
+fn is_per_request(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| !version.has_initialize())
+}
+
+/// The methods the protocol version of `context`'s request offers.
+fn offered_methods(context: &RequestContext<RoleServer>) -> Vec<&'static str> {
+    let version_specific = match is_per_request(context) {
+        true => ADDED_IN_2026_07_28,
+        false => REMOVED_IN_2026_07_28,
+    };
+    OFFERED.iter().chain(version_specific).copied().collect()
+}
+
 impl ServerHandler for ToolServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(notify::declared(
@@ -314,7 +379,7 @@ impl ServerHandler for ToolServer {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -322,41 +387,36 @@ impl ServerHandler for ToolServer {
     }
 
     /// A request rmcp could not decode as one this server handles: an
-    /// unknown method, or a known one with params MCP does not define.
-    /// rmcp's default answer names only the method (and so says nothing
-    /// for `""`).
+    /// unknown method, a method 2026-07-28 removed, or a known one with
+    /// params MCP does not define. rmcp's default answer names only the
+    /// method (and so says nothing for `""`).
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        const OFFERED: &[&str] = &[
-            "initialize",
-            "ping",
-            "logging/setLevel",
-            "tools/list",
-            "tools/call",
-            "prompts/list",
-            "prompts/get",
-            "resources/list",
-            "resources/templates/list",
-            "resources/read",
-            "resources/subscribe",
-            "resources/unsubscribe",
-            "completion/complete",
-        ];
         let method = request.method;
-        Err(if OFFERED.contains(&method.as_str()) {
+        let offered = offered_methods(&context);
+        Err(if offered.contains(&method.as_str()) {
             ErrorData::invalid_params(
                 format!("the params of {method:?} are not the ones MCP defines"),
                 None,
             )
         } else {
+            let version = context.protocol_version();
+            let removed = if REMOVED_IN_2026_07_28.contains(&method.as_str()) {
+                format!(
+                    " ({method:?} is not part of protocol version {})",
+                    version.as_ref().map_or("2026-07-28", |v| v.as_str())
+                )
+            } else {
+                String::new()
+            };
             ErrorData::new(
                 ErrorCode::METHOD_NOT_FOUND,
                 format!(
-                    "this server has no method {method:?}; it offers {}",
-                    OFFERED.join(", ")
+                    "this server has no method {method:?}{removed}; it offers {}",
+                    offered.join(", ")
                 ),
                 None,
             )
@@ -365,14 +425,22 @@ impl ServerHandler for ToolServer {
 
     #[expect(
         deprecated,
-        reason = "rmcp 3.11 marks logging deprecated for the 2026-07-28 protocol (SEP-2577); \
-                  this server speaks 2025-11-25, where it is current"
+        reason = "rmcp 3.11 marks logging/setLevel deprecated (SEP-2577): 2026-07-28 requests \
+                  name their level in `_meta`, sessions up to 2025-11-25 still set it"
     )]
     async fn set_level(
         &self,
         request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if is_per_request(&context) {
+            return Err(ErrorData::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                "logging/setLevel is not part of protocol version 2026-07-28: name the level \
+                 in each request's `_meta` (`io.modelcontextprotocol/logLevel`)",
+                None,
+            ));
+        }
         self.log_level.set(request.level);
         Ok(())
     }
@@ -380,7 +448,7 @@ impl ServerHandler for ToolServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let registry = self.listed_registry().await;
         let tools = registry
@@ -388,26 +456,32 @@ impl ServerHandler for ToolServer {
             .filter(|t| t.runs_on_host())
             .map(|t| convert::tool(t))
             .collect();
-        Ok(ListToolsResult::with_all_items(tools))
+        Ok(listing_hints!(
+            ListToolsResult::with_all_items(tools),
+            context
+        ))
     }
 
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let registry = self.host.registry();
         let prompts = registry
             .prompts()
             .map(|(_, prompt)| convert::prompt(prompt))
             .collect();
-        Ok(ListPromptsResult::with_all_items(prompts))
+        Ok(listing_hints!(
+            ListPromptsResult::with_all_items(prompts),
+            context
+        ))
     }
 
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let registry = self.host.registry();
         let mut listed: Vec<_> = registry
@@ -425,20 +499,41 @@ impl ServerHandler for ToolServer {
                 listed.extend(saved.iter().map(|a| resources::artifact(a, session.id())));
             }
         }
-        Ok(ListResourcesResult::with_all_items(listed))
+        Ok(listing_hints!(
+            ListResourcesResult::with_all_items(listed),
+            context
+        ))
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let registry = self.host.registry();
         let templates = registry
             .resource_templates()
             .map(|(_, spec)| resources::template(spec))
             .collect();
-        Ok(ListResourceTemplatesResult::with_all_items(templates))
+        Ok(listing_hints!(
+            ListResourceTemplatesResult::with_all_items(templates),
+            context
+        ))
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(resources::accepted(requested))
+    }
+
+    /// A 2026-07-28 client's `subscriptions/listen` stream: told of what it
+    /// accepted until the client closes it or the server stops.
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), ErrorData> {
+        let _listening = self.peers.listen(subscription.sink().clone())?;
+        subscription.cancelled().await;
+        Ok(())
     }
 
     /// Subscribe to an address, whether or not something is there yet (a

@@ -1,6 +1,7 @@
 //! What a running call tells the MCP client before its result: the tool's
 //! log lines as `notifications/message` (with the tool's name as the
-//! logger, filtered by the client's `logging/setLevel`), and, when the
+//! logger, filtered by the level the client set with `logging/setLevel` or,
+//! from 2026-07-28, named in the request's `_meta`), and, when the
 //! client sent a progress token, progress notifications: the tool's own
 //! reports (`toolhost:tool/progress`), else a heartbeat every second.
 //!
@@ -8,13 +9,13 @@
 //! sends them in the order they came, each progress value above the last
 //! one sent (a tool's report that is not is dropped, and once a tool
 //! reports, the heartbeat stops); the call's result waits until they are
-//! sent (up to [`FLUSH_WAIT`]). Over streamable HTTP, rmcp
-//! sends progress on the call's own stream and log lines on the session's
-//! standalone (GET) stream.
+//! sent (up to [`FLUSH_WAIT`]). Over streamable HTTP, rmcp sends progress
+//! on the call's own stream, and log lines on the session's standalone (GET)
+//! stream up to 2025-11-25 and on the call's own stream from 2026-07-28.
 #![expect(
     deprecated,
-    reason = "rmcp 3.11 marks logging deprecated for the 2026-07-28 protocol (SEP-2577); \
-              this server speaks 2025-11-25, where it is current"
+    reason = "rmcp 3.11 marks logging deprecated (SEP-2577); 2026-07-28 keeps \
+              notifications/message for requests that name a level"
 )]
 
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -61,6 +62,9 @@ const LEVELS: [LoggingLevel; 8] = [
     LoggingLevel::Emergency,
 ];
 
+/// A rank above every level's: no line is wanted.
+const SILENT: u8 = LEVELS.len() as u8;
+
 fn rank(level: LoggingLevel) -> u8 {
     LEVELS
         .iter()
@@ -90,6 +94,13 @@ impl Default for ClientLevel {
 }
 
 impl ClientLevel {
+    /// The level of one 2026-07-28 request: the one its `_meta` names
+    /// (`io.modelcontextprotocol/logLevel`), or no lines at all.
+    pub fn of_request(level: Option<LoggingLevel>) -> Self {
+        let least = level.map_or(SILENT, rank);
+        Self(Arc::new(AtomicU8::new(least)))
+    }
+
     /// The client asked for lines at `level` and above.
     pub fn set(&self, level: LoggingLevel) {
         self.0.store(rank(level), Ordering::Relaxed);
@@ -309,5 +320,16 @@ mod tests {
         assert!(level.wants(mcp_level("debug")));
         level.set(LoggingLevel::Emergency);
         assert!(!level.wants(mcp_level("error")));
+    }
+
+    #[test]
+    fn a_request_without_a_level_gets_no_lines() {
+        let silent = ClientLevel::of_request(None);
+        for tool_level in ["debug", "info", "warn", "error"] {
+            assert!(!silent.wants(mcp_level(tool_level)), "{tool_level}");
+        }
+        let warning = ClientLevel::of_request(Some(LoggingLevel::Warning));
+        assert!(!warning.wants(mcp_level("info")));
+        assert!(warning.wants(mcp_level("warn")));
     }
 }

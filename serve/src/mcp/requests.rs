@@ -140,16 +140,23 @@ impl ToolServer {
             client,
         };
         let progress = context.meta.get_progress_token();
-        let notes = notify::CallNotes::start(
-            &name,
-            self.log_level.clone(),
-            progress.clone(),
-            context.peer.clone(),
-        );
+        let level = match is_per_request(&context) {
+            true => notify::ClientLevel::of_request(context.meta.log_level()),
+            false => self.log_level.clone(),
+        };
+        let notes = notify::CallNotes::start(&name, level, progress.clone(), context.peer.clone());
+        let (missing, mut missing_capability) = match is_per_request(&context) {
+            true => {
+                let (report, reported) = tokio::sync::mpsc::channel(1);
+                (Some(report), Some(reported))
+            }
+            false => (None, None),
+        };
         let asker = ask::ClientAsker {
             peer: context.peer.clone(),
             can_elicit,
             can_sample: capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
+            missing,
         };
         let options = CallOptions::new(session)
             .with_approver(Arc::new(approver))
@@ -171,6 +178,9 @@ impl ToolServer {
                     // Dropping the call stops the tool where it is.
                     return Err(ErrorData::internal_error("the call was cancelled", None));
                 }
+                Some(required) = next_report(&mut missing_capability) => {
+                    return Err(ErrorData::missing_required_client_capability(required));
+                }
                 () = next_tick(&mut ticks) => {
                     let elapsed = started.elapsed().as_secs_f64();
                     notes.heartbeat(elapsed, format!("`{name}` running for {elapsed:.0} s"));
@@ -189,6 +199,17 @@ impl ToolServer {
             )),
             Err(error) => Ok(convert::refusal(error.code(), error.to_string()).into()),
         }
+    }
+}
+
+/// The next capability a call's question needed that the client did not
+/// declare, or never outside a 2026-07-28 request.
+async fn next_report(
+    reports: &mut Option<tokio::sync::mpsc::Receiver<rmcp::model::ClientCapabilities>>,
+) -> Option<rmcp::model::ClientCapabilities> {
+    match reports {
+        Some(reports) => reports.recv().await,
+        None => std::future::pending().await,
     }
 }
 

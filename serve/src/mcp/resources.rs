@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use base64::Engine as _;
-use rmcp::model::{ErrorData, Resource, ResourceContents, ResourceTemplate};
+use rmcp::model::{ErrorData, Resource, ResourceContents, ResourceTemplate, SubscriptionFilter};
 use serde_json::json;
 
 use toolhost::artifacts::{Artifact, ArtifactError, SessionArtifacts};
@@ -17,8 +17,28 @@ use toolhost::session::Session;
 /// larger ones are downloaded over the HTTP API.
 pub const MAX_ARTIFACT_READ_BYTES: u64 = 16 << 20;
 
-/// The most addresses one client may subscribe to.
+/// The most addresses one client (or one listen stream) may subscribe to.
 pub const MAX_SUBSCRIPTIONS: usize = 1024;
+
+/// What a `subscriptions/listen` stream is told of, of what it asked for:
+/// every list change, and updates of the first [`MAX_SUBSCRIPTIONS`]
+/// well-formed addresses (each once). The acknowledgment names what was
+/// accepted, so a client sees what was left out.
+pub fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
+    let mut accepted = SubscriptionFilter::new();
+    accepted.tools_list_changed = requested.tools_list_changed;
+    accepted.prompts_list_changed = requested.prompts_list_changed;
+    accepted.resources_list_changed = requested.resources_list_changed;
+    accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+        let mut seen = BTreeSet::new();
+        uris.iter()
+            .filter(|uri| resources::uri_problem(uri).is_none() && seen.insert(uri.as_str()))
+            .take(MAX_SUBSCRIPTIONS)
+            .cloned()
+            .collect()
+    });
+    accepted
+}
 
 /// A resource as `resources/list` advertises it.
 pub fn resource(spec: &ResourceSpec) -> Resource {
@@ -236,5 +256,24 @@ mod tests {
         let over = subscribed.add("test://over".into()).unwrap_err();
         assert!(over.message.contains("1024 resources already"), "{over:?}");
         subscribed.add("test://0".into()).unwrap();
+    }
+
+    #[test]
+    fn a_listen_stream_accepts_well_formed_addresses_once_up_to_the_cap() {
+        let mut asked: Vec<String> = vec!["not a uri".into(), "test://a".into(), "test://a".into()];
+        asked.extend((0..2 * MAX_SUBSCRIPTIONS).map(|i| format!("test://{i}")));
+        asked.push(format!("test://{}", "x".repeat(1 << 20)));
+        let requested = SubscriptionFilter::builder()
+            .tools_list_changed()
+            .resource_subscriptions(asked)
+            .build();
+        let accepted = accepted(&requested);
+        assert_eq!(accepted.tools_list_changed, Some(true));
+        assert_eq!(accepted.prompts_list_changed, None);
+        let uris = accepted.resource_subscriptions.unwrap();
+        assert_eq!(uris.len(), MAX_SUBSCRIPTIONS);
+        assert_eq!(uris[0], "test://a");
+        assert_eq!(uris[1], "test://0");
+        assert!(uris.iter().all(|uri| uri.len() < 64), "{:?}", uris.last());
     }
 }

@@ -1,0 +1,465 @@
+//! MCP 2026-07-28 beside 2025-11-25 on one server: requests that carry
+//! their version, capabilities and log level in `_meta` with no
+//! `initialize`, `server/discover`, the methods 2026-07-28 removed,
+//! listings' cache hints, MissingRequiredClientCapability for a question
+//! the client cannot be asked, and `subscriptions/listen` streams, over
+//! HTTP (`toolhost serve`'s `/mcp`) and stdio (`toolhost mcp`) — with
+//! hostile filters and more streams than a server holds.
+
+use crate::common::process::{self, Served};
+use crate::common::stdio_mcp::StdioMcp;
+use crate::common::{artifact, host_dir, http_client};
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const VERSION: &str = "2026-07-28";
+
+/// The `_meta` a 2026-07-28 request carries, with `extra` merged in.
+fn meta(extra: Value) -> Value {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": VERSION,
+        "io.modelcontextprotocol/clientInfo": { "name": "test", "version": "0" },
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    if let (Some(meta), Value::Object(extra)) = (meta.as_object_mut(), extra) {
+        meta.extend(extra);
+    }
+    meta
+}
+
+/// A 2026-07-28 request `method` with `params` (its `_meta` added).
+fn request(id: u64, method: &str, mut params: Value, extra_meta: Value) -> Value {
+    params["_meta"] = meta(extra_meta);
+    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+}
+
+/// What `/mcp` answered one POST: its status, whether it named a session,
+/// and the JSON-RPC messages of its body (one JSON body or SSE frames).
+struct Reply {
+    status: u16,
+    session_id: Option<String>,
+    messages: Vec<Value>,
+}
+
+impl Reply {
+    /// The message answering the request (the one with an `id`).
+    fn answer(&self) -> &Value {
+        self.messages
+            .iter()
+            .find(|m| m.get("id").is_some() && m.get("method").is_none())
+            .unwrap_or_else(|| panic!("no answer among {:?}", self.messages))
+    }
+
+    /// The notifications the server sent before answering.
+    fn notifications(&self, method: &str) -> Vec<&Value> {
+        self.messages
+            .iter()
+            .filter(|m| m["method"] == method)
+            .collect()
+    }
+}
+
+/// POST `body` to `served`'s `/mcp` with the 2026-07-28 headers.
+async fn post(served: &Served, body: &Value) -> Reply {
+    let method = body["method"].as_str().unwrap_or_default();
+    let mut builder = http_client()
+        .post(format!("{}/mcp", served.url))
+        .header("Accept", "application/json, text/event-stream")
+        .header("MCP-Protocol-Version", VERSION)
+        .header("Mcp-Method", method);
+    if let Some(name) = body["params"]["name"].as_str() {
+        builder = builder.header("Mcp-Name", name);
+    }
+    let response = builder.json(body).send().await.expect("POST /mcp");
+    let status = response.status().as_u16();
+    let session_id = response
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let text = response.text().await.expect("body");
+    let messages = match text.trim_start().starts_with('{') {
+        true => vec![serde_json::from_str(&text).expect("a JSON body")],
+        false => frames(&text),
+    };
+    Reply {
+        status,
+        session_id,
+        messages,
+    }
+}
+
+/// The JSON-RPC messages of an SSE body.
+fn frames(text: &str) -> Vec<Value> {
+    text.split("\n\n")
+        .filter_map(|frame| {
+            let data: String = frame
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(str::trim_start)
+                .collect();
+            (!data.is_empty()).then(|| serde_json::from_str(&data).expect("a JSON frame"))
+        })
+        .collect()
+}
+
+/// An open `subscriptions/listen` stream, read frame by frame.
+struct Listen {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl Listen {
+    async fn open(served: &Served, id: u64, notifications: Value) -> Self {
+        let body = request(
+            id,
+            "subscriptions/listen",
+            json!({ "notifications": notifications }),
+            json!({}),
+        );
+        let response = http_client()
+            .post(format!("{}/mcp", served.url))
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", VERSION)
+            .header("Mcp-Method", "subscriptions/listen")
+            .json(&body)
+            .send()
+            .await
+            .expect("POST subscriptions/listen");
+        assert_eq!(response.status(), 200);
+        Self {
+            response,
+            buffer: String::new(),
+        }
+    }
+
+    /// The next message within `limit`, or `None`.
+    async fn next_within(&mut self, limit: Duration) -> Option<Value> {
+        tokio::time::timeout(limit, async {
+            loop {
+                if let Some(end) = self.buffer.find("\n\n") {
+                    let frame: String = self.buffer.drain(..end + 2).collect();
+                    if let Some(message) = frames(&frame).pop() {
+                        return message;
+                    }
+                    continue;
+                }
+                let chunk = self.response.chunk().await.unwrap().expect("stream open");
+                self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+            }
+        })
+        .await
+        .ok()
+    }
+}
+
+const GRANTS: &str = r#"
+[tools.test_missing_capability]
+ask = ["model"]
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_07_28_client_is_served_per_request_beside_a_2025_11_25_session() {
+    let dir = host_dir(&["echo", "chatty", "test_missing_capability"], GRANTS);
+    let served = process::serve(dir.path(), &[]);
+
+    let discover = post(
+        &served,
+        &request(1, "server/discover", json!({}), json!({})),
+    )
+    .await;
+    let found = discover.answer();
+    let versions = &found["result"]["supportedVersions"];
+    for version in ["2025-11-25", VERSION] {
+        assert!(
+            versions.as_array().unwrap().contains(&json!(version)),
+            "{found}"
+        );
+    }
+    assert_eq!(
+        found["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "toolhost",
+        "{found}"
+    );
+
+    // A listing names no session, tells how long it may be kept and by
+    // whom, and lists the tools in one order.
+    let listed = post(&served, &request(2, "tools/list", json!({}), json!({}))).await;
+    assert_eq!(listed.status, 200);
+    assert_eq!(listed.session_id, None);
+    let result = &listed.answer()["result"];
+    assert_eq!(result["ttlMs"], 5000, "{result}");
+    assert_eq!(result["cacheScope"], "private", "{result}");
+    let names: Vec<&str> = result["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["chatty", "echo", "test_missing_capability"]);
+
+    let echoed = post(
+        &served,
+        &request(
+            3,
+            "tools/call",
+            json!({ "name": "echo", "arguments": { "text": "per request" } }),
+            json!({}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        echoed.answer()["result"]["content"][0]["text"],
+        "per request"
+    );
+
+    // The methods of a session are not part of 2026-07-28.
+    for (id, method) in (10..).zip([
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+    ]) {
+        let removed = post(&served, &request(id, method, json!({}), json!({}))).await;
+        let error = &removed.answer()["error"];
+        assert_eq!(removed.status, 404, "{method}: {error}");
+        assert_eq!(error["code"], -32601, "{method}: {error}");
+    }
+    let set_level = post(
+        &served,
+        &request(
+            20,
+            "logging/setLevel",
+            json!({ "level": "debug" }),
+            json!({}),
+        ),
+    )
+    .await;
+    let error = &set_level.answer()["error"];
+    assert_eq!(error["code"], -32601, "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("logLevel"),
+        "{error}"
+    );
+
+    // A tool's lines reach only a request that names a level, from it up.
+    let logged = |level: Option<&str>| {
+        let extra = match level {
+            Some(level) => json!({ "io.modelcontextprotocol/logLevel": level }),
+            None => json!({}),
+        };
+        request(
+            30,
+            "tools/call",
+            json!({ "name": "chatty", "arguments": { "bytes": 0, "log": true } }),
+            extra,
+        )
+    };
+    let silent = post(&served, &logged(None)).await;
+    assert_eq!(silent.answer()["result"]["isError"], false);
+    assert!(
+        silent.notifications("notifications/message").is_empty(),
+        "{:?}",
+        silent.messages
+    );
+    let warned = post(&served, &logged(Some("warning"))).await;
+    let levels: Vec<&Value> = warned
+        .notifications("notifications/message")
+        .iter()
+        .map(|m| &m["params"]["level"])
+        .collect();
+    assert_eq!(levels, [&json!("warning"), &json!("error")]);
+
+    // A question the client cannot be asked ends the request at once with
+    // MissingRequiredClientCapability, naming what was missing.
+    let started = Instant::now();
+    let refused = post(
+        &served,
+        &request(
+            40,
+            "tools/call",
+            json!({ "name": "test_missing_capability", "arguments": {} }),
+            json!({}),
+        ),
+    )
+    .await;
+    let error = &refused.answer()["error"];
+    assert_eq!(refused.status, 400, "{error}");
+    assert_eq!(error["code"], -32021, "{error}");
+    assert!(
+        error["data"]["requiredCapabilities"]["sampling"].is_object(),
+        "{error}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let health = http_client()
+        .get(format!("{}/healthz", served.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+
+    // A 2025-11-25 session on the same server keeps its shape.
+    let opened = http_client()
+        .post(format!("{}/mcp", served.url))
+        .header("Accept", "application/json, text/event-stream")
+        .json(
+            &json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": { "name": "old", "version": "0" } } }),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(opened.headers().contains_key("mcp-session-id"));
+    let opened = frames(&opened.text().await.unwrap());
+    assert_eq!(opened[0]["result"]["protocolVersion"], "2025-11-25");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_stream_hears_the_changes_it_accepted_and_no_others() {
+    let dir = host_dir(&["echo"], "");
+    let served = process::serve(dir.path(), &[]);
+
+    let mut tools = Listen::open(&served, 1, json!({ "toolsListChanged": true })).await;
+    let mut prompts = Listen::open(&served, 2, json!({ "promptsListChanged": true })).await;
+    for (stream, id) in [(&mut tools, 1), (&mut prompts, 2)] {
+        let ack = stream.next_within(Duration::from_secs(10)).await.unwrap();
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+        assert_eq!(
+            ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], id,
+            "{ack}"
+        );
+    }
+
+    // A filter asking for more addresses than a stream keeps, some of them
+    // no address at all: the acknowledgment names what was accepted.
+    let mut asked: Vec<String> = (0..3000).map(|i| format!("test://r/{i}")).collect();
+    asked.insert(0, "not an address".into());
+    asked.insert(1, format!("test://{}", "x".repeat(64 << 10)));
+    let mut many = Listen::open(
+        &served,
+        3,
+        json!({ "resourceSubscriptions": asked, "toolsListChanged": false }),
+    )
+    .await;
+    let ack = many.next_within(Duration::from_secs(10)).await.unwrap();
+    let accepted = ack["params"]["notifications"]["resourceSubscriptions"]
+        .as_array()
+        .unwrap();
+    assert_eq!(accepted.len(), 1024);
+    assert_eq!(accepted[0], "test://r/0");
+
+    // A tool arrives: the tools stream is told, the prompts stream is not.
+    std::fs::copy(artifact("chatty"), dir.path().join("tools/chatty.wasm")).unwrap();
+    let changed = tools.next_within(Duration::from_secs(20)).await.unwrap();
+    assert_eq!(changed["method"], "notifications/tools/list_changed");
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        1
+    );
+    assert_eq!(prompts.next_within(Duration::from_secs(2)).await, None);
+    assert_eq!(many.next_within(Duration::from_millis(100)).await, None);
+    let listed = post(&served, &request(4, "tools/list", json!({}), json!({}))).await;
+    assert_eq!(listed.answer()["result"]["tools"][0]["name"], "chatty");
+
+    // Open streams do not hold a stopping server up.
+    let mut served = served;
+    served.signal(libc::SIGTERM);
+    let stopped = served.wait_for_exit(Duration::from_secs(10));
+    assert!(stopped.is_some_and(|s| s.success()), "{stopped:?}");
+    drop((tools, prompts, many));
+}
+
+#[test]
+fn stdio_speaks_2026_07_28_and_holds_a_bounded_number_of_listen_streams() {
+    let dir = host_dir(&["echo"], "");
+    let mut mcp = StdioMcp::spawn(&[], dir.path());
+    let listed = mcp.exchange(request(1, "tools/list", json!({}), json!({})));
+    assert_eq!(listed["result"]["tools"][0]["name"], "echo", "{listed}");
+    assert_eq!(listed["result"]["cacheScope"], "private", "{listed}");
+
+    // Each listen is acknowledged; past the cap, one is refused by name.
+    const CAP: u64 = 1024;
+    for id in 100..100 + CAP + 1 {
+        mcp.send(request(
+            id,
+            "subscriptions/listen",
+            json!({ "notifications": { "toolsListChanged": true } }),
+            json!({}),
+        ));
+    }
+    // Every listen is acknowledged before it is counted, the refused one too.
+    let (mut acknowledged, mut refused) = (0, Vec::new());
+    while acknowledged < CAP + 1 || refused.is_empty() {
+        let message = mcp.next();
+        match message["method"].as_str() {
+            Some("notifications/subscriptions/acknowledged") => acknowledged += 1,
+            _ if message["error"].is_object() => refused.push(message),
+            _ => panic!("unexpected {message}"),
+        }
+    }
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused[0]["error"]["data"]["code"], "too_many_listeners");
+    let echoed = mcp.exchange(request(
+        2,
+        "tools/call",
+        json!({ "name": "echo", "arguments": { "text": "still here" } }),
+        json!({}),
+    ));
+    assert_eq!(echoed["result"]["content"][0]["text"], "still here");
+    assert!(mcp.close().success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_json_schema_2020_12_input_schema_is_listed_as_written_and_checks_calls() {
+    let dir = host_dir(&["json_schema_2020_12_tool"], "");
+    let served = process::serve(dir.path(), &[]);
+    let listed = post(&served, &request(1, "tools/list", json!({}), json!({}))).await;
+    let schema = &listed.answer()["result"]["tools"][0]["inputSchema"];
+    assert_eq!(schema["$defs"]["address"]["$anchor"], "addressDef");
+    assert!(schema["allOf"][0]["anyOf"].is_array(), "{schema}");
+    for keyword in ["if", "then", "else"] {
+        assert!(schema[keyword].is_object(), "{keyword}: {schema}");
+    }
+
+    let call = |id: u64, arguments: Value| {
+        request(
+            id,
+            "tools/call",
+            json!({ "name": "json_schema_2020_12_tool", "arguments": arguments }),
+            json!({}),
+        )
+    };
+    // `if`/`then`: by phone needs a phone number, whatever else is given.
+    let refused = post(
+        &served,
+        &call(
+            2,
+            json!({ "contactMethod": "phone", "email": "a@example.org" }),
+        ),
+    )
+    .await;
+    let result = &refused.answer()["result"];
+    assert_eq!(result["isError"], true, "{result}");
+    assert_eq!(result["_meta"]["code"], "invalid_tool_input", "{result}");
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("phone")
+    );
+    // `$ref` into `$defs` and `additionalProperties: false`.
+    let refused = post(&served, &call(3, json!({ "email": "e", "extra": 1 }))).await;
+    assert_eq!(refused.answer()["result"]["isError"], true);
+    let answered = post(
+        &served,
+        &call(4, json!({ "email": "e", "address": { "city": "Oslo" } })),
+    )
+    .await;
+    assert_eq!(
+        answered.answer()["result"]["content"][0]["text"],
+        "nobody of Oslo, reached at e"
+    );
+}
