@@ -39,6 +39,24 @@ ask = ["model"]
 
 [tools.test_streaming_elicitation]
 ask = ["user"]
+
+[tools.test_input_required_result_elicitation]
+ask = ["user"]
+
+[tools.test_input_required_result_sampling]
+ask = ["model"]
+
+[tools.test_input_required_result_request_state]
+ask = ["user"]
+
+[tools.test_input_required_result_multi_round]
+ask = ["user"]
+
+[tools.test_input_required_result_tampered_state]
+ask = ["user"]
+
+[tools.test_input_required_result_capabilities]
+ask = ["model"]
 "#;
 
 #[test]

@@ -374,11 +374,39 @@ async fn a_listen_stream_hears_the_changes_it_accepted_and_no_others() {
 
 #[test]
 fn stdio_speaks_2026_07_28_and_holds_a_bounded_number_of_listen_streams() {
-    let dir = host_dir(&["echo"], "");
+    let tool = "test_input_required_result_request_state";
+    let grant = format!("[tools.{tool}]\nask = [\"user\"]\n");
+    let dir = host_dir(&["echo", tool], &grant);
     let mut mcp = StdioMcp::spawn(&[], dir.path());
     let listed = mcp.exchange(request(1, "tools/list", json!({}), json!({})));
     assert_eq!(listed["result"]["tools"][0]["name"], "echo", "{listed}");
     assert_eq!(listed["result"]["cacheScope"], "private", "{listed}");
+
+    // A question is a round on stdio too.
+    let can_elicit = json!({ "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} } });
+    let asked = mcp.exchange(request(
+        3,
+        "tools/call",
+        json!({ "name": tool, "arguments": {} }),
+        can_elicit,
+    ));
+    let asked = Reply {
+        status: 200,
+        session_id: None,
+        messages: vec![asked],
+    };
+    let (state, key, _) = round(&asked);
+    let done = mcp.exchange(retry(
+        4,
+        tool,
+        json!({}),
+        &state,
+        json!({ key: accept(json!({ "ok": true })) }),
+    ));
+    assert_eq!(
+        done["result"]["content"][0]["text"], "state-ok: confirmed=true",
+        "{done}"
+    );
 
     // Each listen is acknowledged; past the cap, one is refused by name.
     const CAP: u64 = 1024;
@@ -462,4 +490,286 @@ async fn a_json_schema_2020_12_input_schema_is_listed_as_written_and_checks_call
         answered.answer()["result"]["content"][0]["text"],
         "nobody of Oslo, reached at e"
     );
+}
+
+/// The `requestState` and the one input request of an input-required
+/// result, with its key.
+fn round(reply: &Reply) -> (String, String, Value) {
+    let result = &reply.answer()["result"];
+    assert_eq!(result["resultType"], "input_required", "{result}");
+    let requests = result["inputRequests"].as_object().unwrap();
+    assert_eq!(requests.len(), 1, "{result}");
+    let (key, request) = requests.iter().next().unwrap();
+    let state = result["requestState"].as_str().unwrap().to_string();
+    (state, key.clone(), request.clone())
+}
+
+/// A retry of `tool` with `arguments`, answering with `responses` under
+/// `state`.
+fn retry(id: u64, tool: &str, arguments: Value, state: &str, responses: Value) -> Value {
+    request(
+        id,
+        "tools/call",
+        json!({ "name": tool, "arguments": arguments,
+                "inputResponses": responses, "requestState": state }),
+        json!({ "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} } }),
+    )
+}
+
+/// An accepted form's answer.
+fn accept(content: Value) -> Value {
+    json!({ "action": "accept", "content": content })
+}
+
+const ASKING: &str = r#"
+[limits]
+max_asking_calls = 2
+ask_timeout_ms = 3000
+
+[tools.test_input_required_result_multi_round]
+ask = ["user"]
+
+[tools.test_input_required_result_request_state]
+ask = ["user"]
+
+[tools.echo]
+permission = "always_ask"
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_is_an_input_required_round_and_a_retry_answers_the_waiting_call() {
+    let dir = host_dir(
+        &[
+            "echo",
+            "test_input_required_result_multi_round",
+            "test_input_required_result_request_state",
+        ],
+        ASKING,
+    );
+    let served = process::serve(dir.path(), &[]);
+    let tool = "test_input_required_result_multi_round";
+    let can_elicit = json!({ "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} } });
+    let first = post(
+        &served,
+        &request(
+            1,
+            "tools/call",
+            json!({ "name": tool, "arguments": {} }),
+            can_elicit.clone(),
+        ),
+    )
+    .await;
+    let (state1, key1, asked) = round(&first);
+    assert_eq!(asked["method"], "elicitation/create");
+    assert_eq!(asked["params"]["message"], "What is your name?");
+
+    let second = post(
+        &served,
+        &retry(
+            2,
+            tool,
+            json!({}),
+            &state1,
+            json!({ key1.clone(): accept(json!({ "name": "Alice" })) }),
+        ),
+    )
+    .await;
+    let (state2, key2, asked) = round(&second);
+    assert_ne!(state1, state2);
+    assert_eq!(asked["params"]["message"], "What is your favourite colour?");
+
+    // Each state is good for one retry, of this request, unchanged.
+    let refusals = [
+        retry(
+            3,
+            tool,
+            json!({}),
+            &state1,
+            json!({ key1: accept(json!({ "name": "Eve" })) }),
+        ),
+        retry(
+            4,
+            tool,
+            json!({ "other": 1 }),
+            &state2,
+            json!({ key2.clone(): accept(json!({ "color": "red" })) }),
+        ),
+        retry(
+            5,
+            "test_input_required_result_request_state",
+            json!({}),
+            &state2,
+            json!({}),
+        ),
+        retry(
+            6,
+            tool,
+            json!({}),
+            &format!("{state2}x"),
+            json!({ key2.clone(): accept(json!({ "color": "red" })) }),
+        ),
+        retry(7, tool, json!({}), "", json!({})),
+        retry(8, tool, json!({}), &"A".repeat(1 << 20), json!({})),
+    ];
+    for refused in &refusals {
+        let reply = post(&served, refused).await;
+        let error = &reply.answer()["error"];
+        assert_eq!(error["code"], -32602, "{error}");
+        assert_eq!(error["data"]["code"], "invalid_request_state", "{error}");
+    }
+
+    // The call went on from where it asked: the tool ran once.
+    let done = post(
+        &served,
+        &retry(
+            9,
+            tool,
+            json!({}),
+            &state2,
+            json!({ key2.clone(): accept(json!({ "color": "blue" })) }),
+        ),
+    )
+    .await;
+    let result = &done.answer()["result"];
+    assert_eq!(
+        result["content"][0]["text"], "Alice likes blue.",
+        "{result}"
+    );
+    let again = post(
+        &served,
+        &retry(
+            10,
+            tool,
+            json!({}),
+            &state2,
+            json!({ key2: accept(json!({ "color": "blue" })) }),
+        ),
+    )
+    .await;
+    let error = &again.answer()["error"];
+    assert!(
+        error["message"].as_str().unwrap().contains("over"),
+        "{error}"
+    );
+
+    // A retry without the answer is asked again, under a new state; an
+    // answer of the wrong shape reaches the tool as an error.
+    let tool = "test_input_required_result_request_state";
+    let asked = post(
+        &served,
+        &request(
+            11,
+            "tools/call",
+            json!({ "name": tool, "arguments": {} }),
+            can_elicit.clone(),
+        ),
+    )
+    .await;
+    let (state, key, _) = round(&asked);
+    let again = post(
+        &served,
+        &retry(12, tool, json!({}), &state, json!({ "other": {} })),
+    )
+    .await;
+    let (state, key_again, _) = round(&again);
+    assert_eq!(key, key_again);
+    let wrong = post(
+        &served,
+        &retry(13, tool, json!({}), &state, json!({ key: "yes" })),
+    )
+    .await;
+    let result = &wrong.answer()["result"];
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("not an elicitation result"),
+        "{result}"
+    );
+
+    // An approval is a round too.
+    let approve = post(
+        &served,
+        &request(
+            14,
+            "tools/call",
+            json!({ "name": "echo", "arguments": { "text": "approved" } }),
+            can_elicit.clone(),
+        ),
+    )
+    .await;
+    let (state, key, asked) = round(&approve);
+    assert!(
+        asked["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("echo"),
+        "{asked}"
+    );
+    let approved = post(
+        &served,
+        &retry(
+            15,
+            "echo",
+            json!({ "text": "approved" }),
+            &state,
+            json!({ key: accept(json!({ "approve": true })) }),
+        ),
+    )
+    .await;
+    assert_eq!(
+        approved.answer()["result"]["content"][0]["text"],
+        "approved"
+    );
+
+    // Clients that ask and never come back hold at most `max_asking_calls`
+    // calls, each until `ask_timeout_ms`; then the state names a call that is over.
+    let mut states = Vec::new();
+    for id in 20..22 {
+        let asked = post(
+            &served,
+            &request(
+                id,
+                "tools/call",
+                json!({ "name": tool, "arguments": {} }),
+                can_elicit.clone(),
+            ),
+        )
+        .await;
+        states.push(round(&asked));
+    }
+    let third = post(
+        &served,
+        &request(
+            22,
+            "tools/call",
+            json!({ "name": tool, "arguments": {} }),
+            can_elicit.clone(),
+        ),
+    )
+    .await;
+    let result = &third.answer()["result"];
+    assert_eq!(result["isError"], true, "{result}");
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    let (state, key, _) = &states[0];
+    let late = post(
+        &served,
+        &retry(
+            23,
+            tool,
+            json!({}),
+            state,
+            json!({ key.clone(): accept(json!({ "ok": true })) }),
+        ),
+    )
+    .await;
+    let error = &late.answer()["error"];
+    assert_eq!(error["data"]["code"], "invalid_request_state", "{error}");
+    let health = http_client()
+        .get(format!("{}/healthz", served.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
 }

@@ -1,12 +1,10 @@
 //! Approval of `always_ask` calls over MCP: the client's user is asked by
-//! elicitation; a client that cannot elicit gets the call refused (never
-//! approved silently).
+//! elicitation (from 2026-07-28 as an input-required round); a client that
+//! cannot elicit gets the call refused (never approved silently).
 
 use futures::future::BoxFuture;
 
-use rmcp::RoleServer;
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
-use rmcp::service::Peer;
 use serde_json::{Value, json};
 
 use toolhost::call::{ApprovalDecision, ApprovalRequest, Approver};
@@ -18,8 +16,8 @@ pub const HOW_TO_APPROVE: &str = "this MCP client cannot ask its user (it did no
 
 /// Asks the MCP client's user to approve each call.
 pub struct ElicitApprover {
-    /// The client.
-    pub peer: Peer<RoleServer>,
+    /// How the client is asked.
+    pub via: super::rounds::Via,
     /// Whether the client declared elicitation support.
     pub can_elicit: bool,
     /// The client's name, to name who decided.
@@ -54,7 +52,7 @@ impl Approver for ElicitApprover {
             };
             let by = json!({ "principal": format!("user of {}", self.client), "via": "mcp-elicitation" });
             request.waiting(None);
-            match self.peer.create_elicitation(params).await {
+            match self.via.elicit(params).await {
                 Ok(ElicitResult {
                     action: ElicitationAction::Accept,
                     content,

@@ -1,62 +1,40 @@
 //! A running call's questions over MCP: `elicit` is `elicitation/create`
-//! and `sample` is `sampling/createMessage`, sent to the client that made
-//! the call when it declared the capability. A client that did not declare
-//! it gets the question refused, and from 2026-07-28 (where a server must
-//! not rely on an undeclared capability) the whole request: see
-//! [`ClientAsker::missing`].
+//! and `sample` is `sampling/createMessage`, asked of the client that made
+//! the call when it declared the capability: as requests of the server's
+//! own in a session (up to 2025-11-25), as input-required rounds from
+//! 2026-07-28 ([`super::rounds`]). A client that did not declare it gets
+//! the question refused, and from 2026-07-28 (where a server must not rely
+//! on an undeclared capability) the whole request.
 
 #![expect(
     deprecated,
-    reason = "rmcp 3.11 marks sampling deprecated (SEP-2577); sessions up to 2025-11-25 are \
-              asked this way"
+    reason = "rmcp 3.11 marks sampling deprecated (SEP-2577): 2026-07-28 deprecates it and \
+              still defines it, and sessions up to 2025-11-25 have it"
 )]
 
 use base64::Engine as _;
 use futures::future::BoxFuture;
-use rmcp::RoleServer;
 use rmcp::model::{
     AudioContent, ClientCapabilities, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequestParams, ElicitationAction, ElicitationSchema, ImageContent, ModelHint,
     ModelPreferences, Role, SamplingMessage, SamplingMessageContentBlock, TextContent,
 };
-use rmcp::service::Peer;
-use tokio::sync::mpsc;
 
 use toolhost::ask::{
     AskError, Asker, ElicitAnswer, Elicitation, Sampling, SamplingContent, SamplingResult,
 };
 use toolhost::prompts;
 
+use super::rounds::Via;
+
 /// Asks the MCP client that made the call.
 pub struct ClientAsker {
-    /// The client.
-    pub peer: Peer<RoleServer>,
+    /// How the client is asked.
+    pub via: Via,
     /// Whether it declared elicitation.
     pub can_elicit: bool,
     /// Whether it declared sampling.
     pub can_sample: bool,
-    /// For a 2026-07-28 request, where to report a question the client did
-    /// not declare the capability for: the request then ends with
-    /// MissingRequiredClientCapability (-32021) naming it, and the question
-    /// is never answered (the tool is stopped where it asked).
-    pub missing: Option<mpsc::Sender<ClientCapabilities>>,
-}
-
-impl ClientAsker {
-    /// The client cannot be asked this way: reported for a 2026-07-28
-    /// request (which then ends, so this never returns), refused otherwise.
-    async fn undeclared(
-        &self,
-        required: ClientCapabilities,
-        refusal: &str,
-    ) -> Result<std::convert::Infallible, AskError> {
-        if let Some(missing) = &self.missing {
-            // Capacity one: a second question of the same call is moot.
-            let _ = missing.try_send(required);
-            std::future::pending::<()>().await;
-        }
-        Err(AskError::Unavailable(refusal.into()))
-    }
 }
 
 impl Asker for ClientAsker {
@@ -69,7 +47,9 @@ impl Asker for ClientAsker {
                 let required = ClientCapabilities::builder().enable_elicitation().build();
                 let refusal =
                     "this MCP client cannot ask its user (it did not declare elicitation)";
-                match self.undeclared(required, refusal).await? {}
+                return Err(AskError::Unavailable(
+                    self.via.undeclared(required, refusal).await,
+                ));
             }
             let schema = ElicitationSchema::from_json_schema(question.requested_schema.clone())
                 .map_err(|e| AskError::Unavailable(format!("the form cannot be sent: {e}")))?;
@@ -78,11 +58,7 @@ impl Asker for ClientAsker {
                 message: question.message.clone(),
                 requested_schema: schema,
             };
-            let answer = self
-                .peer
-                .create_elicitation(params)
-                .await
-                .map_err(|e| AskError::Failed(e.to_string()))?;
+            let answer = self.via.elicit(params).await.map_err(AskError::Failed)?;
             Ok(match answer.action {
                 ElicitationAction::Accept => {
                     ElicitAnswer::Accept(answer.content.map(object).unwrap_or_default())
@@ -107,7 +83,9 @@ impl Asker for ClientAsker {
                 let required = ClientCapabilities::builder().enable_sampling().build();
                 let refusal =
                     "this MCP client cannot sample from its model (it did not declare sampling)";
-                match self.undeclared(required, refusal).await? {}
+                return Err(AskError::Unavailable(
+                    self.via.undeclared(required, refusal).await,
+                ));
             }
             let messages = question
                 .messages
@@ -133,11 +111,7 @@ impl Asker for ClientAsker {
                 mcp.intelligence_priority = p.intelligence_priority.map(|v| v as f32);
                 mcp
             });
-            let answer = self
-                .peer
-                .create_message(params)
-                .await
-                .map_err(|e| AskError::Failed(e.to_string()))?;
+            let answer = self.via.sample(params).await.map_err(AskError::Failed)?;
             result(answer)
         })
     }

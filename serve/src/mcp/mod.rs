@@ -18,6 +18,7 @@ mod notify;
 mod peers;
 mod requests;
 mod resources;
+mod rounds;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -84,6 +85,9 @@ pub struct ToolServer {
     log_level: notify::ClientLevel,
     /// The resources this client subscribed to; each client its own.
     subscriptions: resources::Subscriptions,
+    /// The 2026-07-28 calls between input-required rounds, shared by every
+    /// client of the server.
+    suspended: Arc<rounds::Suspended>,
 }
 
 impl ToolServer {
@@ -91,6 +95,7 @@ impl ToolServer {
     /// reach through `toolhost:tool/sessions`).
     pub fn new(host: Arc<Host>, sessions: Arc<SessionStore>, options: McpOptions) -> Self {
         host.attach_sessions(sessions.clone());
+        let suspended = rounds::Suspended::for_process(host.config().limits.ask_timeout());
         Self {
             host,
             sessions,
@@ -98,6 +103,7 @@ impl ToolServer {
             peers: Peers::default(),
             log_level: notify::ClientLevel::default(),
             subscriptions: resources::Subscriptions::default(),
+            suspended: Arc::new(suspended),
         }
     }
 

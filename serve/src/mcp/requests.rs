@@ -92,7 +92,16 @@ impl ToolServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let per_request = is_per_request(&context);
         let name = request.name.to_string();
+        let input = Value::Object(request.arguments.unwrap_or_default());
+        let binding = rounds::binding(self.options.caller.as_ref(), &name, &input);
+        if per_request && let Some(state) = &request.request_state {
+            return self
+                .suspended
+                .resume(state, &binding, request.input_responses, &context.ct)
+                .await;
+        }
         let session = self.session_for(&context.meta).await?;
         let registry = self
             .host
@@ -104,28 +113,7 @@ impl ToolServer {
             .registry()
             .clone();
         let Some(tool) = registry.get(&name).filter(|t| t.runs_on_host()).cloned() else {
-            let agent_tool = registry
-                .get(&name)
-                .is_some_and(|t| t.agent_script().is_some());
-            let reason = match agent_tool {
-                true => Some(toolhost::agent_tools::refusal(&name)),
-                false => registry.not_callable_reason(&name),
-            };
-            if let Some(reason) = reason {
-                return Err(ErrorData::invalid_params(
-                    format!("tool `{name}` cannot be called here: {reason}"),
-                    Some(json!({ "code": "tool_not_callable" })),
-                ));
-            }
-            let known: Vec<&str> = registry
-                .tools()
-                .filter(|t| t.runs_on_host())
-                .map(|t| t.name())
-                .collect();
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool `{name}` (available: {})", known.join(", ")),
-                Some(json!({ "code": "unknown_tool", "availableTools": known })),
-            ));
+            return Err(not_callable(&registry, &name));
         };
         let client = context
             .client_info()
@@ -134,82 +122,128 @@ impl ToolServer {
         let can_elicit = capabilities
             .as_ref()
             .is_some_and(|c| c.elicitation.is_some());
+        let (via, rounds) = match per_request {
+            true => {
+                let (rounds, events) = rounds::CallRounds::new();
+                (rounds::Via::Rounds(rounds.clone()), Some((rounds, events)))
+            }
+            false => (rounds::Via::Session(context.peer.clone()), None),
+        };
         let approver = approve::ElicitApprover {
-            peer: context.peer.clone(),
+            via: via.clone(),
             can_elicit,
             client,
         };
         let progress = context.meta.get_progress_token();
-        let level = match is_per_request(&context) {
+        let level = match per_request {
             true => notify::ClientLevel::of_request(context.meta.log_level()),
             false => self.log_level.clone(),
         };
         let notes = notify::CallNotes::start(&name, level, progress.clone(), context.peer.clone());
-        let (missing, mut missing_capability) = match is_per_request(&context) {
-            true => {
-                let (report, reported) = tokio::sync::mpsc::channel(1);
-                (Some(report), Some(reported))
-            }
-            false => (None, None),
-        };
         let asker = ask::ClientAsker {
-            peer: context.peer.clone(),
+            via,
             can_elicit,
             can_sample: capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
-            missing,
         };
         let options = CallOptions::new(session)
             .with_approver(Arc::new(approver))
             .with_asker(Arc::new(asker))
             .with_watcher(notes.watcher());
-        let input = Value::Object(request.arguments.unwrap_or_default());
-        let mut call = std::pin::pin!(self.host.call(&name, input, &options));
-        let started = Instant::now();
-        let mut ticks = progress.as_ref().map(|_| {
-            tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY)
-        });
-        let outcome = loop {
-            tokio::select! {
-                // The call first: one that is done at once registers no waker
-                // with the cancellation token.
-                biased;
-                outcome = &mut call => break outcome,
-                () = context.ct.cancelled() => {
+        let run = run_call(
+            self.host.clone(),
+            tool,
+            input,
+            options,
+            notes,
+            progress.is_some(),
+        );
+        match rounds {
+            Some((rounds, events)) => {
+                self.suspended
+                    .start(binding, rounds, events, run, &context.ct)
+                    .await
+            }
+            None => {
+                tokio::select! {
+                    // The call first: one that is done at once registers no
+                    // waker with the cancellation token.
+                    biased;
+                    response = run => response,
                     // Dropping the call stops the tool where it is.
-                    return Err(ErrorData::internal_error("the call was cancelled", None));
-                }
-                Some(required) = next_report(&mut missing_capability) => {
-                    return Err(ErrorData::missing_required_client_capability(required));
-                }
-                () = next_tick(&mut ticks) => {
-                    let elapsed = started.elapsed().as_secs_f64();
-                    notes.heartbeat(elapsed, format!("`{name}` running for {elapsed:.0} s"));
+                    () = context.ct.cancelled() => {
+                        Err(ErrorData::internal_error("the call was cancelled", None))
+                    }
                 }
             }
-        };
-        notes.finish().await;
-        match outcome {
-            Ok(result) => Ok(convert::result(&tool, &result).into()),
-            Err(CallError::InvalidInput { tool, errors }) => {
-                Ok(convert::invalid_input(&tool, &errors).into())
-            }
-            Err(error @ CallError::UnknownTool { .. }) => Err(ErrorData::invalid_params(
-                error.to_string(),
-                Some(json!({ "code": error.code() })),
-            )),
-            Err(error) => Ok(convert::refusal(error.code(), error.to_string()).into()),
         }
     }
 }
 
-/// The next capability a call's question needed that the client did not
-/// declare, or never outside a 2026-07-28 request.
-async fn next_report(
-    reports: &mut Option<tokio::sync::mpsc::Receiver<rmcp::model::ClientCapabilities>>,
-) -> Option<rmcp::model::ClientCapabilities> {
-    match reports {
-        Some(reports) => reports.recv().await,
-        None => std::future::pending().await,
+/// Why `name` cannot be called from `registry`: not callable here, or
+/// unknown (with the tools that are).
+fn not_callable(registry: &Registry, name: &str) -> ErrorData {
+    let agent_tool = registry
+        .get(name)
+        .is_some_and(|t| t.agent_script().is_some());
+    let reason = match agent_tool {
+        true => Some(toolhost::agent_tools::refusal(name)),
+        false => registry.not_callable_reason(name),
+    };
+    if let Some(reason) = reason {
+        return ErrorData::invalid_params(
+            format!("tool `{name}` cannot be called here: {reason}"),
+            Some(json!({ "code": "tool_not_callable" })),
+        );
+    }
+    let known: Vec<&str> = registry
+        .tools()
+        .filter(|t| t.runs_on_host())
+        .map(|t| t.name())
+        .collect();
+    ErrorData::invalid_params(
+        format!("unknown tool `{name}` (available: {})", known.join(", ")),
+        Some(json!({ "code": "unknown_tool", "availableTools": known })),
+    )
+}
+
+/// Run `tool` with `input` and `options` to its response: its notes sent
+/// (a heartbeat every second when the client asked for progress and the
+/// tool reports none), its outcome in MCP's terms.
+async fn run_call(
+    host: Arc<Host>,
+    tool: Arc<toolhost::registry::Tool>,
+    input: Value,
+    options: CallOptions,
+    notes: notify::CallNotes,
+    wants_progress: bool,
+) -> Result<CallToolResponse, ErrorData> {
+    let name = tool.name().to_string();
+    let mut call = std::pin::pin!(host.call(&name, input, &options));
+    let started = Instant::now();
+    let mut ticks = wants_progress.then(|| {
+        tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY)
+    });
+    let outcome = loop {
+        tokio::select! {
+            biased;
+            outcome = &mut call => break outcome,
+            () = next_tick(&mut ticks) => {
+                let elapsed = started.elapsed().as_secs_f64();
+                notes.heartbeat(elapsed, format!("`{name}` running for {elapsed:.0} s"));
+            }
+        }
+    };
+    notes.finish().await;
+    match outcome {
+        Ok(result) => Ok(convert::result(&tool, &result).into()),
+        Err(CallError::InvalidInput { tool, errors }) => {
+            Ok(convert::invalid_input(&tool, &errors).into())
+        }
+        Err(error @ CallError::UnknownTool { .. }) => Err(ErrorData::invalid_params(
+            error.to_string(),
+            Some(json!({ "code": error.code() })),
+        )),
+        Err(error) => Ok(convert::refusal(error.code(), error.to_string()).into()),
     }
 }
 
