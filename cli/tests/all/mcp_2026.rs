@@ -773,3 +773,59 @@ async fn a_question_is_an_input_required_round_and_a_retry_answers_the_waiting_c
         .unwrap();
     assert_eq!(health.status(), 200);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_param_headers_must_match_the_arguments_they_mirror() {
+    let dir = host_dir(&["test_custom_headers"], "");
+    let served = process::serve(dir.path(), &[]);
+    let send = |id: u64, region: &str, header: Option<String>| {
+        let body = request(
+            id,
+            "tools/call",
+            json!({ "name": "test_custom_headers", "arguments": { "region": region } }),
+            json!({}),
+        );
+        let mut builder = http_client()
+            .post(format!("{}/mcp", served.url))
+            .header("Accept", "application/json, text/event-stream")
+            .header("MCP-Protocol-Version", VERSION)
+            .header("Mcp-Method", "tools/call")
+            .header("Mcp-Name", "test_custom_headers");
+        if let Some(header) = header {
+            builder = builder.header("Mcp-Param-Region", header);
+        }
+        builder.json(&body).send()
+    };
+    let listed = post(&served, &request(1, "tools/list", json!({}), json!({}))).await;
+    let schema = &listed.answer()["result"]["tools"][0]["inputSchema"];
+    assert_eq!(schema["properties"]["region"]["x-mcp-header"], "Region");
+
+    let matching = send(2, "eu-west", Some("eu-west".into())).await.unwrap();
+    assert_eq!(matching.status(), 200);
+    let encoded = send(3, "Zürich", Some("=?base64?WsO8cmljaA==?=".into()))
+        .await
+        .unwrap();
+    assert_eq!(encoded.status(), 200);
+    let body = encoded.text().await.unwrap();
+    assert!(body.contains("in Zürich"), "{body}");
+    for (id, header) in [
+        (4, Some("us-east".to_string())),
+        (5, None),
+        (6, Some("=?base64?WsO8cmljaA?=".into())),
+        (7, Some("x".repeat(64 << 10))),
+    ] {
+        let refused = send(id, "eu-west", header).await.unwrap();
+        let status = refused.status();
+        assert!(status.is_client_error(), "{id}: {status}");
+        if id < 7 {
+            let body = refused.text().await.unwrap();
+            assert!(body.contains("-32020"), "{id}: {body}");
+        }
+    }
+    let health = http_client()
+        .get(format!("{}/healthz", served.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+}

@@ -1,8 +1,9 @@
 //! `toolhost check`'s lints: what makes a tool hard for a model to use well,
 //! though it loads. Descriptions that are missing or one line, parameters
 //! with no description, names that are not namespaced when the tools span
-//! several systems, and input schemas whose root is a combinator or a
-//! reference (several model providers reject those).
+//! several systems, input schemas whose root is a combinator or a
+//! reference (several model providers reject those), and `x-mcp-header`
+//! annotations that MCP clients refuse (they drop the tool).
 
 use std::collections::BTreeMap;
 
@@ -102,6 +103,9 @@ pub fn lint<'a>(subjects: impl IntoIterator<Item = Subject<'a>>) -> Vec<Lint> {
                 ),
             );
         }
+        for problem in header_annotation_problems(subject.input_schema) {
+            push("mcp-header", problem);
+        }
         if systems.len() >= 2 && !subject.builtin && !subject.name.contains(['_', '-']) {
             push(
                 "not-namespaced",
@@ -121,6 +125,99 @@ pub fn lint<'a>(subjects: impl IntoIterator<Item = Subject<'a>>) -> Vec<Lint> {
         }
     }
     lints
+}
+
+/// Why a schema's `x-mcp-header` annotations (MCP 2026-07-28, SEP-2243:
+/// a property mirrored into an `Mcp-Param-<name>` header) would make MCP
+/// clients drop the tool: each must sit on a property reached from the
+/// root through `properties`, of a primitive type, named by a non-empty
+/// HTTP token unique among them regardless of case.
+fn header_annotation_problems(schema: &Value) -> Vec<String> {
+    let mut annotated = Vec::new();
+    annotated_properties(schema, &mut Vec::new(), &mut annotated);
+    let mut problems = Vec::new();
+    let on_root = usize::from(schema.get("x-mcp-header").is_some());
+    if on_root == 1 {
+        problems.push("the input schema's root has `x-mcp-header`; put it on a property".into());
+    }
+    let elsewhere = annotations_anywhere(schema, false) - on_root - annotated.len();
+    if elsewhere > 0 {
+        problems.push(format!(
+            "{elsewhere} `x-mcp-header` annotation(s) sit where no chain of `properties` from \
+             the root reaches (in `items`, a combinator or `$defs`); MCP clients refuse them"
+        ));
+    }
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
+    for (path, header, property) in annotated {
+        let Some(name) = header
+            .as_str()
+            .filter(|n| !n.is_empty() && n.chars().all(is_tchar))
+        else {
+            problems.push(format!(
+                "`x-mcp-header` of `{path}` is {header}; it must be a non-empty header name \
+                 (letters, digits and !#$%&'*+-.^_`|~)"
+            ));
+            continue;
+        };
+        let primitive = ["string", "number", "integer", "boolean"];
+        if !property["type"]
+            .as_str()
+            .is_some_and(|t| primitive.contains(&t))
+        {
+            problems.push(format!(
+                "`{path}` has `x-mcp-header` but is not a string, number, integer or boolean"
+            ));
+        }
+        if let Some(first) = names.insert(name.to_ascii_lowercase(), path.clone()) {
+            problems.push(format!(
+                "`{path}` and `{first}` both use the header name `{name}` (names are compared \
+                 regardless of case)"
+            ));
+        }
+    }
+    problems
+}
+
+/// The properties reached from `schema` through `properties` that carry an
+/// `x-mcp-header`: their dotted path, the annotation and their schema.
+fn annotated_properties<'a>(
+    schema: &'a Value,
+    path: &mut Vec<&'a str>,
+    found: &mut Vec<(String, &'a Value, &'a Value)>,
+) {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    for (name, property) in properties {
+        path.push(name);
+        if let Some(header) = property.get("x-mcp-header") {
+            found.push((path.join("."), header, property));
+        }
+        annotated_properties(property, path, found);
+        path.pop();
+    }
+}
+
+/// How many schema objects within `value` carry `x-mcp-header` (a
+/// `properties` map's keys are names, not keywords).
+fn annotations_anywhere(value: &Value, names: bool) -> usize {
+    match value {
+        Value::Object(map) => {
+            let own = usize::from(!names && map.contains_key("x-mcp-header"));
+            let within: usize = map
+                .iter()
+                .map(|(key, inner)| annotations_anywhere(inner, !names && key == "properties"))
+                .sum();
+            own + within
+        }
+        Value::Array(items) => items.iter().map(|v| annotations_anywhere(v, false)).sum(),
+        _ => 0,
+    }
+}
+
+/// Whether `c` may appear in an HTTP token (RFC 9110 `tchar`).
+fn is_tchar(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
 }
 
 /// The namespaces in use: name prefixes (before the first `_` or `-`)
@@ -244,6 +341,47 @@ mod tests {
         assert_eq!(rules(&lints, "x"), ["schema-root"]);
         assert!(lints[0].message.contains("`anyOf`"));
         assert_eq!(rules(&lints, "y"), ["schema-root"]);
+    }
+
+    #[test]
+    fn header_annotations_mcp_clients_refuse_are_flagged() {
+        let good = json!({ "type": "object", "properties": {
+            "region": { "type": "string", "x-mcp-header": "Region", "description": "d" },
+            "nested": { "type": "object", "description": "d", "properties": {
+                "tenant": { "type": "string", "x-mcp-header": "Tenant", "description": "d" } } },
+            "x-mcp-header": { "type": "string", "description": "a property of that name" }
+        }});
+        assert_eq!(
+            rules(&lint([subject("good", GOOD, &good)]), "good"),
+            Vec::<&str>::new()
+        );
+        let bad = json!({ "type": "object", "x-mcp-header": "Root", "properties": {
+            "a": { "type": "string", "x-mcp-header": "Same", "description": "d" },
+            "b": { "type": "integer", "x-mcp-header": "same", "description": "d" },
+            "c": { "type": "array", "x-mcp-header": "List", "description": "d",
+                   "items": { "type": "string", "x-mcp-header": "Item" } },
+            "d": { "type": "string", "x-mcp-header": "", "description": "d" },
+            "e": { "type": "string", "x-mcp-header": "Has Space", "description": "d" },
+            "f": { "type": "string", "x-mcp-header": 7, "description": "d" }
+        }});
+        let lints = lint([subject("bad", GOOD, &bad)]);
+        let messages: Vec<&str> = lints.iter().map(|l| l.message.as_str()).collect();
+        assert!(lints.iter().all(|l| l.rule == "mcp-header"), "{messages:?}");
+        for expected in [
+            "root has `x-mcp-header`",
+            "1 `x-mcp-header` annotation(s) sit where",
+            "`b` and `a` both use the header name `same`",
+            "`c` has `x-mcp-header` but is not",
+            "`x-mcp-header` of `d` is \"\"",
+            "`x-mcp-header` of `e` is \"Has Space\"",
+            "`x-mcp-header` of `f` is 7",
+        ] {
+            assert!(
+                messages.iter().any(|m| m.contains(expected)),
+                "{expected}: {messages:?}"
+            );
+        }
+        assert_eq!(lints.len(), 7, "{messages:?}");
     }
 
     #[test]

@@ -527,6 +527,17 @@ impl ServerHandler for ToolServer {
         ))
     }
 
+    /// The tool `name` as the default agent's tools show it now: rmcp
+    /// checks a 2026-07-28 request's `Mcp-Param-*` headers against its
+    /// input schema's `x-mcp-header` properties before the call is made.
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        let registry = self.host.registry();
+        registry
+            .get(name)
+            .filter(|tool| tool.runs_on_host())
+            .map(|tool| convert::tool(tool))
+    }
+
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
