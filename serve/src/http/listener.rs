@@ -164,7 +164,15 @@ impl Connections {
         };
         loop {
             match listener.accept().await {
-                Ok((stream, _)) => return (stream, permit),
+                Ok((stream, _)) => {
+                    // Streamed answers (MCP's SSE, event streams) go out in
+                    // small writes: without this, each waits on the
+                    // client's delayed ACK (~40 ms on Linux).
+                    if let Err(e) = stream.set_nodelay(true) {
+                        tracing::debug!("cannot set TCP_NODELAY: {e}");
+                    }
+                    return (stream, permit);
+                }
                 Err(e) => {
                     tracing::warn!("cannot accept a connection: {e}");
                     tokio::time::sleep(ACCEPT_BACKOFF).await;

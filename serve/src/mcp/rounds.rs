@@ -205,21 +205,50 @@ impl Suspended {
         self.calls.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Start `run`, a call whose questions go through `rounds` (telling
-    /// `events`), for a request bound to `binding`, and wait for what it
-    /// tells first. The call runs in a task of its own, so it outlives the
-    /// request when it asks; a cancelled request stops it.
+    /// Run `run`, a call whose questions go through `rounds` (telling
+    /// `events`), for a request bound to `binding`, until it finishes or
+    /// first asks. Most calls never ask: they run in the request, as a
+    /// session's do. A call that asks moves to a task of its own, so it
+    /// outlives the request, and waits among the suspended; the request is
+    /// answered with its question. A cancelled request stops the call.
     pub async fn start<F>(
         self: &Arc<Self>,
         binding: Vec<u8>,
         rounds: Arc<CallRounds>,
-        events: mpsc::Receiver<Event>,
+        mut events: mpsc::Receiver<Event>,
         run: F,
         cancelled: &CancellationToken,
     ) -> Result<CallToolResponse, ErrorData>
     where
         F: Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'static,
     {
+        let mut run = Box::pin(run);
+        let first = tokio::select! {
+            // The call first: one that is done at once registers no waker
+            // with the cancellation token.
+            biased;
+            response = &mut run => return response,
+            event = events.recv() => event,
+            // Dropping the call stops the tool where it is.
+            () = cancelled.cancelled() => {
+                return Err(ErrorData::internal_error("the call was cancelled", None));
+            }
+        };
+        let question = match first {
+            Some(Event::Asked(question)) => question,
+            Some(Event::Missing(required)) => {
+                return Err(ErrorData::missing_required_client_capability(required));
+            }
+            // Only the task below tells `Finished`, and `rounds` keeps the
+            // channel open.
+            Some(Event::Finished(response)) => return response,
+            None => {
+                return Err(ErrorData::internal_error(
+                    "the call ended without a result",
+                    None,
+                ));
+            }
+        };
         let id = uuid::Uuid::new_v4().to_string();
         let waiting = Arc::new(Waiting {
             binding,
@@ -242,7 +271,7 @@ impl Suspended {
             }
         });
         *waiting.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task.abort_handle());
-        self.next_round(&id, &waiting, cancelled).await
+        Ok(self.ask_again(&id, &waiting, question))
     }
 
     /// A retry: verify its `state` against `binding`, give the waiting call
