@@ -923,3 +923,61 @@ fn the_python_client_speaks_2026_07_28_and_forced_2025_11_25_over_stdio_and_http
         run_modern_client(&python, &["http", &url, "no-token", dir_arg, mode]);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_no_client_answers_hold_a_bounded_number_of_calls_for_a_bounded_time() {
+    let config = "[server]\nmax_waiting_calls = 1\n\n[limits]\nask_timeout_ms = 1500\n\n\
+                  [tools.echo]\npermission = \"always_ask\"\n";
+    let dir = host_dir(&["echo"], config);
+    let served = process::serve(dir.path(), &[]);
+    let can_elicit = json!({ "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} } });
+    let call = |id: u64| {
+        request(
+            id,
+            "tools/call",
+            json!({ "name": "echo", "arguments": { "text": "hi" } }),
+            can_elicit.clone(),
+        )
+    };
+    let first = post(&served, &call(1)).await;
+    let (state, key, _) = round(&first);
+
+    // The one place is taken: the next approval is refused at once.
+    let started = Instant::now();
+    let second = post(&served, &call(2)).await;
+    let result = &second.answer()["result"];
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(started.elapsed() < Duration::from_secs(1));
+
+    // Unanswered past `ask_timeout_ms`, the first call ends and frees it.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let late = post(
+        &served,
+        &retry(
+            3,
+            "echo",
+            json!({ "text": "hi" }),
+            &state,
+            json!({ key: accept(json!({ "approve": true })) }),
+        ),
+    )
+    .await;
+    assert_eq!(
+        late.answer()["error"]["data"]["code"],
+        "invalid_request_state"
+    );
+    let third = post(&served, &call(4)).await;
+    let (state, key, _) = round(&third);
+    let approved = post(
+        &served,
+        &retry(
+            5,
+            "echo",
+            json!({ "text": "hi" }),
+            &state,
+            json!({ key: accept(json!({ "approve": true })) }),
+        ),
+    )
+    .await;
+    assert_eq!(approved.answer()["result"]["content"][0]["text"], "hi");
+}

@@ -95,7 +95,14 @@ impl ToolServer {
     /// reach through `toolhost:tool/sessions`).
     pub fn new(host: Arc<Host>, sessions: Arc<SessionStore>, options: McpOptions) -> Self {
         host.attach_sessions(sessions.clone());
-        let suspended = rounds::Suspended::for_process(host.config().limits.ask_timeout());
+        let config = host.config();
+        let suspended = rounds::Suspended::for_process(
+            config.limits.ask_timeout(),
+            config
+                .server
+                .max_waiting_calls
+                .unwrap_or(crate::http::MAX_WAITING_CALLS),
+        );
         Self {
             host,
             sessions,

@@ -124,7 +124,8 @@ impl ToolServer {
             .is_some_and(|c| c.elicitation.is_some());
         let (via, rounds) = match per_request {
             true => {
-                let (rounds, events) = rounds::CallRounds::new();
+                let (rounds, events) =
+                    rounds::CallRounds::new(self.host.config().limits.ask_timeout());
                 (rounds::Via::Rounds(rounds.clone()), Some((rounds, events)))
             }
             false => (rounds::Via::Session(context.peer.clone()), None),

@@ -117,18 +117,22 @@ pub struct Question {
 pub struct CallRounds {
     events: mpsc::Sender<Event>,
     asked: AtomicU32,
+    /// How long one question waits for its answer: `ask_timeout_ms`. The
+    /// host bounds a tool's questions so too; this bounds an approval's.
+    wait: Duration,
 }
 
 impl CallRounds {
-    /// The rounds of a call that is about to start, and the receiving end
-    /// of what it tells.
-    pub fn new() -> (Arc<Self>, mpsc::Receiver<Event>) {
+    /// The rounds of a call that is about to start, whose questions wait
+    /// at most `wait` each, and the receiving end of what it tells.
+    pub fn new(wait: Duration) -> (Arc<Self>, mpsc::Receiver<Event>) {
         // A call asks one question at a time and finishes once; a question
         // left unanswered past its timeout may be followed by another.
         let (events, received) = mpsc::channel(4);
         let rounds = Arc::new(Self {
             events,
             asked: AtomicU32::new(0),
+            wait,
         });
         (rounds, received)
     }
@@ -150,9 +154,18 @@ impl CallRounds {
             .send(Event::Asked(question))
             .await
             .map_err(|_| "nobody waits for this call any more".to_string())?;
-        answered
-            .await
-            .map_err(|_| "the question was dropped unanswered".to_string())
+        match tokio::time::timeout(self.wait, answered).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(_)) => Err(
+                "the question was dropped unanswered (the server holds as many \
+                               waiting calls as it may)"
+                    .to_string(),
+            ),
+            Err(_) => Err(format!(
+                "no answer came within {} s (`[limits] ask_timeout_ms`)",
+                self.wait.as_secs()
+            )),
+        }
     }
 }
 
@@ -183,13 +196,17 @@ pub struct Suspended {
     codec: RequestStateCodec,
     /// How long a round's state verifies: as long as a question may wait.
     ttl: Duration,
+    /// How many calls may wait between rounds at once (`[server]
+    /// max_waiting_calls`); a question past it is refused at once.
+    max_waiting: usize,
 }
 
 impl Suspended {
-    /// Calls of this process, whose states are sealed under a key of its
-    /// own (random: a state verifies only where its call waits, and no
-    /// longer than the process) and expire after `ttl`.
-    pub fn for_process(ttl: Duration) -> Self {
+    /// Calls of this process, at most `max_waiting` at once, whose states
+    /// are sealed under a key of its own (random: a state verifies only
+    /// where its call waits, and no longer than the process) and expire
+    /// after `ttl`.
+    pub fn for_process(ttl: Duration, max_waiting: usize) -> Self {
         let key: Vec<u8> = [uuid::Uuid::new_v4(), uuid::Uuid::new_v4()]
             .iter()
             .flat_map(|random| random.as_bytes().to_vec())
@@ -198,6 +215,7 @@ impl Suspended {
             calls: Mutex::default(),
             codec: RequestStateCodec::try_new(key).expect("32 random bytes are a valid key"),
             ttl,
+            max_waiting,
         }
     }
 
@@ -223,30 +241,41 @@ impl Suspended {
         F: Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'static,
     {
         let mut run = Box::pin(run);
-        let first = tokio::select! {
-            // The call first: one that is done at once registers no waker
-            // with the cancellation token.
-            biased;
-            response = &mut run => return response,
-            event = events.recv() => event,
-            // Dropping the call stops the tool where it is.
-            () = cancelled.cancelled() => {
-                return Err(ErrorData::internal_error("the call was cancelled", None));
-            }
-        };
-        let question = match first {
-            Some(Event::Asked(question)) => question,
-            Some(Event::Missing(required)) => {
-                return Err(ErrorData::missing_required_client_capability(required));
-            }
-            // Only the task below tells `Finished`, and `rounds` keeps the
-            // channel open.
-            Some(Event::Finished(response)) => return response,
-            None => {
-                return Err(ErrorData::internal_error(
-                    "the call ended without a result",
-                    None,
-                ));
+        let question = loop {
+            let event = tokio::select! {
+                // The call first: one that is done at once registers no
+                // waker with the cancellation token.
+                biased;
+                response = &mut run => return response,
+                event = events.recv() => event,
+                // Dropping the call stops the tool where it is.
+                () = cancelled.cancelled() => {
+                    return Err(ErrorData::internal_error("the call was cancelled", None));
+                }
+            };
+            match event {
+                Some(Event::Asked(question)) if self.lock().len() >= self.max_waiting => {
+                    // Full: the question fails at once (dropping it tells
+                    // the call), and the call goes on in this request.
+                    tracing::warn!(
+                        max = self.max_waiting,
+                        "an MCP call's question was refused: as many calls wait as may"
+                    );
+                    drop(question);
+                }
+                Some(Event::Asked(question)) => break question,
+                Some(Event::Missing(required)) => {
+                    return Err(ErrorData::missing_required_client_capability(required));
+                }
+                // Only the task below tells `Finished`, and `rounds` keeps
+                // the channel open.
+                Some(Event::Finished(response)) => return response,
+                None => {
+                    return Err(ErrorData::internal_error(
+                        "the call ended without a result",
+                        None,
+                    ));
+                }
             }
         };
         let id = uuid::Uuid::new_v4().to_string();
