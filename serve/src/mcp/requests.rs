@@ -95,8 +95,8 @@ impl ToolServer {
         let per_request = is_per_request(&context);
         let name = request.name.to_string();
         let input = Value::Object(request.arguments.unwrap_or_default());
-        let binding = rounds::binding(self.options.caller.as_ref(), &name, &input);
         if per_request && let Some(state) = &request.request_state {
+            let binding = rounds::binding(self.options.caller.as_ref(), &name, &input);
             return self
                 .suspended
                 .resume(state, &binding, request.input_responses, &context.ct)
@@ -126,7 +126,9 @@ impl ToolServer {
             true => {
                 let (rounds, events) =
                     rounds::CallRounds::new(self.host.config().limits.ask_timeout());
-                (rounds::Via::Rounds(rounds.clone()), Some((rounds, events)))
+                let binding = rounds::binding(self.options.caller.as_ref(), &name, &input);
+                let via = rounds::Via::Rounds(rounds.clone());
+                (via, Some((rounds, events, binding)))
             }
             false => (rounds::Via::Session(context.peer.clone()), None),
         };
@@ -159,7 +161,7 @@ impl ToolServer {
             progress.is_some(),
         );
         match rounds {
-            Some((rounds, events)) => {
+            Some((rounds, events, binding)) => {
                 self.suspended
                     .start(binding, rounds, events, run, &context.ct)
                     .await
