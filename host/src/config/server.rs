@@ -28,6 +28,10 @@ pub const MAX_CONNECTIONS: u32 = 65_536;
 pub const DEFAULT_HEADER_READ_TIMEOUT_MS: u64 = 10_000;
 /// How long a client may pause while sending a body by default.
 pub const DEFAULT_BODY_READ_TIMEOUT_MS: u64 = 30_000;
+/// Calls one server lets wait at once by default (`max_waiting_calls`):
+/// for an approval, a custom tool's result, or an MCP 2026-07-28 client's
+/// next round; one more is refused at once instead of waiting.
+pub const DEFAULT_MAX_WAITING_CALLS: usize = 1024;
 /// The largest `max_sessions` and `max_waiting_calls`.
 pub const MAX_SERVER_COUNT: usize = 1_000_000;
 /// The largest `session_history_mb` and `history_mb`.

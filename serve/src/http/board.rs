@@ -89,7 +89,7 @@ pub type Outcome = Result<Arc<CallResult>, Arc<CallError>>;
 /// Calls that may wait for an approval or a custom tool's result at once,
 /// on one server, by default (`[server] max_waiting_calls`); one more is
 /// refused at once instead of parking.
-pub const MAX_WAITING_CALLS: usize = 1024;
+pub const MAX_WAITING_CALLS: usize = toolhost::config::DEFAULT_MAX_WAITING_CALLS;
 
 /// One call that parked.
 struct Parked {

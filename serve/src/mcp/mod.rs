@@ -101,7 +101,7 @@ impl ToolServer {
             config
                 .server
                 .max_waiting_calls
-                .unwrap_or(crate::http::MAX_WAITING_CALLS),
+                .unwrap_or(toolhost::config::DEFAULT_MAX_WAITING_CALLS),
         );
         Self {
             host,
