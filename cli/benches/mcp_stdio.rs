@@ -32,6 +32,10 @@
 //! `MCP_STDIO_BASELINE` set to another `toolhost` binary (an older build,
 //! say), it gets a row of its own, to compare a change in the same run.
 
+#[path = "common/cpu_time.rs"]
+mod cpu_time;
+
+use cpu_time::cpu_time;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -370,21 +374,6 @@ impl Row {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
-}
-
-/// The CPU time (user and system) process `pid` has used so far, from
-/// `/proc/<pid>/stat`, whose times count USER_HZ ticks (100 a second on
-/// Linux). For a proxy row it is the front process's alone.
-fn cpu_time(pid: u32) -> anyhow::Result<Duration> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // The command name may hold spaces: the fields start after its `)`.
-    let (_, fields) = stat
-        .rsplit_once(')')
-        .ok_or_else(|| anyhow::anyhow!("/proc/{pid}/stat has no command name"))?;
-    let fields: Vec<&str> = fields.split_whitespace().collect();
-    // `utime` and `stime`, fields 14 and 15 of the line.
-    let ticks: u64 = fields[11].parse::<u64>()? + fields[12].parse::<u64>()?;
-    Ok(Duration::from_millis(ticks * 10))
 }
 
 /// A minimal newline-delimited JSON-RPC client.

@@ -14,6 +14,10 @@
 //! binary (an older build, say), its HTTP rows run too, against a server of
 //! its own, to compare a change in the same run.
 
+#[path = "common/cpu_time.rs"]
+mod cpu_time;
+
+use cpu_time::cpu_time;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -186,17 +190,6 @@ impl Row {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
-}
-
-/// The user and system CPU time of process `pid` so far.
-fn cpu_time(pid: u32) -> anyhow::Result<Duration> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    let (_, fields) = stat
-        .rsplit_once(')')
-        .context("/proc/<pid>/stat has no command name")?;
-    let fields: Vec<&str> = fields.split_whitespace().collect();
-    let ticks: u64 = fields[11].parse::<u64>()? + fields[12].parse::<u64>()?;
-    Ok(Duration::from_millis(ticks * 10))
 }
 
 /// The `_meta` of a 2026-07-28 request.
