@@ -330,17 +330,6 @@ impl Suspended {
                     .into(),
             )
         })?;
-        let key = {
-            let question = waiting
-                .question
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            question.as_ref().map(|q| q.key.clone())
-        };
-        let Some(key) = key else {
-            return Err(refused("the call is not waiting for an answer".into()));
-        };
-        let answer = responses.and_then(|mut responses| responses.remove(&key));
         {
             let mut nonce = waiting.nonce.lock().unwrap_or_else(PoisonError::into_inner);
             if nonce.as_deref() != Some(opened.nonce.as_str()) {
@@ -348,6 +337,7 @@ impl Suspended {
             }
             nonce.take();
         }
+        // Set together with the nonce just taken.
         let question = waiting
             .question
             .lock()
@@ -356,6 +346,7 @@ impl Suspended {
         let Some(question) = question else {
             return Err(refused("the call is not waiting for an answer".into()));
         };
+        let answer = responses.and_then(|mut responses| responses.remove(&question.key));
         match answer {
             Some(answer) => {
                 let _ = question.answer.send(answer);
