@@ -1,5 +1,6 @@
-//! Questions a running call asks the person using the client (elicitation)
-//! or the client's model (sampling) through `toolhost:tool/ask`, the
+//! Questions a running call asks the person using the client (elicitation),
+//! the client's model (sampling) or the client (its roots) through
+//! `toolhost:tool/ask`, the
 //! [`Asker`] a surface passes in to answer them, and the check of an
 //! elicitation's form against MCP 2025-11-25's flat schema.
 
@@ -163,6 +164,80 @@ pub struct SamplingResult {
     pub stop_reason: Option<String>,
 }
 
+/// A folder or file the user works in, as the client names it (MCP
+/// `roots/list`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Root {
+    /// Where it is: a `file://` URI as a rule.
+    pub uri: String,
+    /// A name for people.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// A call's request for the client's roots.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RootsRequest {
+    /// The tool asking.
+    pub tool: String,
+    /// The call asking.
+    pub call_id: String,
+}
+
+/// One of several questions a call asks at once (`ask-all`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Question {
+    /// For the person using the client.
+    Elicitation(Elicitation),
+    /// For the client's model.
+    Sampling(Sampling),
+    /// For the client's roots.
+    Roots(RootsRequest),
+}
+
+/// A question and the key the tool named it by: unique among those asked
+/// together, checked by [`check_key`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KeyedQuestion {
+    /// Its name.
+    pub key: String,
+    /// What is asked.
+    pub question: Question,
+}
+
+/// The answer to a [`Question`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Answer {
+    /// The person's.
+    Elicitation(ElicitAnswer),
+    /// The model's.
+    Sampling(SamplingResult),
+    /// The client's roots.
+    Roots(Vec<Root>),
+}
+
+/// The longest key a question may have.
+pub const MAX_KEY_LEN: usize = 64;
+
+/// Check a question's key: 1 to [`MAX_KEY_LEN`] characters of A-Z, a-z,
+/// 0-9, `_`, `-` and `.`.
+pub fn check_key(key: &str) -> Result<(), String> {
+    let fits = (1..=MAX_KEY_LEN).contains(&key.len())
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b));
+    match fits {
+        true => Ok(()),
+        false => Err(format!(
+            "the key {:?} is not 1-{MAX_KEY_LEN} characters of A-Z, a-z, 0-9, `_`, `-` and `.`",
+            key.chars().take(MAX_KEY_LEN + 1).collect::<String>()
+        )),
+    }
+}
+
 /// Why a question got no answer from the surface.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AskError {
@@ -189,6 +264,43 @@ pub trait Asker: Send + Sync {
         &'a self,
         question: &'a Sampling,
     ) -> BoxFuture<'a, Result<SamplingResult, AskError>>;
+
+    /// Ask the client for its roots. A surface without a client that has
+    /// roots refuses.
+    fn roots<'a>(&'a self, _: &'a RootsRequest) -> BoxFuture<'a, Result<Vec<Root>, AskError>> {
+        Box::pin(std::future::ready(Err(AskError::Unavailable(
+            "this surface has no client whose roots could be listed (MCP clients that \
+             declare roots have)"
+                .into(),
+        ))))
+    }
+
+    /// Ask several questions at once, answered in the order asked. A
+    /// surface that can put them to its client together does; by default
+    /// they are asked one after another.
+    fn ask_all<'a>(
+        &'a self,
+        questions: &'a [KeyedQuestion],
+    ) -> BoxFuture<'a, Result<Vec<Answer>, AskError>> {
+        Box::pin(one_by_one(self, questions))
+    }
+}
+
+/// Ask `questions` of `asker` one after another: [`Asker::ask_all`] for a
+/// surface that cannot ask them together.
+pub async fn one_by_one<A: Asker + ?Sized>(
+    asker: &A,
+    questions: &[KeyedQuestion],
+) -> Result<Vec<Answer>, AskError> {
+    let mut answers = Vec::with_capacity(questions.len());
+    for keyed in questions {
+        answers.push(match &keyed.question {
+            Question::Elicitation(q) => Answer::Elicitation(asker.elicit(q).await?),
+            Question::Sampling(q) => Answer::Sampling(asker.sample(q).await?),
+            Question::Roots(q) => Answer::Roots(asker.roots(q).await?),
+        });
+    }
+    Ok(answers)
 }
 
 /// No one to ask: the surface says why (the CLI, the library by default).

@@ -35,14 +35,21 @@ const transport =
 const client = new Client(
   { name: 'toolhost-test', version: '0' },
   {
-    capabilities: { elicitation: {}, sampling: {} },
+    capabilities: { elicitation: {}, sampling: {}, roots: {} },
     versionNegotiation: { mode },
   },
 );
 const asked = [];
 client.setRequestHandler('elicitation/create', async (request) => {
   asked.push(['elicit', request.params.message]);
+  if ('name' in (request.params.requestedSchema?.properties ?? {})) {
+    return { action: 'accept', content: { name: 'ada' } };
+  }
   return { action: 'accept', content: { username: 'ada', email: 'ada@example.com' } };
+});
+client.setRequestHandler('roots/list', async () => {
+  asked.push(['roots']);
+  return { roots: [{ uri: 'file:///work/project', name: 'project' }] };
 });
 client.setRequestHandler('sampling/createMessage', async (request) => {
   asked.push(['sample', request.params.messages[0].content.text]);
@@ -67,6 +74,20 @@ const sampled = text(await client.callTool({ name: 'test_sampling', arguments: {
 check(sampled === 'LLM response: Paris', sampled);
 check(JSON.stringify(asked) === JSON.stringify([['elicit', 'Who are you?'], ['sample', 'Capital of France?']]), asked);
 console.log('ok questions');
+
+// Two questions at once (`ask-all`): one after another in a session, one
+// round of two input requests on 2026-07-28.
+const together = text(
+  await client.callTool({
+    name: 'ask_all',
+    arguments: { questions: [{ key: 'user_name', kind: 'user' }, { key: 'client_roots', kind: 'roots' }] },
+  }),
+);
+check(together === 'user: {"name":"ada"}\nroots: file:///work/project', together);
+// A round's input requests are fulfilled in no particular order.
+const askedTogether = asked.slice(2).map((entry) => JSON.stringify(entry)).sort();
+check(JSON.stringify(askedTogether) === JSON.stringify(['["elicit","Your name?"]', '["roots"]']), asked);
+console.log('ok questions together');
 
 if (mode === 'auto') {
   // A listen stream hears of a tool that arrives.

@@ -7,7 +7,8 @@ which negotiates the newest protocol it shares with the server.
 MODE is `auto` (the client probes `server/discover` and speaks 2026-07-28)
 or `legacy` (the `initialize` handshake: 2025-11-25). Prints `ok <scenario>`
 for each scenario and `all ok` at the end; any failure raises. HOST_DIR must
-hold echo, chatty, test_elicitation and test_sampling (granted `ask`), and a
+hold echo, chatty, test_elicitation, test_sampling and ask_all (granted
+`ask`, ask_all the user and the roots), and a
 spare `spare/word_count.wasm` that the listen scenario copies into `tools/`.
 """
 
@@ -35,6 +36,10 @@ LOGS = []
 
 async def answer_form(context, params):
     ASKED.append(("elicit", params.message))
+    schema = params.requested_schema
+    properties = schema.get("properties", {}) if isinstance(schema, dict) else schema.properties
+    if "name" in properties:
+        return types.ElicitResult(action="accept", content={"name": "ada"})
     return types.ElicitResult(action="accept", content={"username": "ada", "email": "ada@example.com"})
 
 
@@ -43,6 +48,11 @@ async def answer_sample(context, params):
     return types.CreateMessageResult(
         role="assistant", content=types.TextContent(type="text", text="Paris"),
         model="test-model", stop_reason="endTurn")
+
+
+async def answer_roots(context):
+    ASKED.append(("roots", None))
+    return types.ListRootsResult(roots=[types.Root(uri="file:///work/project", name="project")])
 
 
 async def on_log(params):
@@ -72,6 +82,15 @@ async def scenarios(client: Client, mode: str, host_dir: Path):
     check(said == "LLM response: Paris", said)
     check(ASKED == [("elicit", "Who are you?"), ("sample", "Capital of France?")], ASKED)
     print("ok questions", flush=True)
+
+    # Two questions at once (`ask-all`): one after another in a session, one
+    # round of two input requests on 2026-07-28.
+    questions = [{"key": "user_name", "kind": "user"}, {"key": "client_roots", "kind": "roots"}]
+    said = text(await client.call_tool("ask_all", {"questions": questions}))
+    check(said == 'user: {"name":"ada"}\nroots: file:///work/project', said)
+    # A round's input requests are fulfilled in no particular order.
+    check(sorted(ASKED[2:], key=str) == [("elicit", "Your name?"), ("roots", None)], ASKED)
+    print("ok questions together", flush=True)
 
     if mode != "auto":
         return
@@ -107,6 +126,7 @@ async def main():
         server = None
     options = dict(
         mode=mode, elicitation_callback=answer_form, sampling_callback=answer_sample,
+        list_roots_callback=answer_roots,
         logging_callback=on_log, log_level="warning" if mode == "auto" else None)
     if http is None:
         async with Client(server, **options) as client:

@@ -57,6 +57,21 @@ ask = ["user"]
 
 [tools.test_input_required_result_capabilities]
 ask = ["model"]
+
+[tools.test_input_required_result_list_roots]
+ask = ["roots"]
+
+[tools.test_input_required_result_multiple_inputs]
+ask = ["user", "model", "roots"]
+
+[tools.test_input_required_result_prompt]
+ask = ["user"]
+
+[tools.test_trigger_tool_change]
+state = "write"
+
+[tools.test_trigger_prompt_change]
+state = "write"
 "#;
 
 #[test]
@@ -82,6 +97,29 @@ fn node_major() -> Option<u32> {
         .ok()
 }
 
+/// The suite changes the tool and prompt lists by calling
+/// `test_trigger_tool_change` and `test_trigger_prompt_change` (one
+/// fixture under two names), which add or remove `test_trigger_spare`:
+/// their state root (`state = "write"`) is the tools folder, where a copy
+/// of the spare waits in `spare/` (a folder the host does not load).
+fn lay_out_triggers(host: &Path) {
+    let tools = host.join("tools");
+    std::fs::copy(
+        tools.join("test_trigger_tool_change.wasm"),
+        tools.join("test_trigger_prompt_change.wasm"),
+    )
+    .unwrap();
+    std::fs::create_dir(tools.join("spare")).unwrap();
+    std::fs::copy(
+        tools.join("test_trigger_spare.wasm"),
+        tools.join("spare/test_trigger_spare.wasm"),
+    )
+    .unwrap();
+    let state = host.join(".toolhost");
+    std::fs::create_dir(&state).unwrap();
+    std::os::unix::fs::symlink(&tools, state.join("state-root")).unwrap();
+}
+
 /// Run the scenarios protocol revision `revision` requires against a fresh
 /// `toolhost serve`, held to the baseline `baseline` in tests/conformance.
 fn run_requirements(revision: &str, baseline: &str) {
@@ -100,6 +138,7 @@ fn run_requirements(revision: &str, baseline: &str) {
 
     let tools = toolhost_test_artifacts::tools_dir(toolhost_test_artifacts::CONFORMANCE).unwrap();
     std::fs::write(tools.path().join("toolhost.toml"), GRANTS).unwrap();
+    lay_out_triggers(tools.path());
     let served = common::process::serve(tools.path(), &[]);
     // The suite writes its results under the working directory.
     let results = tempfile::tempdir().unwrap();

@@ -84,8 +84,9 @@ async fn a_contract_0_1_0_component_loads_and_runs() {
     );
 }
 
-/// 0.2.1 only added imports: a 0.2.0 component links against the host's
-/// 0.2.1 interfaces by semver and runs unchanged.
+/// 0.2.1 and 0.2.2 only added imports and functions: a 0.2.0 component
+/// links against the host's 0.2.2 interfaces by semver and runs unchanged
+/// (its log line is the one it was built with).
 #[tokio::test]
 async fn a_contract_0_2_0_component_loads_and_runs() {
     let (_dir, host) = host(&["contract_v0_2"], "").await;

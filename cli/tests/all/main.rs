@@ -15,6 +15,7 @@ mod common;
 mod agents;
 mod artifacts;
 mod ask;
+mod ask_all;
 mod author;
 mod cli;
 mod conformance;

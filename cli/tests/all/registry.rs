@@ -53,7 +53,7 @@ async fn bad_tools_are_reported_and_good_ones_load() {
         ("bad_time_args", "time argument"),
         ("not_object_schema", "\"type\": \"object\""),
         ("long_description", "at most 4096"),
-        ("no_contract", "toolhost:tool/tool@0.2.1"),
+        ("no_contract", "toolhost:tool/tool@0.2.2"),
         ("garbage", "not a WebAssembly file"),
         ("core", "core WebAssembly module"),
         ("read", "reserved for the built-in toolset"),

@@ -98,9 +98,9 @@ impl<T: 'static> Clone for ContractPre<T> {
 }
 
 /// The export of a component that offers prompts.
-const PROMPTS_EXPORT: &str = "toolhost:tool/prompts@0.2.1";
+const PROMPTS_EXPORT: &str = "toolhost:tool/prompts@0.2.2";
 /// The export of a component that offers resources.
-const RESOURCES_EXPORT: &str = "toolhost:tool/resources@0.2.1";
+const RESOURCES_EXPORT: &str = "toolhost:tool/resources@0.2.2";
 
 /// The optional exports a current component has, found once per component
 /// (loaded from an instance only when asked: a tool call never is).

@@ -1,11 +1,13 @@
 //! The instance a request for what a component offers besides its tool (a
 //! prompt, a resource) runs in.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::pipeline::tool_network;
 use crate::admission::CallSlot;
-use crate::caps::ask::AskCtx;
+use crate::ask::Asker;
+use crate::caps::ask::{Allowed, AskCtx};
 use crate::caps::http::RequestBudget;
 use crate::caps::log::TraceLog;
 use crate::caps::progress::ProgressFeed;
@@ -23,11 +25,14 @@ use crate::usage::{CallBounds, Meter};
 /// bounded by the tool's limits, with the tool's grants as a read call gets
 /// them (read-only key-value, HTTP to its origins, its environment) but no
 /// workspace: such a request belongs to no session. It announces no
-/// resource changes. The error says why not, for the request's own error.
+/// resource changes. With `asker` it may ask what the tool's grant lets
+/// it, as a call asks (request `id` names it to whoever answers); without,
+/// nothing. The error says why not, for the request's own error.
 pub(super) async fn instance(
     host: &Host,
     tool: &Tool,
     trace: &TraceLog,
+    asker: Option<(String, Arc<dyn Asker>)>,
 ) -> Result<(Instance, CallSlot), String> {
     let slot = host
         .gate()
@@ -41,6 +46,22 @@ pub(super) async fn instance(
     let stdio = Capture::new(policy.limits.stdio_bytes);
     let meter = Meter::new(policy.limits.host);
     let network = tool_network(host.network(), tool);
+    let deadline = Deadline::new(Instant::now() + policy.timeout);
+    let ask = match asker {
+        Some((id, asker)) => AskCtx::asking(Allowed {
+            grant: policy.grants.ask.clone(),
+            tool: tool.name().to_string(),
+            call_id: id,
+            asker,
+            waiting: host.asking_slots().clone(),
+            timeout: host.config().limits.ask_timeout(),
+            deadline: deadline.clone(),
+            question_bytes: policy.limits.output_bytes,
+            answer_bytes: policy.limits.input_bytes,
+            trace: trace.clone(),
+        }),
+        None => AskCtx::refused("a prompt or resource request"),
+    };
     let scope = CallScope {
         read_only: true,
         workspace: None,
@@ -56,7 +77,7 @@ pub(super) async fn instance(
         metrics: (host.tool_metrics(), tool.name()),
         progress: &ProgressFeed::default(),
         resource_updates: &ResourceUpdates::refused("a prompt or resource request"),
-        ask: &AskCtx::refused("a prompt or resource request"),
+        ask: &ask,
         in_session: None,
         sessions: None,
         reminder_check: None,
@@ -74,7 +95,7 @@ pub(super) async fn instance(
         caps,
         trace,
         bounds,
-        Deadline::new(Instant::now() + policy.timeout),
+        deadline,
         policy.timeout,
     )
     .await

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use super::offer;
 use crate::admission::CallSlot;
+use crate::ask::Asker;
 use crate::bindings::{self, types};
 use crate::caps::log::TraceLog;
 use crate::host::Host;
@@ -24,11 +25,31 @@ use crate::tools::registry::Tool;
 impl Host {
     /// Fill in the prompt `name` with `arguments`: each must be declared,
     /// each required one given, and together no bigger than the tool's
-    /// `max_input_bytes`.
+    /// `max_input_bytes`. The component may ask no one.
     pub async fn get_prompt(
         &self,
         name: &str,
         arguments: &BTreeMap<String, String>,
+    ) -> Result<PromptResult, PromptError> {
+        self.fill_prompt(name, arguments, None).await
+    }
+
+    /// [`Host::get_prompt`], the component asking `asker` what the tool's
+    /// `ask` grant lets it (as a call asks, bounded alike).
+    pub async fn get_prompt_asking(
+        &self,
+        name: &str,
+        arguments: &BTreeMap<String, String>,
+        asker: Arc<dyn Asker>,
+    ) -> Result<PromptResult, PromptError> {
+        self.fill_prompt(name, arguments, Some(asker)).await
+    }
+
+    async fn fill_prompt(
+        &self,
+        name: &str,
+        arguments: &BTreeMap<String, String>,
+        asker: Option<Arc<dyn Asker>>,
     ) -> Result<PromptResult, PromptError> {
         let (tool, prompt) = self.find_prompt(name)?;
         let invalid = |reason: String| PromptError::InvalidArguments {
@@ -74,7 +95,8 @@ impl Host {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let run = Run::new(&tool, name);
-        let (mut instance, _slot) = run.instance(self).await?;
+        let asker = asker.map(|asker| (super::new_call_id(), asker));
+        let (mut instance, _slot) = run.instance(self, asker).await?;
         let result = instance
             .get_prompt(name, &pairs)
             .await
@@ -110,7 +132,7 @@ impl Host {
             return Err(invalid(format!("it takes no argument `{shown}`")));
         }
         let run = Run::new(&tool, name);
-        let (mut instance, _slot) = run.instance(self).await?;
+        let (mut instance, _slot) = run.instance(self, None).await?;
         let given = instance
             .complete_argument(name, argument, value)
             .await
@@ -163,8 +185,12 @@ impl<'a> Run<'a> {
         }
     }
 
-    async fn instance(&self, host: &Host) -> Result<(Instance, CallSlot), PromptError> {
-        offer::instance(host, self.tool, &self.trace)
+    async fn instance(
+        &self,
+        host: &Host,
+        asker: Option<(String, Arc<dyn Asker>)>,
+    ) -> Result<(Instance, CallSlot), PromptError> {
+        offer::instance(host, self.tool, &self.trace, asker)
             .await
             .map_err(|reason| self.failed(reason))
     }

@@ -38,7 +38,9 @@ impl Host {
             reason,
         };
         let trace = TraceLog::default();
-        let (mut instance, _slot) = offer::instance(self, &tool, &trace).await.map_err(failed)?;
+        let (mut instance, _slot) = offer::instance(self, &tool, &trace, None)
+            .await
+            .map_err(failed)?;
         let read = instance
             .read_resource(uri, &parameters)
             .await

@@ -1,7 +1,8 @@
 //! `toolhost:tool/ask`: a running call asks the person using the client
-//! (`elicit`) or the client's model (`sample`).
+//! (`elicit`), the client's model (`sample`), or several questions at once,
+//! the client's roots among them (`ask-all`).
 //!
-//! GrantCtx per tool (`ask = ["user", "model"]`); the check is here, and a
+//! Granted per tool (`ask = ["user", "model", "roots"]`); the check is here, and a
 //! refusal is an error the guest sees. The question goes to the surface's
 //! [`Asker`]. While the call waits its deadline stops (it goes on from
 //! where it was after), the wait has its own limit (`ask_timeout_ms`), and
@@ -22,8 +23,9 @@ use tokio::sync::Semaphore;
 use super::log::TraceLog;
 use super::{CallScope, Capability, Grants, OUTSIDE_A_CALL, Outside};
 use crate::ask::{
-    self, AskError, Asker, ElicitAnswer, Elicitation, MAX_SAMPLING_MESSAGES, ModelPreferences,
-    Sampling, SamplingContent, SamplingMessage, SamplingOptions, SamplingResult,
+    self, Answer, AskError, Asker, ElicitAnswer, Elicitation, KeyedQuestion, MAX_SAMPLING_MESSAGES,
+    ModelPreferences, Question, Root, RootsRequest, Sampling, SamplingContent, SamplingMessage,
+    SamplingOptions, SamplingResult,
 };
 use crate::bindings::toolhost::tool::ask as wit;
 use crate::bindings::types::Blob;
@@ -34,6 +36,10 @@ use crate::prompts::Role;
 pub const MAX_QUESTIONS_PER_CALL: u32 = 16;
 /// The most stop sequences, and model hints, a sampling request may hold.
 pub const MAX_SAMPLING_LIST: usize = 16;
+/// The most questions one `ask-all` may hold.
+pub const MAX_QUESTIONS_AT_ONCE: usize = 8;
+/// The most roots a client's answer may name.
+pub const MAX_ROOTS: usize = 256;
 
 /// Whom a tool may ask during a call (`ask`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
@@ -43,6 +49,8 @@ pub enum Asked {
     User,
     /// The client's model (MCP sampling).
     Model,
+    /// The client's roots (MCP `roots/list`).
+    Roots,
 }
 
 impl std::fmt::Display for Asked {
@@ -50,6 +58,7 @@ impl std::fmt::Display for Asked {
         f.write_str(match self {
             Self::User => "user",
             Self::Model => "model",
+            Self::Roots => "roots",
         })
     }
 }
@@ -149,30 +158,35 @@ impl AskCtx {
         }
     }
 
-    fn allowed(&self, whom: Asked) -> Result<&Asking, String> {
+    /// The call's asking, when it may ask each of `whom` (one question
+    /// each), counted against the questions a call may ask.
+    fn allowed(&self, whom: &[Asked]) -> Result<&Asking, String> {
         let asking = self
             .allowed
             .as_deref()
             .map_err(|during| format!("no question can be asked during {during}"))?;
         let allowed = &asking.allowed;
-        if !allowed.grant.contains(&whom) {
+        if let Some(whom) = whom.iter().find(|whom| !allowed.grant.contains(whom)) {
             let tool = &allowed.tool;
             return Err(format!(
                 "tool `{tool}` may not ask the {}: the operator grants it with \
                  `ask = [\"{whom}\"]` in [tools.{tool}] of toolhost.toml",
-                if whom == Asked::User {
-                    "user"
-                } else {
-                    "client's model"
+                match whom {
+                    Asked::User => "user",
+                    Asked::Model => "client's model",
+                    Asked::Roots => "client for its roots",
                 },
             ));
         }
+        let more = whom.len() as u32;
         let asked = asking
             .asked
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        if asked >= MAX_QUESTIONS_PER_CALL {
+            .fetch_add(more, std::sync::atomic::Ordering::Relaxed);
+        if asked + more > MAX_QUESTIONS_PER_CALL {
             return Err(format!(
-                "this call asked {MAX_QUESTIONS_PER_CALL} questions already, the most a call may"
+                "this call asked {} questions already; {more} more would pass \
+                 {MAX_QUESTIONS_PER_CALL}, the most a call may",
+                asked.min(MAX_QUESTIONS_PER_CALL)
             ));
         }
         Ok(asking)
@@ -235,6 +249,22 @@ impl Asking {
     }
 
     async fn elicit(&self, message: String, form: String) -> Result<wit::ElicitAnswer, String> {
+        let (question, form) = self.form_question(message, form)?;
+        self.trace
+            .host(format!("asked the user: {}", shown(&question.message)));
+        let answer = self.wait(self.asker.elicit(&question)).await;
+        let answer = answer.inspect_err(|e| self.trace.host(format!("no answer: {e}")))?;
+        let (answer, bytes) = self.form_answer(&form, answer)?;
+        self.answer_fits(bytes)?;
+        Ok(answer)
+    }
+
+    /// A question for the user, checked, and the check of its answer.
+    fn form_question(
+        &self,
+        message: String,
+        form: String,
+    ) -> Result<(Elicitation, jsonschema::Validator), String> {
         if let Some(problem) = crate::tool::text_problem(&message) {
             return Err(format!("the message {problem}"));
         }
@@ -247,14 +277,19 @@ impl Asking {
             message,
             requested_schema,
         };
-        self.trace
-            .host(format!("asked the user: {}", shown(&question.message)));
-        let answer = self.wait(self.asker.elicit(&question)).await;
-        let answer = answer.inspect_err(|e| self.trace.host(format!("no answer: {e}")))?;
+        Ok((question, validator))
+    }
+
+    /// The user's answer checked against `form`, and its size in bytes.
+    fn form_answer(
+        &self,
+        form: &jsonschema::Validator,
+        answer: ElicitAnswer,
+    ) -> Result<(wit::ElicitAnswer, usize), String> {
         Ok(match answer {
             ElicitAnswer::Accept(content) => {
                 let content = Value::Object(content);
-                if let Some(error) = validator.iter_errors(&content).next() {
+                if let Some(error) = form.iter_errors(&content).next() {
                     self.trace.host("the answer did not fit the form");
                     return Err(format!(
                         "the answer does not fit the form at {:?}: {error}",
@@ -262,17 +297,17 @@ impl Asking {
                     ));
                 }
                 let text = content.to_string();
-                self.answer_fits(text.len())?;
                 self.trace.host("the user answered");
-                wit::ElicitAnswer::Accept(text)
+                let bytes = text.len();
+                (wit::ElicitAnswer::Accept(text), bytes)
             }
             ElicitAnswer::Decline => {
                 self.trace.host("the user declined");
-                wit::ElicitAnswer::Decline
+                (wit::ElicitAnswer::Decline, 0)
             }
             ElicitAnswer::Cancel => {
                 self.trace.host("the user cancelled");
-                wit::ElicitAnswer::Cancel
+                (wit::ElicitAnswer::Cancel, 0)
             }
         })
     }
@@ -282,6 +317,24 @@ impl Asking {
         messages: Vec<wit::SamplingMessage>,
         options: wit::SamplingOptions,
     ) -> Result<wit::SamplingResult, String> {
+        let (question, _) = self.sampling_question(messages, options)?;
+        self.trace.host(format!(
+            "asked the client's model ({} messages)",
+            question.messages.len()
+        ));
+        let answer = self.wait(self.asker.sample(&question)).await;
+        let answer = answer.inspect_err(|e| self.trace.host(format!("no answer: {e}")))?;
+        let (answer, bytes) = self.sampling_answer(answer);
+        self.answer_fits(bytes)?;
+        Ok(answer)
+    }
+
+    /// A question for the client's model, checked, and its size in bytes.
+    fn sampling_question(
+        &self,
+        messages: Vec<wit::SamplingMessage>,
+        options: wit::SamplingOptions,
+    ) -> Result<(Sampling, usize), String> {
         if messages.is_empty() || messages.len() > MAX_SAMPLING_MESSAGES {
             return Err(format!(
                 "a sampling request holds 1 to {MAX_SAMPLING_MESSAGES} messages, not {}",
@@ -339,16 +392,127 @@ impl Asking {
                 }),
             },
         };
-        self.trace.host(format!(
-            "asked the client's model ({} messages)",
-            question.messages.len()
-        ));
-        let answer = self.wait(self.asker.sample(&question)).await;
-        let answer = answer.inspect_err(|e| self.trace.host(format!("no answer: {e}")))?;
-        self.answer_fits(answer.content.size() + answer.model.len())?;
+        Ok((question, size))
+    }
+
+    /// The model's answer for the tool, and its size in bytes.
+    fn sampling_answer(&self, answer: SamplingResult) -> (wit::SamplingResult, usize) {
         self.trace
             .host(format!("the model answered ({})", shown(&answer.model)));
-        Ok(result_to_wit(answer))
+        let bytes = answer.content.size() + answer.model.len();
+        (result_to_wit(answer), bytes)
+    }
+
+    /// The client's roots for the tool, checked, and their size in bytes.
+    fn roots_answer(&self, roots: Vec<Root>) -> Result<(Vec<wit::Root>, usize), String> {
+        if roots.len() > MAX_ROOTS {
+            return Err(format!(
+                "the client named {} roots; at most {MAX_ROOTS} are taken",
+                roots.len()
+            ));
+        }
+        let mut bytes = 0;
+        for (at, root) in roots.iter().enumerate() {
+            if !root.uri.starts_with("file://") {
+                return Err(format!(
+                    "root {at} is {:?}: a root is a file:// URI",
+                    shown(&root.uri)
+                ));
+            }
+            for (what, text) in [("URI", Some(&root.uri)), ("name", root.name.as_ref())] {
+                if let Some(problem) = text.and_then(|t| crate::tool::text_problem(t)) {
+                    return Err(format!("root {at}'s {what} {problem}"));
+                }
+            }
+            bytes += root.uri.len() + root.name.as_ref().map_or(0, String::len);
+        }
+        self.trace
+            .host(format!("the client named {} roots", roots.len()));
+        let roots = roots
+            .into_iter()
+            .map(|Root { uri, name }| wit::Root { uri, name })
+            .collect();
+        Ok((roots, bytes))
+    }
+
+    async fn ask_all(
+        &self,
+        questions: Vec<wit::KeyedQuestion>,
+    ) -> Result<Vec<wit::Answer>, String> {
+        let mut asked = Vec::with_capacity(questions.len());
+        let mut checks = Vec::with_capacity(questions.len());
+        let mut question_bytes = 0;
+        for wit::KeyedQuestion { key, question } in questions {
+            let named = |e: String| format!("question `{key}`: {e}");
+            let (question, check) = match question {
+                wit::Question::User(form) => {
+                    question_bytes += form.message.len() + form.requested_schema.len();
+                    let (question, form) = self
+                        .form_question(form.message, form.requested_schema)
+                        .map_err(named)?;
+                    (Question::Elicitation(question), Some(form))
+                }
+                wit::Question::Model(sampling) => {
+                    let (question, bytes) = self
+                        .sampling_question(sampling.messages, sampling.options)
+                        .map_err(named)?;
+                    question_bytes += bytes;
+                    (Question::Sampling(question), None)
+                }
+                wit::Question::Roots => {
+                    let question = RootsRequest {
+                        tool: self.tool.clone(),
+                        call_id: self.call_id.clone(),
+                    };
+                    (Question::Roots(question), None)
+                }
+            };
+            asked.push(KeyedQuestion { key, question });
+            checks.push(check);
+        }
+        if question_bytes > self.question_bytes {
+            return Err(format!(
+                "the questions are {question_bytes} bytes together; at most {} are allowed \
+                 (max_output_bytes)",
+                self.question_bytes
+            ));
+        }
+        let keys: Vec<&str> = asked.iter().map(|q| q.key.as_str()).collect();
+        self.trace
+            .host(format!("asked at once: {}", shown(&keys.join(", "))));
+        let answers = self.wait(self.asker.ask_all(&asked)).await;
+        let answers = answers.inspect_err(|e| self.trace.host(format!("no answer: {e}")))?;
+        if answers.len() != asked.len() {
+            return Err(format!(
+                "the surface gave {} answers to {} questions",
+                answers.len(),
+                asked.len()
+            ));
+        }
+        let mut answer_bytes = 0;
+        let mut given = Vec::with_capacity(answers.len());
+        for ((asked, form), answer) in asked.iter().zip(&checks).zip(answers) {
+            let named = |e: String| format!("question `{}`: {e}", asked.key);
+            let (answer, bytes) = match (&asked.question, form, answer) {
+                (Question::Elicitation(_), Some(form), Answer::Elicitation(answer)) => {
+                    let (answer, bytes) = self.form_answer(form, answer).map_err(named)?;
+                    (wit::Answer::User(answer), bytes)
+                }
+                (Question::Sampling(_), _, Answer::Sampling(answer)) => {
+                    let (answer, bytes) = self.sampling_answer(answer);
+                    (wit::Answer::Model(answer), bytes)
+                }
+                (Question::Roots(_), _, Answer::Roots(roots)) => {
+                    let (roots, bytes) = self.roots_answer(roots).map_err(named)?;
+                    (wit::Answer::Roots(roots), bytes)
+                }
+                _ => return Err(named("the answer is not of the kind asked".into())),
+            };
+            answer_bytes += bytes;
+            given.push(answer);
+        }
+        self.answer_fits(answer_bytes)?;
+        Ok(given)
     }
 
     fn answer_fits(&self, bytes: usize) -> Result<(), String> {
@@ -416,7 +580,7 @@ impl wit::Host for AskCtx {
         message: String,
         requested_schema: String,
     ) -> Result<wit::ElicitAnswer, String> {
-        let allowed = self.allowed(Asked::User)?;
+        let allowed = self.allowed(&[Asked::User])?;
         allowed.elicit(message, requested_schema).await
     }
 
@@ -425,8 +589,37 @@ impl wit::Host for AskCtx {
         messages: Vec<wit::SamplingMessage>,
         options: wit::SamplingOptions,
     ) -> Result<wit::SamplingResult, String> {
-        let allowed = self.allowed(Asked::Model)?;
+        let allowed = self.allowed(&[Asked::Model])?;
         allowed.sample(messages, options).await
+    }
+
+    async fn ask_all(
+        &mut self,
+        questions: Vec<wit::KeyedQuestion>,
+    ) -> Result<Vec<wit::Answer>, String> {
+        if questions.is_empty() || questions.len() > MAX_QUESTIONS_AT_ONCE {
+            return Err(format!(
+                "ask-all takes 1 to {MAX_QUESTIONS_AT_ONCE} questions, not {}",
+                questions.len()
+            ));
+        }
+        let mut keys = BTreeSet::new();
+        for asked in &questions {
+            ask::check_key(&asked.key)?;
+            if !keys.insert(asked.key.as_str()) {
+                return Err(format!("the key `{}` names two questions", asked.key));
+            }
+        }
+        let whom: Vec<Asked> = questions
+            .iter()
+            .map(|asked| match asked.question {
+                wit::Question::User(_) => Asked::User,
+                wit::Question::Model(_) => Asked::Model,
+                wit::Question::Roots => Asked::Roots,
+            })
+            .collect();
+        let allowed = self.allowed(&whom)?;
+        allowed.ask_all(questions).await
     }
 }
 

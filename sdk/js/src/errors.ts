@@ -52,10 +52,11 @@ export class ResourceNotFound extends Error {
 }
 
 /**
- * The host did not ask the user or the model (`elicit`, `sample`), or no
- * answer came: the message says why (not granted, a surface that cannot
- * ask, a schema that is not a flat form, too many calls waiting, no answer
- * in time). Uncaught, it fails the call with its message.
+ * The host did not ask the user, the model or the client for its roots
+ * (`elicit`, `sample`, `askAll`, `roots`), or no answer came: the message
+ * says why (not granted, a surface that cannot ask, a schema that is not a
+ * flat form, too many calls waiting, no answer in time). Uncaught, it fails
+ * the call with its message.
  */
 export class AskError extends Error {
   constructor(message: string) {

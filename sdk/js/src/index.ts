@@ -43,8 +43,24 @@ export { metrics, Counter, Histogram, MetricError } from "./metrics.ts";
 export type { DirEntry, FileStat } from "./fs.ts";
 export { log } from "./log.ts";
 export { progress } from "./progress.ts";
-export { elicit, sample, AskError } from "./ask.ts";
-export type { ElicitAnswer, ModelPreferences, SamplingContent, SamplingMessage, SamplingOptions, SamplingResult } from "./ask.ts";
+export { elicit, sample, askAll, roots, AskError } from "./ask.ts";
+export type {
+  ElicitAnswer,
+  KeyedQuestion,
+  ModelPreferences,
+  ModelQuestion,
+  Question,
+  Replies,
+  Reply,
+  ReplyTo,
+  Root,
+  RootsQuestion,
+  SamplingContent,
+  SamplingMessage,
+  SamplingOptions,
+  SamplingResult,
+  UserQuestion,
+} from "./ask.ts";
 export { encodeUtf8, decodeUtf8 } from "./utf8.ts";
 export type { LogLevel } from "./log.ts";
 export { engine } from "toolhost/engine";

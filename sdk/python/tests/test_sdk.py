@@ -254,7 +254,7 @@ class ResourceTests(unittest.TestCase):
             resources.resource("test-checks://one")(resources.resource("test-checks://one")(lambda: ""))
 
 
-def _fake_bindings(calls, elicit=None, sample=None):
+def _fake_bindings(calls, elicit=None, sample=None, ask_all=None):
     """Stand-ins for componentize-py's ``wit_world.imports.ask`` and
     ``toolhost_tool_types`` and ``componentize_py_types`` (same names and
     fields), for ``unittest.mock.patch.dict(sys.modules, ...)``."""
@@ -284,6 +284,15 @@ def _fake_bindings(calls, elicit=None, sample=None):
     ask.SamplingOptions = make_dataclass(
         "SamplingOptions", ["system_prompt", "max_tokens", "temperature", "stop_sequences", "model_preferences"])
     ask.SamplingResult = make_dataclass("SamplingResult", ["role", "content", "model", "stop_reason"])
+    ask.FormQuestion = make_dataclass("FormQuestion", ["message", "requested_schema"])
+    ask.SamplingQuestion = make_dataclass("SamplingQuestion", ["messages", "options"])
+    ask.Question_User = make_dataclass("Question_User", ["value"])
+    ask.Question_Model = make_dataclass("Question_Model", ["value"])
+    ask.Question_Roots = make_dataclass("Question_Roots", [])
+    ask.KeyedQuestion = make_dataclass("KeyedQuestion", ["key", "question"])
+    ask.Root = make_dataclass("Root", ["uri", "name"])
+    for case in ("User", "Model", "Roots"):
+        setattr(ask, f"Answer_{case}", make_dataclass(f"Answer_{case}", ["value"]))
 
     def call(name, answer, *args):
         calls.append((name, *args))
@@ -294,6 +303,7 @@ def _fake_bindings(calls, elicit=None, sample=None):
 
     ask.elicit = lambda message, schema: call("elicit", elicit, message, schema)
     ask.sample = lambda messages, options: call("sample", sample, messages, options)
+    ask.ask_all = lambda questions: call("ask_all", ask_all, questions)
     world = pytypes.ModuleType("wit_world")
     imports = pytypes.ModuleType("wit_world.imports")
     imports.ask, imports.toolhost_tool_types = ask, tool_types
@@ -409,6 +419,141 @@ class AskTests(unittest.TestCase):
             ask.Message("system", "no such role")
         with self.assertRaises(TypeError):
             ask.Message("user", b"bytes")
+
+
+class AskAllTests(unittest.TestCase):
+    SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+
+    def test_conversions(self):
+        from unittest import mock
+
+        from toolhost import Image, ask
+
+        answers = lambda w: [
+            w.Answer_User(w.ElicitAnswer_Accept('{"ok": true}')),
+            w.Answer_Model(w.SamplingResult(w.Role.ASSISTANT, w.SamplingContent_Text("A title"), "m-1", "endTurn")),
+            w.Answer_Roots([w.Root("file:///work", "work"), w.Root("file:///tmp/x", None)]),
+            w.Answer_User(w.ElicitAnswer_Decline()),
+        ]
+        questions = {
+            "confirm": ask.form("Go ahead?", self.SCHEMA),
+            "title.v-1": ask.conversation([ask.user("A title for this."), ask.user(Image(b"png", "image/png"))],
+                                          max_tokens=20, system_prompt="Be brief.", stop_sequences=iter(["\n"]),
+                                          model_hints=("claude",), speed_priority=0.5),
+            "roots": ask.ROOTS,
+            "again": ask.form("Sure?", self.SCHEMA),
+        }
+        expected = [
+            ask.Answer("accept", {"ok": True}),
+            ask.Sample("assistant", "A title", "A title", "m-1", "endTurn"),
+            [ask.Root("file:///work", "work"), ask.Root("file:///tmp/x")],
+            ask.Answer("decline"),
+        ]
+        for given in (questions, list(questions.items())):
+            calls = []
+            with mock.patch.dict(sys.modules, _fake_bindings(calls, ask_all=answers)):
+                self.assertEqual(ask.ask_all(given), expected)
+            [(name, asked)] = calls
+            self.assertEqual(name, "ask_all")
+            self.assertEqual([q.key for q in asked], ["confirm", "title.v-1", "roots", "again"])
+            self.assertEqual([type(q.question).__name__ for q in asked],
+                             ["Question_User", "Question_Model", "Question_Roots", "Question_User"])
+            form = asked[0].question.value
+            self.assertEqual((form.message, form.requested_schema),
+                             ("Go ahead?", json.dumps(self.SCHEMA, separators=(",", ":"))))
+            messages, options = asked[1].question.value.messages, asked[1].question.value.options
+            self.assertEqual([(m.role.name, type(m.content).__name__) for m in messages],
+                             [("USER", "SamplingContent_Text"), ("USER", "SamplingContent_Image")])
+            self.assertEqual(messages[1].content.value.data, b"png")
+            self.assertEqual((options.system_prompt, options.max_tokens, options.temperature, options.stop_sequences),
+                             ("Be brief.", 20, None, ["\n"]))
+            prefs = options.model_preferences
+            self.assertEqual((prefs.hints, prefs.cost_priority, prefs.speed_priority, prefs.intelligence_priority),
+                             (["claude"], None, 0.5, None))
+
+    def test_roots(self):
+        from unittest import mock
+
+        from toolhost import ask
+
+        calls = []
+        roots = lambda w: [w.Answer_Roots([w.Root("file:///work", "work")])]
+        with mock.patch.dict(sys.modules, _fake_bindings(calls, ask_all=roots)):
+            self.assertEqual(ask.roots(), [ask.Root("file:///work", "work")])
+        [(_, asked)] = calls
+        self.assertEqual([(q.key, type(q.question).__name__) for q in asked], [("roots", "Question_Roots")])
+        with mock.patch.dict(sys.modules, _fake_bindings([], ask_all=lambda w: [w.Answer_Roots([])])):
+            self.assertEqual(ask.roots(), [])
+
+    def test_checks_keys_and_questions(self):
+        from unittest import mock
+
+        from toolhost import ask
+
+        calls = []
+        with mock.patch.dict(sys.modules, _fake_bindings(calls, ask_all=lambda w: [w.Answer_Roots([])])):
+            ask.ask_all({"A-z_0.9": ask.ROOTS})
+            ask.ask_all({"k" * 64: ask.ROOTS})
+            for bad in ("", "k" * 65, "a b", "caf\u00e9", "a\n", "a/b", "a:b"):
+                with self.assertRaises(ValueError, msg=repr(bad)):
+                    ask.ask_all({bad: ask.ROOTS})
+            with self.assertRaises(TypeError):
+                ask.ask_all({1: ask.ROOTS})
+            with self.assertRaises(ValueError):  # the same key twice
+                ask.ask_all([("roots", ask.ROOTS), ("roots", ask.ROOTS)])
+            with self.assertRaises(ValueError):
+                ask.ask_all({})
+            with self.assertRaises(ValueError):
+                ask.ask_all({f"q{i}": ask.ROOTS for i in range(9)})
+            for bad in ("roots", ask.ROOTS, 3, [ask.ROOTS], [("roots", ask.ROOTS, 1)]):
+                with self.assertRaises(TypeError, msg=repr(bad)):
+                    ask.ask_all(bad)
+            with self.assertRaises(TypeError):
+                ask.ask_all({"roots": "roots"})
+        self.assertEqual(len(calls), 2)
+        with self.assertRaises(TypeError):
+            ask.form("Go ahead?", json.dumps(self.SCHEMA))
+        with self.assertRaises(TypeError):
+            ask.form(None, self.SCHEMA)
+        with self.assertRaises(ValueError):
+            ask.conversation("Hi", max_tokens=0)
+        with self.assertRaises(TypeError):
+            ask.conversation("Hi", max_tokens=1, model_hints="claude")
+        with self.assertRaises(TypeError):
+            ask.Question("model", messages="Hi")
+        with self.assertRaises(ValueError):
+            ask.Question("system")
+
+    def test_refusals_raise_ask_error(self):
+        from unittest import mock
+
+        from toolhost import AskError, ask
+
+        refusal = ("tool `t` may not ask the client for its roots: the operator grants it with "
+                   "`ask = [\"roots\"]` in [tools.t] of toolhost.toml")
+        with mock.patch.dict(sys.modules, _fake_bindings([], ask_all=refusal)):
+            with self.assertRaises(AskError) as caught:
+                ask.roots()
+            self.assertEqual(caught.exception.message, refusal)
+            with self.assertRaises(AskError):
+                ask.ask_all({"roots": ask.ROOTS, "ok": ask.form("Go ahead?", self.SCHEMA)})
+        for answers in (
+            lambda w: [w.Answer_User(w.ElicitAnswer_Cancel())],  # a form's answer to the roots
+            lambda w: [],  # no answer
+            lambda w: [w.Answer_Roots([]), w.Answer_Roots([])],  # too many
+        ):
+            with mock.patch.dict(sys.modules, _fake_bindings([], ask_all=answers)):
+                with self.assertRaises(AskError):
+                    ask.roots()
+        bad_json = lambda w: [w.Answer_User(w.ElicitAnswer_Accept("[1]"))]
+        with mock.patch.dict(sys.modules, _fake_bindings([], ask_all=bad_json)):
+            with self.assertRaises(AskError) as caught:
+                ask.ask_all({"confirm": ask.form("Go ahead?", self.SCHEMA)})
+            self.assertTrue(caught.exception.message.startswith("question `confirm`: "), caught.exception.message)
+        with self.assertRaises(AskError):  # outside a component: nobody to ask
+            ask.roots()
+        with self.assertRaises(AskError):
+            ask.ask_all([("confirm", ask.form("Go ahead?", self.SCHEMA))])
 
 
 class ResolveTests(unittest.TestCase):

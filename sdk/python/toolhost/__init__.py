@@ -21,10 +21,10 @@ Build it into a component with ``toolhost build DIR`` (it runs componentize-py
 Sandboxed resources: files under ``/workspace`` with ``open``/``pathlib``,
 key-value buckets with :mod:`toolhost.kv`, outgoing HTTP with
 :mod:`toolhost.http`, trace lines with :mod:`toolhost.log`, progress reports
-with :mod:`toolhost.progress`, questions to the user or the client's model
-with :mod:`toolhost.ask`. Anything not granted raises an exception (never
-traps). Prompts for MCP clients: :mod:`toolhost.prompts`; resources
-for them (and announcing that one changed): :mod:`toolhost.resources`.
+with :mod:`toolhost.progress`, questions to the user, the client's model or
+the client (its roots) with :mod:`toolhost.ask`. Anything not granted raises
+an exception (never traps). Prompts for MCP clients: :mod:`toolhost.prompts`;
+resources for them (and announcing that one changed): :mod:`toolhost.resources`.
 """
 
 from . import (

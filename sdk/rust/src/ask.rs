@@ -1,7 +1,9 @@
-//! Ask the person using the client ([`elicit`]) or the client's model
-//! ([`sample`]) during a call (`toolhost:tool/ask`).
+//! Ask the person using the client ([`elicit`]), the client's model
+//! ([`sample`]) or the client for its [`roots`] during a call, or several
+//! of these at once under names of the tool's ([`ask_all`])
+//! (`toolhost:tool/ask`).
 //!
-//! The operator grants each: `ask = ["user", "model"]` in the tool's
+//! The operator grants each: `ask = ["user", "model", "roots"]` in the tool's
 //! `[tools.<name>]`. Over MCP the host asks the client that made the call
 //! (when it declared elicitation or sampling); over the HTTP API the
 //! application answers an event; elsewhere the question is refused. The
@@ -23,6 +25,12 @@
 //!     Err(refused) => println!("cannot ask: {refused}"),
 //! }
 //! let summary: Result<Sample, String> = ask::sample(&ask::Request::text("Summarise: …", 200));
+//!
+//! // Both at once: an MCP 2026-07-28 client answers them in one round.
+//! let replies = ask::ask_all(&[
+//!     ("user_name", ask::Question::User { message: "Who is asking?".into(), schema: form }),
+//!     ("client_roots", ask::Question::Roots),
+//! ]);
 //! ```
 
 use serde_json::{Map, Value};
@@ -45,7 +53,11 @@ pub enum Answer {
 /// (properties of type string, number, integer, boolean, or an array of
 /// choices; see the contract). The error is the host's refusal.
 pub fn elicit(message: &str, schema: &Value) -> Result<Answer, String> {
-    Ok(match wit::elicit(message, &schema.to_string())? {
+    answer_from_wit(wit::elicit(message, &schema.to_string())?)
+}
+
+fn answer_from_wit(answer: wit::ElicitAnswer) -> Result<Answer, String> {
+    Ok(match answer {
         wit::ElicitAnswer::Accept(text) => match serde_json::from_str(&text) {
             Ok(Value::Object(content)) => Answer::Accept(content),
             _ => {
@@ -142,6 +154,100 @@ impl Sample {
 /// Ask the client's model to continue `request`'s conversation. The error
 /// is the host's refusal.
 pub fn sample(request: &Request) -> Result<Sample, String> {
+    let (messages, options) = request_to_wit(request);
+    Ok(sample_from_wit(wit::sample(&messages, &options)?))
+}
+
+/// A folder or file the user works in, as the client names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    /// Where it is: a `file://` URI.
+    pub uri: String,
+    /// A name for people.
+    pub name: Option<String>,
+}
+
+/// Ask the client for its roots: the folders and files the user works in
+/// (granted as `"roots"`). Asked under the key `roots`.
+pub fn roots() -> Result<Vec<Root>, String> {
+    match ask_all(&[("roots", Question::Roots)])?.pop() {
+        Some(Reply::Roots(roots)) => Ok(roots),
+        _ => Err("the host answered the roots with something else".into()),
+    }
+}
+
+/// One question of [`ask_all`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Question {
+    /// For the user, as [`elicit`] asks.
+    User {
+        /// What to ask.
+        message: String,
+        /// The form.
+        schema: Value,
+    },
+    /// For the client's model, as [`sample`] asks.
+    Model(Request),
+    /// For the client's roots, as [`roots`] asks.
+    Roots,
+}
+
+/// The answer to one question of [`ask_all`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// The user's.
+    User(Answer),
+    /// The model's.
+    Model(Sample),
+    /// The client's roots.
+    Roots(Vec<Root>),
+}
+
+/// Ask 1 to 8 `questions` at once, each under a key of the tool's (1-64
+/// characters of A-Z, a-z, 0-9, `_`, `-` and `.`, unique), and get the
+/// replies in the order asked. An MCP 2026-07-28 client sees the keys and
+/// is asked all in one round; a request that answers a key when it
+/// arrives has that question answered at once. The error is the host's
+/// refusal, naming the question.
+pub fn ask_all(questions: &[(&str, Question)]) -> Result<Vec<Reply>, String> {
+    let asked: Vec<wit::KeyedQuestion> = questions
+        .iter()
+        .map(|(key, question)| wit::KeyedQuestion {
+            key: key.to_string(),
+            question: match question {
+                Question::User { message, schema } => wit::Question::User(wit::FormQuestion {
+                    message: message.clone(),
+                    requested_schema: schema.to_string(),
+                }),
+                Question::Model(request) => {
+                    let (messages, options) = request_to_wit(request);
+                    wit::Question::Model(wit::SamplingQuestion { messages, options })
+                }
+                Question::Roots => wit::Question::Roots,
+            },
+        })
+        .collect();
+    wit::ask_all(&asked)?
+        .into_iter()
+        .map(|answer| {
+            Ok(match answer {
+                wit::Answer::User(answer) => Reply::User(answer_from_wit(answer)?),
+                wit::Answer::Model(result) => Reply::Model(sample_from_wit(result)),
+                wit::Answer::Roots(roots) => Reply::Roots(
+                    roots
+                        .into_iter()
+                        .map(|root| Root {
+                            uri: root.uri,
+                            name: root.name,
+                        })
+                        .collect(),
+                ),
+            })
+        })
+        .collect()
+}
+
+fn request_to_wit(request: &Request) -> (Vec<wit::SamplingMessage>, wit::SamplingOptions) {
     let messages: Vec<wit::SamplingMessage> = request
         .messages
         .iter()
@@ -162,8 +268,11 @@ pub fn sample(request: &Request) -> Result<Sample, String> {
             intelligence_priority: None,
         }),
     };
-    let result = wit::sample(&messages, &options)?;
-    Ok(Sample {
+    (messages, options)
+}
+
+fn sample_from_wit(result: wit::SamplingResult) -> Sample {
+    Sample {
         role: match result.role {
             wit::Role::User => Role::User,
             wit::Role::Assistant => Role::Assistant,
@@ -175,7 +284,7 @@ pub fn sample(request: &Request) -> Result<Sample, String> {
         },
         model: result.model,
         stop_reason: result.stop_reason,
-    })
+    }
 }
 
 fn role_to_wit(role: Role) -> wit::Role {

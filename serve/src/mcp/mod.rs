@@ -582,9 +582,9 @@ impl ServerHandler for ToolServer {
     fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<GetPromptResponse, ErrorData>> + MaybeSendFuture + '_ {
-        Box::pin(self.prompt(request))
+        Box::pin(self.prompt(request, context))
     }
 
     fn read_resource(

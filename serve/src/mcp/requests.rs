@@ -11,7 +11,25 @@ impl ToolServer {
     pub(super) async fn prompt(
         &self,
         request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        let per_request = is_per_request(&context);
+        let given = Value::Object(request.arguments.clone().unwrap_or_default());
+        let binding = per_request.then(|| {
+            rounds::binding(
+                self.options.caller.as_ref(),
+                "prompts/get",
+                &request.name,
+                &given,
+            )
+        });
+        if let (Some(binding), Some(state)) = (&binding, &request.request_state) {
+            return self
+                .suspended
+                .resume(state, binding, request.input_responses, &context.ct)
+                .await
+                .and_then(rounds::Step::into_prompt);
+        }
         let mut arguments = BTreeMap::new();
         for (name, value) in request.arguments.unwrap_or_default() {
             let Value::String(value) = value else {
@@ -26,9 +44,85 @@ impl ToolServer {
             };
             arguments.insert(name, value);
         }
-        match self.host.get_prompt(&request.name, &arguments).await {
-            Ok(result) => Ok(convert::prompt_result(&request.name, &result).into()),
-            Err(error) => Err(convert::prompt_error(&error)),
+        let (asker, rounds) = self.asker(&context, binding, request.input_responses);
+        let (host, name) = (self.host.clone(), request.name);
+        let run = async move {
+            match host
+                .get_prompt_asking(&name, &arguments, Arc::new(asker))
+                .await
+            {
+                Ok(result) => Ok(rounds::Reply::Prompt(
+                    convert::prompt_result(&name, &result).into(),
+                )),
+                Err(error) => Err(convert::prompt_error(&error)),
+            }
+        };
+        self.answer(rounds, run, &context.ct)
+            .await
+            .and_then(rounds::Step::into_prompt)
+    }
+
+    /// Who a request's questions go to: the client, over its session or,
+    /// for a 2026-07-28 request (one with a `binding`), in rounds that
+    /// start with the answers it brought (`given`).
+    fn asker(
+        &self,
+        context: &RequestContext<RoleServer>,
+        binding: Option<Vec<u8>>,
+        given: Option<rmcp::model::InputResponses>,
+    ) -> (ask::ClientAsker, Option<Rounds>) {
+        let (via, rounds) = match binding {
+            Some(binding) => {
+                let wait = self.host.config().limits.ask_timeout();
+                let (rounds, events) = rounds::CallRounds::new(wait, given.unwrap_or_default());
+                let via = rounds::Via::Rounds(rounds.clone());
+                (via, Some((rounds, events, binding)))
+            }
+            None => (rounds::Via::Session(context.peer.clone()), None),
+        };
+        let capabilities = context.client_capabilities();
+        let declared = |has: fn(&rmcp::model::ClientCapabilities) -> bool| {
+            capabilities.as_ref().is_some_and(has)
+        };
+        let asker = ask::ClientAsker {
+            via,
+            can_elicit: declared(|c| c.elicitation.is_some()),
+            can_sample: declared(|c| c.sampling.is_some()),
+            can_list_roots: declared(|c| c.roots.is_some()),
+        };
+        (asker, rounds)
+    }
+
+    /// Run `run` to the request's answer: in `rounds` when it has them
+    /// (it may ask, and the request is answered with its first round), in
+    /// the request otherwise. A cancelled request stops it.
+    async fn answer<F>(
+        &self,
+        rounds: Option<Rounds>,
+        run: F,
+        cancelled: &CancellationToken,
+    ) -> Result<rounds::Step, ErrorData>
+    where
+        F: Future<Output = Result<rounds::Reply, ErrorData>> + Send + 'static,
+    {
+        match rounds {
+            Some((rounds, events, binding)) => {
+                self.suspended
+                    .start(binding, rounds, events, run, cancelled)
+                    .await
+            }
+            None => {
+                tokio::select! {
+                    // The call first: one that is done at once registers no
+                    // waker with the cancellation token.
+                    biased;
+                    response = run => response.map(rounds::Step::Finished),
+                    // Dropping the call stops the tool where it is.
+                    () = cancelled.cancelled() => {
+                        Err(ErrorData::internal_error("the request was cancelled", None))
+                    }
+                }
+            }
         }
     }
 
@@ -95,12 +189,14 @@ impl ToolServer {
         let per_request = is_per_request(&context);
         let name = request.name.to_string();
         let input = Value::Object(request.arguments.unwrap_or_default());
-        if per_request && let Some(state) = &request.request_state {
-            let binding = rounds::binding(self.options.caller.as_ref(), &name, &input);
+        let binding = per_request
+            .then(|| rounds::binding(self.options.caller.as_ref(), "tools/call", &name, &input));
+        if let (Some(binding), Some(state)) = (&binding, &request.request_state) {
             return self
                 .suspended
-                .resume(state, &binding, request.input_responses, &context.ct)
-                .await;
+                .resume(state, binding, request.input_responses, &context.ct)
+                .await
+                .and_then(rounds::Step::into_call);
         }
         let session = self.session_for(&context.meta).await?;
         let registry = self
@@ -118,23 +214,10 @@ impl ToolServer {
         let client = context
             .client_info()
             .map_or_else(|| "the MCP client".to_string(), |i| i.name);
-        let capabilities = context.client_capabilities();
-        let can_elicit = capabilities
-            .as_ref()
-            .is_some_and(|c| c.elicitation.is_some());
-        let (via, rounds) = match per_request {
-            true => {
-                let (rounds, events) =
-                    rounds::CallRounds::new(self.host.config().limits.ask_timeout());
-                let binding = rounds::binding(self.options.caller.as_ref(), &name, &input);
-                let via = rounds::Via::Rounds(rounds.clone());
-                (via, Some((rounds, events, binding)))
-            }
-            false => (rounds::Via::Session(context.peer.clone()), None),
-        };
+        let (asker, rounds) = self.asker(&context, binding, request.input_responses);
         let approver = approve::ElicitApprover {
-            via: via.clone(),
-            can_elicit,
+            via: asker.via.clone(),
+            can_elicit: asker.can_elicit,
             client,
         };
         let progress = context.meta.get_progress_token();
@@ -143,11 +226,6 @@ impl ToolServer {
             false => self.log_level.clone(),
         };
         let notes = notify::CallNotes::start(&name, level, progress.clone(), context.peer.clone());
-        let asker = ask::ClientAsker {
-            via,
-            can_elicit,
-            can_sample: capabilities.as_ref().is_some_and(|c| c.sampling.is_some()),
-        };
         let options = CallOptions::new(session)
             .with_approver(Arc::new(approver))
             .with_asker(Arc::new(asker))
@@ -160,27 +238,20 @@ impl ToolServer {
             notes,
             progress.is_some(),
         );
-        match rounds {
-            Some((rounds, events, binding)) => {
-                self.suspended
-                    .start(binding, rounds, events, run, &context.ct)
-                    .await
-            }
-            None => {
-                tokio::select! {
-                    // The call first: one that is done at once registers no
-                    // waker with the cancellation token.
-                    biased;
-                    response = run => response,
-                    // Dropping the call stops the tool where it is.
-                    () = context.ct.cancelled() => {
-                        Err(ErrorData::internal_error("the call was cancelled", None))
-                    }
-                }
-            }
-        }
+        let run = async move { run.await.map(rounds::Reply::Call) };
+        self.answer(rounds, run, &context.ct)
+            .await
+            .and_then(rounds::Step::into_call)
     }
 }
+
+/// A 2026-07-28 request's rounds: the call's side, what it tells, and the
+/// binding of its request states.
+type Rounds = (
+    Arc<rounds::CallRounds>,
+    tokio::sync::mpsc::Receiver<rounds::Event>,
+    Vec<u8>,
+);
 
 /// Why `name` cannot be called from `registry`: not callable here, or
 /// unknown (with the tools that are).

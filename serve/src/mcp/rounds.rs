@@ -30,8 +30,9 @@ use std::time::Duration;
 use rmcp::RoleServer;
 use rmcp::model::{
     CallToolResponse, ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams,
-    CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorData, InputRequest,
-    InputRequiredResult, InputResponses, RequestStateCodec, SealOptions,
+    CreateMessageResult, ElicitRequest, ElicitRequestParams, ElicitResult, ErrorData,
+    GetPromptResponse, InputRequest, InputRequiredResult, InputResponses, ListRootsRequest,
+    ListRootsResult, RequestStateCodec, SealOptions,
 };
 use rmcp::service::Peer;
 use serde::{Deserialize, Serialize};
@@ -83,6 +84,19 @@ impl Via {
         }
     }
 
+    /// Ask the client for its roots.
+    pub async fn roots(&self) -> Result<ListRootsResult, String> {
+        match self {
+            Self::Session(peer) => peer.list_roots().await.map_err(|e| e.to_string()),
+            Self::Rounds(rounds) => {
+                let request = InputRequest::ListRoots(ListRootsRequest::default());
+                let answer = rounds.ask(request).await?;
+                serde_json::from_value(answer)
+                    .map_err(|e| format!("the answer is not a roots list: {e}"))
+            }
+        }
+    }
+
     /// The client did not declare `required`: a 2026-07-28 request ends
     /// with MissingRequiredClientCapability (and this never returns); a
     /// session's question is refused with `refusal`.
@@ -97,20 +111,76 @@ impl Via {
 
 /// What a running call tells the request waiting on it.
 pub enum Event {
-    /// It asked the client something and waits for the answer.
-    Asked(Question),
+    /// It asked the client something and waits for the answers.
+    Asked(Round),
     /// It needs a capability the client did not declare.
     Missing(ClientCapabilities),
     /// It finished: the request's answer.
-    Finished(Result<CallToolResponse, ErrorData>),
+    Finished(Result<Reply, ErrorData>),
 }
 
-/// A question a call waits on.
-pub struct Question {
-    /// Its key in `inputRequests`: the call's n-th question is `ask-<n>`.
-    key: String,
-    request: InputRequest,
-    answer: oneshot::Sender<Value>,
+/// What a call or a prompt finished with: the answer to the request.
+pub enum Reply {
+    /// A tool call's.
+    Call(CallToolResponse),
+    /// A prompt's.
+    Prompt(GetPromptResponse),
+}
+
+/// What a request that runs a call (or a prompt) in rounds is answered
+/// with: the next round, or what the call finished with.
+pub enum Step {
+    /// The call asks: the client answers on a retry.
+    Asked(InputRequiredResult),
+    /// The call finished.
+    Finished(Reply),
+}
+
+impl Step {
+    /// The step as a tool call's response.
+    pub fn into_call(self) -> Result<CallToolResponse, ErrorData> {
+        match self {
+            Self::Asked(round) => Ok(round.into()),
+            Self::Finished(Reply::Call(response)) => Ok(response),
+            Self::Finished(Reply::Prompt(_)) => Err(crossed()),
+        }
+    }
+
+    /// The step as a prompt's response.
+    pub fn into_prompt(self) -> Result<GetPromptResponse, ErrorData> {
+        match self {
+            Self::Asked(round) => Ok(round.into()),
+            Self::Finished(Reply::Prompt(response)) => Ok(response),
+            Self::Finished(Reply::Call(_)) => Err(crossed()),
+        }
+    }
+}
+
+/// A request answered with another kind of request's answer: its state's
+/// binding names the method, so only a bug gets here.
+fn crossed() -> ErrorData {
+    ErrorData::internal_error("the request state belongs to another kind of request", None)
+}
+
+/// The questions a call waits on, asked together: answered once every one
+/// is (a retry may answer some; the rest are asked again).
+pub struct Round {
+    /// Each question by its key in `inputRequests`.
+    questions: BTreeMap<String, InputRequest>,
+    /// The answers given so far, by key.
+    answered: BTreeMap<String, Value>,
+    answer: oneshot::Sender<BTreeMap<String, Value>>,
+}
+
+impl Round {
+    /// The questions not answered yet.
+    fn open(&self) -> BTreeMap<String, InputRequest> {
+        self.questions
+            .iter()
+            .filter(|(key, _)| !self.answered.contains_key(*key))
+            .map(|(key, request)| (key.clone(), request.clone()))
+            .collect()
+    }
 }
 
 /// One call's side of its rounds: where its questions go.
@@ -120,42 +190,85 @@ pub struct CallRounds {
     /// How long one question waits for its answer: `ask_timeout_ms`. The
     /// host bounds a tool's questions so too; this bounds an approval's.
     wait: Duration,
+    /// Answers the call's first request brought before anything was asked
+    /// (its `inputResponses`): a tool's question under one of their keys
+    /// is answered from here, once.
+    given: Mutex<InputResponses>,
 }
 
 impl CallRounds {
     /// The rounds of a call that is about to start, whose questions wait
-    /// at most `wait` each, and the receiving end of what it tells.
-    pub fn new(wait: Duration) -> (Arc<Self>, mpsc::Receiver<Event>) {
-        // A call asks one question at a time and finishes once; a question
-        // left unanswered past its timeout may be followed by another.
+    /// at most `wait` each, with the answers its request brought, and the
+    /// receiving end of what it tells.
+    pub fn new(wait: Duration, given: InputResponses) -> (Arc<Self>, mpsc::Receiver<Event>) {
+        // A call asks one round at a time and finishes once; a round left
+        // unanswered past its timeout may be followed by another.
         let (events, received) = mpsc::channel(4);
         let rounds = Arc::new(Self {
             events,
             asked: AtomicU32::new(0),
             wait,
+            given: Mutex::new(given),
         });
         (rounds, received)
     }
 
     /// The call finished with `response`.
-    pub async fn finish(&self, response: Result<CallToolResponse, ErrorData>) {
+    pub async fn finish(&self, response: Result<Reply, ErrorData>) {
         let _ = self.events.send(Event::Finished(response)).await;
     }
 
+    /// Ask `request` under a key of the host's (`ask-<n>`), which no
+    /// answer given in advance can match: approvals and unnamed questions.
     async fn ask(&self, request: InputRequest) -> Result<Value, String> {
         let number = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
-        let (answer, answered) = oneshot::channel();
-        let question = Question {
-            key: format!("ask-{number}"),
-            request,
+        let key = format!("ask-{number}");
+        let questions = BTreeMap::from([(key.clone(), request)]);
+        let mut answers = self.ask_round(questions, BTreeMap::new()).await?;
+        answers
+            .remove(&key)
+            .ok_or_else(|| "the round ended without its answer".to_string())
+    }
+
+    /// Ask the tool's `questions`, named by the tool, in one round: those
+    /// the call's first request answered already are answered from there.
+    pub async fn ask_named(
+        &self,
+        questions: BTreeMap<String, InputRequest>,
+    ) -> Result<BTreeMap<String, Value>, String> {
+        let answered: BTreeMap<String, Value> = {
+            let mut given = self.given.lock().unwrap_or_else(PoisonError::into_inner);
+            questions
+                .iter()
+                .filter_map(|(key, request)| {
+                    let answer = given.remove(key).filter(|answer| fits(request, answer))?;
+                    Some((key.clone(), answer))
+                })
+                .collect()
+        };
+        if answered.len() == questions.len() {
+            return Ok(answered);
+        }
+        self.ask_round(questions, answered).await
+    }
+
+    async fn ask_round(
+        &self,
+        questions: BTreeMap<String, InputRequest>,
+        answered: BTreeMap<String, Value>,
+    ) -> Result<BTreeMap<String, Value>, String> {
+        let (answer, answers) = oneshot::channel();
+        let round = Round {
+            questions,
+            answered,
             answer,
         };
         self.events
-            .send(Event::Asked(question))
+            .send(Event::Asked(round))
             .await
             .map_err(|_| "nobody waits for this call any more".to_string())?;
-        match tokio::time::timeout(self.wait, answered).await {
-            Ok(Ok(answer)) => Ok(answer),
+        match tokio::time::timeout(self.wait, answers).await {
+            Ok(Ok(answers)) => Ok(answers),
             Ok(Err(_)) => Err(
                 "the question was dropped unanswered (the server holds as many \
                                waiting calls as it may)"
@@ -182,8 +295,8 @@ struct Waiting {
     binding: Vec<u8>,
     /// The nonce the next retry must show; taken by the first that does.
     nonce: Mutex<Option<String>>,
-    /// The question the client was last asked.
-    question: Mutex<Option<Question>>,
+    /// The round the client was last asked.
+    round: Mutex<Option<Round>>,
     /// What the call tells; locked by the request waiting on it.
     events: tokio::sync::Mutex<mpsc::Receiver<Event>>,
     task: Mutex<Option<AbortHandle>>,
@@ -236,17 +349,17 @@ impl Suspended {
         mut events: mpsc::Receiver<Event>,
         run: F,
         cancelled: &CancellationToken,
-    ) -> Result<CallToolResponse, ErrorData>
+    ) -> Result<Step, ErrorData>
     where
-        F: Future<Output = Result<CallToolResponse, ErrorData>> + Send + 'static,
+        F: Future<Output = Result<Reply, ErrorData>> + Send + 'static,
     {
         let mut run = Box::pin(run);
-        let question = loop {
+        let round = loop {
             let event = tokio::select! {
                 // The call first: one that is done at once registers no
                 // waker with the cancellation token.
                 biased;
-                response = &mut run => return response,
+                response = &mut run => return response.map(Step::Finished),
                 event = events.recv() => event,
                 // Dropping the call stops the tool where it is.
                 () = cancelled.cancelled() => {
@@ -254,22 +367,22 @@ impl Suspended {
                 }
             };
             match event {
-                Some(Event::Asked(question)) if self.lock().len() >= self.max_waiting => {
-                    // Full: the question fails at once (dropping it tells
+                Some(Event::Asked(round)) if self.lock().len() >= self.max_waiting => {
+                    // Full: the round fails at once (dropping it tells
                     // the call), and the call goes on in this request.
                     tracing::warn!(
                         max = self.max_waiting,
                         "an MCP call's question was refused: as many calls wait as may"
                     );
-                    drop(question);
+                    drop(round);
                 }
-                Some(Event::Asked(question)) => break question,
+                Some(Event::Asked(round)) => break round,
                 Some(Event::Missing(required)) => {
                     return Err(ErrorData::missing_required_client_capability(required));
                 }
                 // Only the task below tells `Finished`, and `rounds` keeps
                 // the channel open.
-                Some(Event::Finished(response)) => return response,
+                Some(Event::Finished(response)) => return response.map(Step::Finished),
                 None => {
                     return Err(ErrorData::internal_error(
                         "the call ended without a result",
@@ -282,7 +395,7 @@ impl Suspended {
         let waiting = Arc::new(Waiting {
             binding,
             nonce: Mutex::default(),
-            question: Mutex::default(),
+            round: Mutex::default(),
             events: tokio::sync::Mutex::new(events),
             task: Mutex::default(),
         });
@@ -300,7 +413,7 @@ impl Suspended {
             }
         });
         *waiting.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task.abort_handle());
-        Ok(self.ask_again(&id, &waiting, question))
+        Ok(Step::Asked(self.ask_again(&id, &waiting, round)))
     }
 
     /// A retry: verify its `state` against `binding`, give the waiting call
@@ -311,7 +424,7 @@ impl Suspended {
         binding: &[u8],
         responses: Option<InputResponses>,
         cancelled: &CancellationToken,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> Result<Step, ErrorData> {
         let refused = |why: String| {
             ErrorData::invalid_params(
                 format!("requestState refused: {why}"),
@@ -338,22 +451,27 @@ impl Suspended {
             nonce.take();
         }
         // Set together with the nonce just taken.
-        let question = waiting
-            .question
+        let round = waiting
+            .round
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
-        let Some(question) = question else {
+        let Some(mut round) = round else {
             return Err(refused("the call is not waiting for an answer".into()));
         };
-        let answer = responses.and_then(|mut responses| responses.remove(&question.key));
-        match answer {
-            Some(answer) => {
-                let _ = question.answer.send(answer);
+        // Keys the round did not ask are ignored; an answer of the wrong
+        // shape is asked for again.
+        let mut responses = responses.unwrap_or_default();
+        for (key, request) in &round.questions {
+            if let Some(answer) = responses.remove(key).filter(|a| fits(request, a)) {
+                round.answered.insert(key.clone(), answer);
             }
-            // Asked again, under a fresh state.
-            None => return Ok(self.ask_again(&opened.call, &waiting, question)),
         }
+        if round.answered.len() < round.questions.len() {
+            // What is still open is asked again, under a fresh state.
+            return Ok(Step::Asked(self.ask_again(&opened.call, &waiting, round)));
+        }
+        let _ = round.answer.send(round.answered);
         self.next_round(&opened.call, &waiting, cancelled).await
     }
 
@@ -363,7 +481,7 @@ impl Suspended {
         id: &str,
         waiting: &Arc<Waiting>,
         cancelled: &CancellationToken,
-    ) -> Result<CallToolResponse, ErrorData> {
+    ) -> Result<Step, ErrorData> {
         let event = {
             let mut events = waiting.events.lock().await;
             tokio::select! {
@@ -375,14 +493,14 @@ impl Suspended {
             }
         };
         match event {
-            Some(Event::Asked(question)) => Ok(self.ask_again(id, waiting, question)),
+            Some(Event::Asked(round)) => Ok(Step::Asked(self.ask_again(id, waiting, round))),
             Some(Event::Missing(required)) => {
                 self.end(id, waiting);
                 Err(ErrorData::missing_required_client_capability(required))
             }
             Some(Event::Finished(response)) => {
                 self.lock().remove(id);
-                response
+                response.map(Step::Finished)
             }
             None => {
                 self.lock().remove(id);
@@ -394,8 +512,9 @@ impl Suspended {
         }
     }
 
-    /// Answer the request with `question` under a state for a new round.
-    fn ask_again(&self, id: &str, waiting: &Waiting, question: Question) -> CallToolResponse {
+    /// Answer the request with `round`'s open questions under a state for
+    /// a new round.
+    fn ask_again(&self, id: &str, waiting: &Waiting, round: Round) -> InputRequiredResult {
         let nonce = uuid::Uuid::new_v4().simple().to_string();
         let state = State {
             call: id.to_string(),
@@ -408,13 +527,10 @@ impl Suspended {
             .codec
             .seal_json_with(&state, &options)
             .unwrap_or_default();
-        let requests = BTreeMap::from([(question.key.clone(), question.request.clone())]);
+        let requests = round.open();
         *waiting.nonce.lock().unwrap_or_else(PoisonError::into_inner) = Some(nonce);
-        *waiting
-            .question
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(question);
-        InputRequiredResult::new(Some(requests), Some(sealed)).into()
+        *waiting.round.lock().unwrap_or_else(PoisonError::into_inner) = Some(round);
+        InputRequiredResult::new(Some(requests), Some(sealed))
     }
 
     /// Stop the call and forget it.
@@ -431,13 +547,34 @@ impl Suspended {
     }
 }
 
-/// What binds a request state to its request: the caller, the tool and its
+/// Whether `answer` has the shape of an answer to `request`: an
+/// elicitation's, a sample's, or a roots list.
+fn fits(request: &InputRequest, answer: &Value) -> bool {
+    fn is<T: serde::de::DeserializeOwned>(answer: &Value) -> bool {
+        T::deserialize(answer).is_ok()
+    }
+    match request {
+        InputRequest::Elicitation(_) => is::<ElicitResult>(answer),
+        InputRequest::CreateMessage(_) => is::<CreateMessageResult>(answer),
+        InputRequest::ListRoots(_) => is::<ListRootsResult>(answer),
+        // A kind of request this server never makes.
+        _ => false,
+    }
+}
+
+/// What binds a request state to its request: the caller, the method
+/// (`tools/call`, `prompts/get`), the tool's or prompt's name and the
 /// arguments (their SHA-256), each length-prefixed.
-pub fn binding(caller: Option<&Value>, tool: &str, arguments: &Value) -> Vec<u8> {
+pub fn binding(caller: Option<&Value>, method: &str, name: &str, arguments: &Value) -> Vec<u8> {
     let caller = caller.map(Value::to_string).unwrap_or_default();
     let arguments = Sha256::digest(arguments.to_string().as_bytes());
     let mut bound = Vec::new();
-    for part in [caller.as_bytes(), tool.as_bytes(), arguments.as_slice()] {
+    for part in [
+        caller.as_bytes(),
+        method.as_bytes(),
+        name.as_bytes(),
+        arguments.as_slice(),
+    ] {
         bound.extend_from_slice(&(part.len() as u64).to_be_bytes());
         bound.extend_from_slice(part);
     }

@@ -7,10 +7,16 @@ use crate::common::{artifact, host_dir};
 /// A host for tests/mcp/client_modern.py: the tools it calls, and the
 /// spare tool its listen scenario copies in.
 fn modern_client_host() -> tempfile::TempDir {
-    let grants =
-        "[tools.test_elicitation]\nask = [\"user\"]\n\n[tools.test_sampling]\nask = [\"model\"]\n";
+    let grants = "[tools.test_elicitation]\nask = [\"user\"]\n\n[tools.test_sampling]\nask = \
+                  [\"model\"]\n\n[tools.ask_all]\nask = [\"user\", \"roots\"]\n";
     let dir = host_dir(
-        &["echo", "chatty", "test_elicitation", "test_sampling"],
+        &[
+            "echo",
+            "chatty",
+            "test_elicitation",
+            "test_sampling",
+            "ask_all",
+        ],
         grants,
     );
     std::fs::create_dir(dir.path().join("spare")).unwrap();

@@ -138,8 +138,8 @@ async fn a_question_is_an_input_required_round_and_a_retry_answers_the_waiting_c
         "{error}"
     );
 
-    // A retry without the answer is asked again, under a new state; an
-    // answer of the wrong shape reaches the tool as an error.
+    // A retry without the answer, or with one of the wrong shape, is asked
+    // again, under a new state.
     let tool = "test_input_required_result_request_state";
     let asked = post(
         &served,
@@ -161,18 +161,24 @@ async fn a_question_is_an_input_required_round_and_a_retry_answers_the_waiting_c
     assert_eq!(key, key_again);
     let wrong = post(
         &served,
-        &retry(13, tool, json!({}), &state, json!({ key: "yes" })),
+        &retry(13, tool, json!({}), &state, json!({ key.clone(): "yes" })),
     )
     .await;
-    let result = &wrong.answer()["result"];
-    assert_eq!(result["isError"], true, "{result}");
-    assert!(
-        result["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("not an elicitation result"),
-        "{result}"
-    );
+    let (state, key_again, _) = round(&wrong);
+    assert_eq!(key, key_again);
+    let answered = post(
+        &served,
+        &retry(
+            13,
+            tool,
+            json!({}),
+            &state,
+            json!({ key: accept(json!({ "ok": true })) }),
+        ),
+    )
+    .await;
+    let result = &answered.answer()["result"];
+    assert_eq!(result["resultType"], "complete", "{result}");
 
     // An approval is a round too.
     let approve = post(
@@ -316,4 +322,188 @@ async fn approvals_no_client_answers_hold_a_bounded_number_of_calls_for_a_bounde
     )
     .await;
     assert_eq!(approved.answer()["result"]["content"][0]["text"], "hi");
+}
+
+/// The input requests of an input-required result, by key, and its state.
+fn asked(reply: &Reply) -> (String, serde_json::Map<String, Value>) {
+    let result = &reply.answer()["result"];
+    assert_eq!(result["resultType"], "input_required", "{result}");
+    let requests = result["inputRequests"].as_object().unwrap().clone();
+    (
+        result["requestState"].as_str().unwrap().to_string(),
+        requests,
+    )
+}
+
+/// A tool's questions asked together (`ask-all`) are one round under the
+/// tool's keys: an answer the first request brings is used without
+/// asking, a retry may answer some (the rest are asked again), keys the
+/// round did not ask are ignored, and an answer of the wrong shape is
+/// asked for again. An approval is never answered in advance, and a
+/// question the client did not declare ends the request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn questions_asked_together_are_one_round_under_the_tools_keys() {
+    let config = "[tools.ask_all]\nask = [\"user\", \"model\", \"roots\"]\n\n\
+                  [tools.echo]\npermission = \"always_ask\"\n";
+    let dir = host_dir(&["ask_all", "echo"], config);
+    let served = process::serve(dir.path(), &[]);
+    let all = json!({ "io.modelcontextprotocol/clientCapabilities":
+                      { "elicitation": {}, "sampling": {}, "roots": {} } });
+    let three = json!({ "questions": [
+        { "key": "user_name", "kind": "user" },
+        { "key": "greeting", "kind": "model" },
+        { "key": "client_roots", "kind": "roots" },
+    ] });
+    let roots = json!({ "roots": [{ "uri": "file:///work", "name": "work" }] });
+    let sample = json!({ "role": "assistant", "content": { "type": "text", "text": "Hi!" },
+                         "model": "m", "stopReason": "endTurn" });
+
+    // Answered in advance: only the roots are asked.
+    let mut given = three.clone();
+    given["questions"].as_array_mut().unwrap().remove(1);
+    let first = post(
+        &served,
+        &request(
+            1,
+            "tools/call",
+            json!({ "name": "ask_all", "arguments": given.clone(),
+                    "inputResponses": { "user_name": accept(json!({ "name": "Ada" })),
+                                        "unasked": { "anything": true } } }),
+            all.clone(),
+        ),
+    )
+    .await;
+    let (state, requests) = asked(&first);
+    assert_eq!(requests.keys().collect::<Vec<_>>(), ["client_roots"]);
+    assert_eq!(requests["client_roots"]["method"], "roots/list");
+    // A retry without the answer is asked again, under a new state.
+    let again = post(
+        &served,
+        &retry(
+            2,
+            "ask_all",
+            given.clone(),
+            &state,
+            json!({ "other": roots.clone() }),
+        ),
+    )
+    .await;
+    let (state, requests) = asked(&again);
+    assert_eq!(requests.keys().collect::<Vec<_>>(), ["client_roots"]);
+    let done = post(
+        &served,
+        &retry(
+            3,
+            "ask_all",
+            given,
+            &state,
+            json!({ "client_roots": roots.clone() }),
+        ),
+    )
+    .await;
+    assert_eq!(
+        done.answer()["result"]["content"][0]["text"],
+        "user: {\"name\":\"Ada\"}\nroots: file:///work"
+    );
+
+    // Three in one round; answered one at a time, then one of the wrong shape.
+    let first = post(
+        &served,
+        &request(
+            4,
+            "tools/call",
+            json!({ "name": "ask_all", "arguments": three.clone() }),
+            all.clone(),
+        ),
+    )
+    .await;
+    let (state, requests) = asked(&first);
+    assert_eq!(requests.len(), 3);
+    assert_eq!(requests["greeting"]["method"], "sampling/createMessage");
+    assert_eq!(requests["user_name"]["method"], "elicitation/create");
+    let some = post(
+        &served,
+        &retry(
+            5,
+            "ask_all",
+            three.clone(),
+            &state,
+            json!({ "greeting": sample }),
+        ),
+    )
+    .await;
+    let (state, requests) = asked(&some);
+    assert_eq!(
+        requests.keys().collect::<Vec<_>>(),
+        ["client_roots", "user_name"]
+    );
+    let wrong = post(
+        &served,
+        &retry(
+            6,
+            "ask_all",
+            three.clone(),
+            &state,
+            json!({ "user_name": accept(json!({ "name": "Ada" })),
+                    "client_roots": { "roots": "not a list" } }),
+        ),
+    )
+    .await;
+    let (state, requests) = asked(&wrong);
+    assert_eq!(requests.keys().collect::<Vec<_>>(), ["client_roots"]);
+    let done = post(
+        &served,
+        &retry(
+            7,
+            "ask_all",
+            three.clone(),
+            &state,
+            json!({ "client_roots": roots }),
+        ),
+    )
+    .await;
+    assert_eq!(
+        done.answer()["result"]["content"][0]["text"],
+        "user: {\"name\":\"Ada\"}\nmodel: Hi!\nroots: file:///work"
+    );
+
+    // An approval's key answered in advance is asked all the same.
+    let approval = post(
+        &served,
+        &request(
+            8,
+            "tools/call",
+            json!({ "name": "echo", "arguments": { "text": "hi" },
+                    "inputResponses": { "ask-1": accept(json!({ "approve": true })) } }),
+            all,
+        ),
+    )
+    .await;
+    let (_, requests) = asked(&approval);
+    assert_eq!(requests.len(), 1);
+
+    // Roots the client did not declare end the request with -32021.
+    let undeclared = post(
+        &served,
+        &request(
+            9,
+            "tools/call",
+            json!({ "name": "ask_all", "arguments": three }),
+            json!({ "io.modelcontextprotocol/clientCapabilities": { "elicitation": {} } }),
+        ),
+    )
+    .await;
+    let error = &undeclared.answer()["error"];
+    assert_eq!(error["code"], -32021, "{error}");
+    let required = &error["data"]["requiredCapabilities"];
+    assert!(
+        required.get("roots").is_some() && required.get("sampling").is_some(),
+        "{error}"
+    );
+    let health = http_client()
+        .get(format!("{}/healthz", served.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
 }

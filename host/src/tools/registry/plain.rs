@@ -27,7 +27,7 @@ pub(super) fn plain_tools(
     let (functions, skipped) = plain::functions(component.engine(), component, slug);
     if functions.is_empty() {
         let mut reason = "does not implement the toolhost contract (it must export \
-                          `toolhost:tool/tool@0.2.1`, or an earlier version) and exports no \
+                          `toolhost:tool/tool@0.2.2`, or an earlier version) and exports no \
                           function that can be a tool"
             .to_string();
         for skip in &skipped {

@@ -1,14 +1,14 @@
 // WIT bindings as componentize-qjs (QuickJS) exposes them: one default
 // export per interface, `null` for none, `number` for 64-bit integers.
-import log from "toolhost:tool/log@0.2.1";
-import progress from "toolhost:tool/progress@0.2.1";
-import resourceUpdates from "toolhost:tool/resource-updates@0.2.1";
-import ask from "toolhost:tool/ask@0.2.1";
-import context from "toolhost:tool/context@0.2.1";
-import artifacts from "toolhost:tool/artifacts@0.2.1";
-import metrics from "toolhost:tool/metrics@0.2.1";
-import sessions from "toolhost:tool/sessions@0.2.1";
-import reminders from "toolhost:tool/reminders@0.2.1";
+import log from "toolhost:tool/log@0.2.2";
+import progress from "toolhost:tool/progress@0.2.2";
+import resourceUpdates from "toolhost:tool/resource-updates@0.2.2";
+import ask from "toolhost:tool/ask@0.2.2";
+import context from "toolhost:tool/context@0.2.2";
+import artifacts from "toolhost:tool/artifacts@0.2.2";
+import metrics from "toolhost:tool/metrics@0.2.2";
+import sessions from "toolhost:tool/sessions@0.2.2";
+import reminders from "toolhost:tool/reminders@0.2.2";
 import kvStore from "wasi:keyvalue/store@0.2.0-draft2";
 import kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
 import httpTypes from "wasi:http/types@0.2.12";

@@ -1,14 +1,14 @@
 // WIT bindings as componentize-js (StarlingMonkey) exposes them: named
 // exports per interface, `undefined` for none, `bigint` for 64-bit integers.
-import * as log from "toolhost:tool/log@0.2.1";
-import * as progress from "toolhost:tool/progress@0.2.1";
-import * as resourceUpdates from "toolhost:tool/resource-updates@0.2.1";
-import * as ask from "toolhost:tool/ask@0.2.1";
-import * as context from "toolhost:tool/context@0.2.1";
-import * as artifacts from "toolhost:tool/artifacts@0.2.1";
-import * as metrics from "toolhost:tool/metrics@0.2.1";
-import * as sessions from "toolhost:tool/sessions@0.2.1";
-import * as reminders from "toolhost:tool/reminders@0.2.1";
+import * as log from "toolhost:tool/log@0.2.2";
+import * as progress from "toolhost:tool/progress@0.2.2";
+import * as resourceUpdates from "toolhost:tool/resource-updates@0.2.2";
+import * as ask from "toolhost:tool/ask@0.2.2";
+import * as context from "toolhost:tool/context@0.2.2";
+import * as artifacts from "toolhost:tool/artifacts@0.2.2";
+import * as metrics from "toolhost:tool/metrics@0.2.2";
+import * as sessions from "toolhost:tool/sessions@0.2.2";
+import * as reminders from "toolhost:tool/reminders@0.2.2";
 import * as kvStore from "wasi:keyvalue/store@0.2.0-draft2";
 import * as kvAtomics from "wasi:keyvalue/atomics@0.2.0-draft2";
 import * as httpTypes from "wasi:http/types@0.2.12";

@@ -23,10 +23,13 @@ export interface Engine {
   /**
    * `toolhost:tool/ask`: each returns the answer as the engine lifts it
    * (`{ tag, val }` variants, string enums) or throws the host's refusal.
+   * `askAll` takes `keyed-question` records (`{ key, question: { tag, val? } }`)
+   * and returns the `answer` variants in the order asked.
    */
   ask: {
     elicit(message: string, requestedSchema: string): any;
     sample(messages: any[], options: any): any;
+    askAll(questions: Array<{ key: string; question: any }>): any[];
   };
   /** `toolhost:tool/context`: each returns the path, or `none`. */
   context: { workspaceDir(): string | null | undefined; stateRoot(): string | null | undefined };

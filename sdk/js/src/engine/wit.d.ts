@@ -1,13 +1,13 @@
 // The WIT interfaces are provided by the component engine at build time.
-declare module "toolhost:tool/log@0.2.1";
-declare module "toolhost:tool/progress@0.2.1";
-declare module "toolhost:tool/resource-updates@0.2.1";
-declare module "toolhost:tool/ask@0.2.1";
-declare module "toolhost:tool/context@0.2.1";
-declare module "toolhost:tool/artifacts@0.2.1";
-declare module "toolhost:tool/metrics@0.2.1";
-declare module "toolhost:tool/sessions@0.2.1";
-declare module "toolhost:tool/reminders@0.2.1";
+declare module "toolhost:tool/log@0.2.2";
+declare module "toolhost:tool/progress@0.2.2";
+declare module "toolhost:tool/resource-updates@0.2.2";
+declare module "toolhost:tool/ask@0.2.2";
+declare module "toolhost:tool/context@0.2.2";
+declare module "toolhost:tool/artifacts@0.2.2";
+declare module "toolhost:tool/metrics@0.2.2";
+declare module "toolhost:tool/sessions@0.2.2";
+declare module "toolhost:tool/reminders@0.2.2";
 declare module "wasi:keyvalue/store@0.2.0-draft2";
 declare module "wasi:keyvalue/atomics@0.2.0-draft2";
 declare module "wasi:http/types@0.2.12";
