@@ -227,6 +227,7 @@ impl Config {
                 http_response_bytes: first(&layers, |s| s.max_http_response_bytes),
                 host: self.limits.host_budget(),
             },
+            task: first(&layers, |s| s.task).unwrap_or_default(),
             description: self.tools.get(name).and_then(|s| s.description.clone()),
             effect: self.tools.get(name).and_then(|s| s.effect),
         })

@@ -32,6 +32,14 @@ pub const DEFAULT_BODY_READ_TIMEOUT_MS: u64 = 30_000;
 /// for an approval, a custom tool's result, or an MCP 2026-07-28 client's
 /// next round; one more is refused at once instead of waiting.
 pub const DEFAULT_MAX_WAITING_CALLS: usize = 1024;
+/// How long a call of a tool that may be a task runs in its MCP request
+/// before it becomes one, by default (`task_after_ms`).
+pub const DEFAULT_TASK_AFTER_MS: u64 = 1000;
+/// Tasks one server keeps at once by default (`max_tasks`), running and
+/// finished.
+pub const DEFAULT_MAX_TASKS: usize = 1024;
+/// How long a task's record is kept by default (`task_ttl_ms`): an hour.
+pub const DEFAULT_TASK_TTL_MS: u64 = 3_600_000;
 /// The largest `max_sessions` and `max_waiting_calls`.
 pub const MAX_SERVER_COUNT: usize = 1_000_000;
 /// The largest `session_history_mb` and `history_mb`.
@@ -68,6 +76,14 @@ pub struct ServerSettings {
     pub max_sessions: Option<usize>,
     /// Calls that may wait for an approval or a custom tool's result at once.
     pub max_waiting_calls: Option<usize>,
+    /// How long a call of a tool that may be a task (`[tools.<name>] task`)
+    /// runs in its MCP 2026-07-28 request before it becomes a task, when
+    /// the client declared the Tasks extension.
+    pub task_after_ms: Option<u64>,
+    /// Tasks the server keeps at once, running and finished.
+    pub max_tasks: Option<usize>,
+    /// How long a task's record is kept after it starts: its `ttlMs`.
+    pub task_ttl_ms: Option<u64>,
     /// Event payloads one session's history keeps, in MiB.
     pub session_history_mb: Option<usize>,
     /// Event payloads every session's history keeps together, in MiB.
@@ -98,6 +114,9 @@ impl std::fmt::Debug for ServerSettings {
             .field("body_read_timeout_ms", &self.body_read_timeout_ms)
             .field("max_sessions", &self.max_sessions)
             .field("max_waiting_calls", &self.max_waiting_calls)
+            .field("task_after_ms", &self.task_after_ms)
+            .field("max_tasks", &self.max_tasks)
+            .field("task_ttl_ms", &self.task_ttl_ms)
             .field("session_history_mb", &self.session_history_mb)
             .field("history_mb", &self.history_mb)
             .field("console", &self.console)
@@ -107,6 +126,21 @@ impl std::fmt::Debug for ServerSettings {
 }
 
 impl ServerSettings {
+    /// How long a call that may be a task runs in its request first.
+    pub fn task_after(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.task_after_ms.unwrap_or(DEFAULT_TASK_AFTER_MS))
+    }
+
+    /// How many tasks a server keeps at once.
+    pub fn max_tasks(&self) -> usize {
+        self.max_tasks.unwrap_or(DEFAULT_MAX_TASKS)
+    }
+
+    /// How long a task's record is kept.
+    pub fn task_ttl(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.task_ttl_ms.unwrap_or(DEFAULT_TASK_TTL_MS))
+    }
+
     /// Where agents made over the API may reach MCP servers.
     pub fn agent_mcp_servers(&self) -> AllowList {
         AllowList::parse(self.agent_mcp_servers.as_deref().unwrap_or_default()).unwrap_or_default()
@@ -150,6 +184,9 @@ impl ServerSettings {
             self.max_waiting_calls,
             1..=MAX_SERVER_COUNT,
         )?;
+        check_range("task_after_ms", self.task_after_ms, 0..=MAX_TIMEOUT_MS)?;
+        check_range("max_tasks", self.max_tasks, 1..=MAX_SERVER_COUNT)?;
+        check_range("task_ttl_ms", self.task_ttl_ms, 1000..=86_400_000)?;
         check_range(
             "session_history_mb",
             self.session_history_mb,

@@ -55,6 +55,8 @@ pub struct ToolSettings {
     pub env: Option<Env>,
     /// Whom the tool may ask during a call (`toolhost:tool/ask`).
     pub ask: Option<BTreeSet<Asked>>,
+    /// Whether an MCP client's call may be a task (the Tasks extension).
+    pub task: Option<TaskSupport>,
     /// The largest input accepted, in bytes of JSON.
     pub max_input_bytes: Option<usize>,
     /// The largest result the tool may return, in bytes.
@@ -84,6 +86,22 @@ pub enum Permission {
     AlwaysAsk,
 }
 
+/// Whether a tool's calls may be tasks for an MCP 2026-07-28 client that
+/// declared the Tasks extension (`io.modelcontextprotocol/tasks`): the
+/// client polls `tasks/get` for the result instead of holding its request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskSupport {
+    /// Never: the request waits for the result.
+    Never,
+    /// A call still running after `[server] task_after_ms`, or asking
+    /// without naming its question, becomes a task.
+    #[default]
+    Optional,
+    /// Every call is a task; a client without the extension is refused.
+    Required,
+}
+
 /// What one tool is allowed, resolved from the config.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolPolicy {
@@ -99,6 +117,8 @@ pub struct ToolPolicy {
     pub grants: Grants,
     /// Size caps on what goes in and out of a call.
     pub limits: ToolLimits,
+    /// Whether an MCP client's call may be a task.
+    pub task: TaskSupport,
     /// The description given in `[tools.<name>]` (plain components only).
     pub description: Option<String>,
     /// The effect given in `[tools.<name>]` (plain components only).

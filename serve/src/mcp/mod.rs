@@ -19,6 +19,7 @@ mod peers;
 mod requests;
 mod resources;
 mod rounds;
+mod tasks;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -27,12 +28,13 @@ use std::time::{Duration, Instant};
 
 use chrono::{DateTime, FixedOffset};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
-    CustomRequest, CustomResult, ErrorCode, ErrorData, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Reference, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, CompletionInfo, CustomRequest, CustomResult, ErrorCode, ErrorData,
+    GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Reference, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{MaybeSendFuture, NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -43,6 +45,7 @@ use tokio_util::sync::CancellationToken;
 
 use toolhost::artifacts::SessionArtifacts;
 use toolhost::call::CallOptions;
+use toolhost::config::TaskSupport;
 use toolhost::error::CallError;
 use toolhost::host::Host;
 use toolhost::registry::Registry;
@@ -88,6 +91,8 @@ pub struct ToolServer {
     /// The 2026-07-28 calls between input-required rounds, shared by every
     /// client of the server.
     suspended: Arc<rounds::Suspended>,
+    /// The calls that became tasks, shared by every client of the server.
+    tasks: Arc<tasks::Tasks>,
 }
 
 impl ToolServer {
@@ -111,6 +116,10 @@ impl ToolServer {
             log_level: notify::ClientLevel::default(),
             subscriptions: resources::Subscriptions::default(),
             suspended: Arc::new(suspended),
+            tasks: Arc::new(tasks::Tasks::new(
+                config.server.max_tasks(),
+                config.server.task_ttl(),
+            )),
         }
     }
 
@@ -381,6 +390,7 @@ impl ServerHandler for ToolServer {
                 .enable_resources_subscribe()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_tasks()
                 .build(),
         ))
         .with_server_info(Implementation::new("toolhost", env!("CARGO_PKG_VERSION")))
@@ -577,6 +587,34 @@ impl ServerHandler for ToolServer {
     ) -> Result<(), ErrorData> {
         self.subscriptions.remove(&request.uri);
         Ok(())
+    }
+
+    fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<GetTaskResult, ErrorData>> + MaybeSendFuture + '_ {
+        std::future::ready(self.tasks.get(&request.task_id, &self.task_owner()))
+    }
+
+    fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
+        let owner = self.task_owner();
+        std::future::ready(
+            self.tasks
+                .update(&request.task_id, &owner, request.input_responses),
+        )
+    }
+
+    fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
+        std::future::ready(self.tasks.cancel(&request.task_id, &self.task_owner()))
     }
 
     fn get_prompt(

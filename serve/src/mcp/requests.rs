@@ -26,7 +26,7 @@ impl ToolServer {
         if let (Some(binding), Some(state)) = (&binding, &request.request_state) {
             return self
                 .suspended
-                .resume(state, binding, request.input_responses, &context.ct)
+                .resume(state, binding, request.input_responses, None, &context.ct)
                 .await
                 .and_then(rounds::Step::into_prompt);
         }
@@ -57,7 +57,7 @@ impl ToolServer {
                 Err(error) => Err(convert::prompt_error(&error)),
             }
         };
-        self.answer(rounds, run, &context.ct)
+        self.answer(rounds, run, None, &context.ct)
             .await
             .and_then(rounds::Step::into_prompt)
     }
@@ -100,6 +100,7 @@ impl ToolServer {
         &self,
         rounds: Option<Rounds>,
         run: F,
+        plan: Option<tasks::Plan>,
         cancelled: &CancellationToken,
     ) -> Result<rounds::Step, ErrorData>
     where
@@ -108,7 +109,7 @@ impl ToolServer {
         match rounds {
             Some((rounds, events, binding)) => {
                 self.suspended
-                    .start(binding, rounds, events, run, cancelled)
+                    .start(binding, rounds, events, run, plan, cancelled)
                     .await
             }
             None => {
@@ -192,9 +193,11 @@ impl ToolServer {
         let binding = per_request
             .then(|| rounds::binding(self.options.caller.as_ref(), "tools/call", &name, &input));
         if let (Some(binding), Some(state)) = (&binding, &request.request_state) {
+            let support = self.host.registry().get(&name).map(|t| t.policy().task);
+            let plan = self.task_plan(&context, support)?;
             return self
                 .suspended
-                .resume(state, binding, request.input_responses, &context.ct)
+                .resume(state, binding, request.input_responses, plan, &context.ct)
                 .await
                 .and_then(rounds::Step::into_call);
         }
@@ -210,6 +213,10 @@ impl ToolServer {
             .clone();
         let Some(tool) = registry.get(&name).filter(|t| t.runs_on_host()).cloned() else {
             return Err(not_callable(&registry, &name));
+        };
+        let plan = match per_request {
+            true => self.task_plan(&context, Some(tool.policy().task))?,
+            false => None,
         };
         let client = context
             .client_info()
@@ -238,10 +245,50 @@ impl ToolServer {
             notes,
             progress.is_some(),
         );
-        let run = async move { run.await.map(rounds::Reply::Call) };
-        self.answer(rounds, run, &context.ct)
+        self.answer(rounds, run, plan, &context.ct)
             .await
             .and_then(rounds::Step::into_call)
+    }
+
+    /// Whose this server's tasks are: the caller's.
+    pub(super) fn task_owner(&self) -> String {
+        self.options
+            .caller
+            .as_ref()
+            .map(Value::to_string)
+            .unwrap_or_default()
+    }
+
+    /// How a 2026-07-28 call to a tool with `support` may become a task:
+    /// never when the tool's calls may not or the client did not declare
+    /// the Tasks extension (a tool whose calls must be tasks is then
+    /// refused with `-32021`).
+    fn task_plan(
+        &self,
+        context: &RequestContext<RoleServer>,
+        support: Option<TaskSupport>,
+    ) -> Result<Option<tasks::Plan>, ErrorData> {
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        match support {
+            Some(TaskSupport::Required) if !declared => {
+                Err(ErrorData::missing_required_client_capability(
+                    rmcp::model::ClientCapabilities::builder()
+                        .enable_tasks()
+                        .build(),
+                ))
+            }
+            Some(support @ (TaskSupport::Optional | TaskSupport::Required)) if declared => {
+                Ok(Some(tasks::Plan {
+                    tasks: self.tasks.clone(),
+                    support,
+                    after: self.host.config().server.task_after(),
+                    owner: self.task_owner(),
+                }))
+            }
+            _ => Ok(None),
+        }
     }
 }
 
@@ -282,7 +329,8 @@ fn not_callable(registry: &Registry, name: &str) -> ErrorData {
 
 /// Run `tool` with `input` and `options` to its response: its notes sent
 /// (a heartbeat every second when the client asked for progress and the
-/// tool reports none), its outcome in MCP's terms.
+/// tool reports none), its outcome in MCP's terms, with what ended it when
+/// the tool did not answer (a trap, a limit, a refusal).
 async fn run_call(
     host: Arc<Host>,
     tool: Arc<toolhost::registry::Tool>,
@@ -290,7 +338,7 @@ async fn run_call(
     options: CallOptions,
     notes: notify::CallNotes,
     wants_progress: bool,
-) -> Result<CallToolResponse, ErrorData> {
+) -> Result<rounds::Reply, ErrorData> {
     let name = tool.name().to_string();
     let mut call = std::pin::pin!(host.call(&name, input, &options));
     let started = Instant::now();
@@ -308,17 +356,29 @@ async fn run_call(
         }
     };
     notes.finish().await;
-    match outcome {
-        Ok(result) => Ok(convert::result(&tool, &result).into()),
+    let (response, failure) = match outcome {
+        Ok(result) => (
+            convert::result(&tool, &result),
+            result.trace.failure.clone(),
+        ),
         Err(CallError::InvalidInput { tool, errors }) => {
-            Ok(convert::invalid_input(&tool, &errors).into())
+            (convert::invalid_input(&tool, &errors), None)
         }
-        Err(error @ CallError::UnknownTool { .. }) => Err(ErrorData::invalid_params(
-            error.to_string(),
-            Some(json!({ "code": error.code() })),
-        )),
-        Err(error) => Ok(convert::refusal(error.code(), error.to_string()).into()),
-    }
+        Err(error @ CallError::UnknownTool { .. }) => {
+            return Err(ErrorData::invalid_params(
+                error.to_string(),
+                Some(json!({ "code": error.code() })),
+            ));
+        }
+        Err(error) => (
+            convert::refusal(error.code(), error.to_string()),
+            Some(error.to_string()),
+        ),
+    };
+    Ok(rounds::Reply::Call {
+        response: response.into(),
+        failure,
+    })
 }
 
 /// The next progress tick, or never when the client asked for no progress.

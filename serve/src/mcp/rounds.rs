@@ -42,6 +42,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 
+use toolhost::config::TaskSupport;
+
+use super::tasks::{Plan, Reservation};
+
 /// How a call's questions reach the client that made it.
 #[derive(Clone)]
 pub enum Via {
@@ -121,8 +125,14 @@ pub enum Event {
 
 /// What a call or a prompt finished with: the answer to the request.
 pub enum Reply {
-    /// A tool call's.
-    Call(CallToolResponse),
+    /// A tool call's, and the trap or limit that ended it before the tool
+    /// answered, if one did (a task that ends so is `failed`).
+    Call {
+        /// The answer.
+        response: CallToolResponse,
+        /// What ended the call, when the tool did not.
+        failure: Option<String>,
+    },
     /// A prompt's.
     Prompt(GetPromptResponse),
 }
@@ -134,6 +144,8 @@ pub enum Step {
     Asked(InputRequiredResult),
     /// The call finished.
     Finished(Reply),
+    /// The call became a task (the Tasks extension): the client polls it.
+    Task(CallToolResponse),
 }
 
 impl Step {
@@ -141,7 +153,7 @@ impl Step {
     pub fn into_call(self) -> Result<CallToolResponse, ErrorData> {
         match self {
             Self::Asked(round) => Ok(round.into()),
-            Self::Finished(Reply::Call(response)) => Ok(response),
+            Self::Finished(Reply::Call { response, .. }) | Self::Task(response) => Ok(response),
             Self::Finished(Reply::Prompt(_)) => Err(crossed()),
         }
     }
@@ -151,7 +163,7 @@ impl Step {
         match self {
             Self::Asked(round) => Ok(round.into()),
             Self::Finished(Reply::Prompt(response)) => Ok(response),
-            Self::Finished(Reply::Call(_)) => Err(crossed()),
+            Self::Finished(Reply::Call { .. }) | Self::Task(_) => Err(crossed()),
         }
     }
 }
@@ -165,6 +177,9 @@ fn crossed() -> ErrorData {
 /// The questions a call waits on, asked together: answered once every one
 /// is (a retry may answer some; the rest are asked again).
 pub struct Round {
+    /// Whether the tool named the questions (`ask-all`): the input a call
+    /// gathers before it may become a task.
+    named: bool,
     /// Each question by its key in `inputRequests`.
     questions: BTreeMap<String, InputRequest>,
     /// The answers given so far, by key.
@@ -173,8 +188,30 @@ pub struct Round {
 }
 
 impl Round {
+    /// Take the answers in `responses` to questions still open (keys not
+    /// asked, and answers of the wrong shape, are left out); whether every
+    /// question is answered now.
+    pub fn take(&mut self, mut responses: InputResponses) -> bool {
+        for (key, request) in &self.questions {
+            if let Some(answer) = responses.remove(key).filter(|a| fits(request, a)) {
+                self.answered.insert(key.clone(), answer);
+            }
+        }
+        self.answered.len() == self.questions.len()
+    }
+
+    /// Hand the answers to the call waiting on them.
+    pub fn finish(self) {
+        let _ = self.answer.send(self.answered);
+    }
+
+    /// Whether the tool named its questions.
+    pub fn named(&self) -> bool {
+        self.named
+    }
+
     /// The questions not answered yet.
-    fn open(&self) -> BTreeMap<String, InputRequest> {
+    pub fn open(&self) -> BTreeMap<String, InputRequest> {
         self.questions
             .iter()
             .filter(|(key, _)| !self.answered.contains_key(*key))
@@ -224,7 +261,7 @@ impl CallRounds {
         let number = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
         let key = format!("ask-{number}");
         let questions = BTreeMap::from([(key.clone(), request)]);
-        let mut answers = self.ask_round(questions, BTreeMap::new()).await?;
+        let mut answers = self.ask_round(false, questions, BTreeMap::new()).await?;
         answers
             .remove(&key)
             .ok_or_else(|| "the round ended without its answer".to_string())
@@ -249,16 +286,18 @@ impl CallRounds {
         if answered.len() == questions.len() {
             return Ok(answered);
         }
-        self.ask_round(questions, answered).await
+        self.ask_round(true, questions, answered).await
     }
 
     async fn ask_round(
         &self,
+        named: bool,
         questions: BTreeMap<String, InputRequest>,
         answered: BTreeMap<String, Value>,
     ) -> Result<BTreeMap<String, Value>, String> {
         let (answer, answers) = oneshot::channel();
         let round = Round {
+            named,
             questions,
             answered,
             answer,
@@ -297,8 +336,9 @@ struct Waiting {
     nonce: Mutex<Option<String>>,
     /// The round the client was last asked.
     round: Mutex<Option<Round>>,
-    /// What the call tells; locked by the request waiting on it.
-    events: tokio::sync::Mutex<mpsc::Receiver<Event>>,
+    /// What the call tells; locked by the request waiting on it (or by its
+    /// task, once it is one).
+    events: Arc<tokio::sync::Mutex<mpsc::Receiver<Event>>>,
     task: Mutex<Option<AbortHandle>>,
 }
 
@@ -342,18 +382,36 @@ impl Suspended {
     /// session's do. A call that asks moves to a task of its own, so it
     /// outlives the request, and waits among the suspended; the request is
     /// answered with its question. A cancelled request stops the call.
+    ///
+    /// With a task `plan` the call may become a task instead
+    /// ([`super::tasks`]): at once when the tool requires it, when it runs
+    /// past the plan's time, or when it asks a question it did not name.
     pub async fn start<F>(
         self: &Arc<Self>,
         binding: Vec<u8>,
         rounds: Arc<CallRounds>,
         mut events: mpsc::Receiver<Event>,
         run: F,
+        mut plan: Option<Plan>,
         cancelled: &CancellationToken,
     ) -> Result<Step, ErrorData>
     where
         F: Future<Output = Result<Reply, ErrorData>> + Send + 'static,
     {
         let mut run = Box::pin(run);
+        if let Some(required) = plan.take_if(|p| p.support == TaskSupport::Required) {
+            let reservation = required.tasks.reserve(&required.owner).ok_or_else(|| {
+                ErrorData::internal_error(
+                    "every place for a task on this server is taken by a running one                      (`[server] max_tasks`); try again later",
+                    Some(json!({ "code": "too_many_tasks" })),
+                )
+            })?;
+            let call = spawn_call(run, rounds);
+            let events = Arc::new(tokio::sync::Mutex::new(events));
+            let created = required.tasks.adopt(reservation, call, events, None);
+            return Ok(Step::Task(created));
+        }
+        let mut later = std::pin::pin!(later(plan.as_ref().map(|p| p.after)));
         let round = loop {
             let event = tokio::select! {
                 // The call first: one that is done at once registers no
@@ -361,12 +419,38 @@ impl Suspended {
                 biased;
                 response = &mut run => return response.map(Step::Finished),
                 event = events.recv() => event,
+                () = &mut later, if plan.is_some() => {
+                    // Still running: a task, unless every place is taken.
+                    let plan = plan.take();
+                    if let Some((plan, reservation)) = reserve(plan.as_ref()) {
+                        let call = spawn_call(run, rounds);
+                        let events = Arc::new(tokio::sync::Mutex::new(events));
+                        return Ok(Step::Task(plan.tasks.adopt(reservation, call, events, None)));
+                    }
+                    continue;
+                }
                 // Dropping the call stops the tool where it is.
                 () = cancelled.cancelled() => {
                     return Err(ErrorData::internal_error("the call was cancelled", None));
                 }
             };
             match event {
+                Some(Event::Asked(round)) if !round.named() && plan.is_some() => {
+                    // A question it did not name: a task's, unless every
+                    // place is taken.
+                    if let Some((plan, reservation)) = reserve(plan.as_ref()) {
+                        let call = spawn_call(run, rounds);
+                        let events = Arc::new(tokio::sync::Mutex::new(events));
+                        let created = plan.tasks.adopt(reservation, call, events, Some(round));
+                        return Ok(Step::Task(created));
+                    }
+                    plan = None;
+                    if self.lock().len() >= self.max_waiting {
+                        drop(round);
+                        continue;
+                    }
+                    break round;
+                }
                 Some(Event::Asked(round)) if self.lock().len() >= self.max_waiting => {
                     // Full: the round fails at once (dropping it tells
                     // the call), and the call goes on in this request.
@@ -396,7 +480,7 @@ impl Suspended {
             binding,
             nonce: Mutex::default(),
             round: Mutex::default(),
-            events: tokio::sync::Mutex::new(events),
+            events: Arc::new(tokio::sync::Mutex::new(events)),
             task: Mutex::default(),
         });
         self.lock().insert(id.clone(), waiting.clone());
@@ -423,6 +507,7 @@ impl Suspended {
         state: &str,
         binding: &[u8],
         responses: Option<InputResponses>,
+        plan: Option<Plan>,
         cancelled: &CancellationToken,
     ) -> Result<Step, ErrorData> {
         let refused = |why: String| {
@@ -461,31 +546,37 @@ impl Suspended {
         };
         // Keys the round did not ask are ignored; an answer of the wrong
         // shape is asked for again.
-        let mut responses = responses.unwrap_or_default();
-        for (key, request) in &round.questions {
-            if let Some(answer) = responses.remove(key).filter(|a| fits(request, a)) {
-                round.answered.insert(key.clone(), answer);
-            }
-        }
-        if round.answered.len() < round.questions.len() {
+        if !round.take(responses.unwrap_or_default()) {
             // What is still open is asked again, under a fresh state.
             return Ok(Step::Asked(self.ask_again(&opened.call, &waiting, round)));
         }
-        let _ = round.answer.send(round.answered);
-        self.next_round(&opened.call, &waiting, cancelled).await
+        round.finish();
+        self.next_round(&opened.call, &waiting, plan, cancelled)
+            .await
     }
 
-    /// Wait for what the call tells next and answer the request with it.
+    /// Wait for what the call tells next and answer the request with it;
+    /// with a task `plan`, a call still running after the plan's time, or
+    /// asking a question it did not name, becomes a task.
     async fn next_round(
         &self,
         id: &str,
         waiting: &Arc<Waiting>,
+        mut plan: Option<Plan>,
         cancelled: &CancellationToken,
     ) -> Result<Step, ErrorData> {
-        let event = {
+        let mut later = std::pin::pin!(later(plan.as_ref().map(|p| p.after)));
+        let event = loop {
             let mut events = waiting.events.lock().await;
             tokio::select! {
-                event = events.recv() => event,
+                event = events.recv() => break event,
+                () = &mut later, if plan.is_some() => {
+                    drop(events);
+                    let plan = plan.take();
+                    if let Some((plan, reservation)) = reserve(plan.as_ref()) {
+                        return Ok(Step::Task(self.become_task(id, waiting, &plan, reservation, None)));
+                    }
+                }
                 () = cancelled.cancelled() => {
                     self.end(id, waiting);
                     return Err(ErrorData::internal_error("the call was cancelled", None));
@@ -493,6 +584,18 @@ impl Suspended {
             }
         };
         match event {
+            Some(Event::Asked(round)) if !round.named() && plan.is_some() => {
+                match reserve(plan.as_ref()) {
+                    Some((plan, reservation)) => Ok(Step::Task(self.become_task(
+                        id,
+                        waiting,
+                        &plan,
+                        reservation,
+                        Some(round),
+                    ))),
+                    None => Ok(Step::Asked(self.ask_again(id, waiting, round))),
+                }
+            }
             Some(Event::Asked(round)) => Ok(Step::Asked(self.ask_again(id, waiting, round))),
             Some(Event::Missing(required)) => {
                 self.end(id, waiting);
@@ -533,6 +636,27 @@ impl Suspended {
         InputRequiredResult::new(Some(requests), Some(sealed))
     }
 
+    /// Hand a waiting call, which asks `asked` if anything, to a task.
+    fn become_task(
+        &self,
+        id: &str,
+        waiting: &Waiting,
+        plan: &Plan,
+        reservation: Reservation,
+        asked: Option<Round>,
+    ) -> CallToolResponse {
+        self.lock().remove(id);
+        let call = waiting
+            .task
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        // The call's task is spawned before it waits among the suspended.
+        let call = call.unwrap_or_else(|| tokio::spawn(async {}).abort_handle());
+        plan.tasks
+            .adopt(reservation, call, waiting.events.clone(), asked)
+    }
+
     /// Stop the call and forget it.
     fn end(&self, id: &str, waiting: &Waiting) {
         if let Some(task) = waiting
@@ -545,6 +669,34 @@ impl Suspended {
         }
         self.lock().remove(id);
     }
+}
+
+/// Run a call in a task of its own that tells `rounds` how it finished;
+/// the handle stops it.
+fn spawn_call<F>(run: std::pin::Pin<Box<F>>, rounds: Arc<CallRounds>) -> AbortHandle
+where
+    F: Future<Output = Result<Reply, ErrorData>> + Send + 'static,
+{
+    tokio::spawn(async move {
+        let response = run.await;
+        rounds.finish(response).await;
+    })
+    .abort_handle()
+}
+
+/// When a call becomes a task if it still runs: `after`, or never.
+async fn later(after: Option<Duration>) {
+    match after {
+        Some(after) => tokio::time::sleep(after).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A place for a task of `plan`'s, if it has one and a place is free.
+fn reserve(plan: Option<&Plan>) -> Option<(Plan, Reservation)> {
+    let plan = plan?;
+    let reservation = plan.tasks.reserve(&plan.owner)?;
+    Some((plan.clone(), reservation))
 }
 
 /// Whether `answer` has the shape of an answer to `request`: an

@@ -3,13 +3,14 @@
 //! `initialize`, over HTTP (`toolhost serve`'s `/mcp`) and stdio
 //! (`toolhost mcp`), with hostile inputs: per request (`per_request.rs`),
 //! `subscriptions/listen` streams (`listen.rs`), input-required rounds
-//! (`rounds.rs`) and the clients people use (`clients.rs`). Here: a client
-//! of raw 2026-07-28 requests.
+//! (`rounds.rs`), tasks (`tasks.rs`) and the clients people use
+//! (`clients.rs`). Here: a client of raw 2026-07-28 requests.
 
 mod clients;
 mod listen;
 mod per_request;
 mod rounds;
+mod tasks;
 
 use crate::common::http_client;
 use crate::common::process::Served;
@@ -73,7 +74,8 @@ pub(super) async fn post(served: &Served, body: &Value) -> Reply {
         .header("Accept", "application/json, text/event-stream")
         .header("MCP-Protocol-Version", VERSION)
         .header("Mcp-Method", method);
-    if let Some(name) = body["params"]["name"].as_str() {
+    let params = &body["params"];
+    if let Some(name) = params["name"].as_str().or(params["taskId"].as_str()) {
         builder = builder.header("Mcp-Name", name);
     }
     let response = builder.json(body).send().await.expect("POST /mcp");

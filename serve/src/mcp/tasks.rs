@@ -1,0 +1,384 @@
+//! The Tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`) for MCP
+//! 2026-07-28 clients that declare it: a call the client need not wait on.
+//!
+//! A call to a tool whose `[tools.<name>] task` is `required` is a task
+//! from its start; one that is `optional` runs in its request and becomes
+//! a task when it runs past `[server] task_after_ms` or asks a question it
+//! did not name (an `elicit`, a `sample`, an approval). Named questions
+//! (`ask-all`) asked before that are the request's input-required rounds.
+//! The request answers `CreateTaskResult` once the task is recorded; the
+//! client polls `tasks/get` (the result or error inlined once it ends),
+//! answers the task's questions with `tasks/update` and stops it with
+//! `tasks/cancel`. A tool that ran and reported an error is `completed`
+//! with `isError`; one that trapped or hit a limit, or whose client could
+//! not be asked, is `failed`.
+//!
+//! Tasks belong to the caller that made them (another gets `-32602`, as
+//! for a task that never was), live in this server process, and are kept
+//! `[server] task_ttl_ms` from their start; at most `[server] max_tasks`
+//! at once, finished ones making room for new ones first.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolResponse, CreateTaskResult, DetailedTask, ErrorData, GetTaskResult, InputResponses,
+    JsonObject, Task, TaskPayload, TaskStatus,
+};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+
+use toolhost::config::TaskSupport;
+
+use super::rounds::{Event, Reply, Round};
+
+/// How often a client should poll a task, in milliseconds.
+const POLL_INTERVAL_MS: u64 = 250;
+
+/// What the request that may make a task knows: where tasks live, what the
+/// tool allows, how long a call runs first, and whose the task is.
+#[derive(Clone)]
+pub struct Plan {
+    /// The server's tasks.
+    pub tasks: Arc<Tasks>,
+    /// Whether the tool's calls may, or must, be tasks.
+    pub support: TaskSupport,
+    /// How long a call runs in its request before it becomes a task.
+    pub after: Duration,
+    /// The caller the task belongs to.
+    pub owner: String,
+}
+
+/// The tasks of one server.
+pub struct Tasks {
+    tasks: Mutex<HashMap<String, Arc<Entry>>>,
+    max: usize,
+    ttl: Duration,
+}
+
+/// One task.
+struct Entry {
+    owner: String,
+    created_at: String,
+    expires: Instant,
+    state: Mutex<State>,
+    /// The call's task, stopped by `tasks/cancel`.
+    call: Mutex<Option<AbortHandle>>,
+}
+
+/// Where a task is.
+struct State {
+    updated_at: String,
+    now: Now,
+}
+
+/// A task's status and what goes with it.
+enum Now {
+    Working,
+    /// Its call waits for these answers.
+    InputRequired(Round),
+    Completed(JsonObject),
+    Failed(JsonObject),
+    Cancelled,
+}
+
+impl Now {
+    fn is_over(&self) -> bool {
+        matches!(self, Self::Completed(_) | Self::Failed(_) | Self::Cancelled)
+    }
+}
+
+/// A place for one task, taken before its call moves into it.
+pub struct Reservation {
+    id: String,
+    entry: Arc<Entry>,
+}
+
+fn timestamp() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn unknown(task_id: &str) -> ErrorData {
+    let mut shown = task_id.to_string();
+    shown.truncate(128);
+    ErrorData::invalid_params(
+        format!("no task {shown:?} (it never was, it expired, or it is another client's)"),
+        Some(json!({ "code": "task_not_found" })),
+    )
+}
+
+fn object(value: Value) -> JsonObject {
+    match value {
+        Value::Object(object) => object,
+        _ => JsonObject::new(),
+    }
+}
+
+impl Tasks {
+    /// Tasks of a server: at most `max` at once, each kept `ttl`.
+    pub fn new(max: usize, ttl: Duration) -> Self {
+        Self {
+            tasks: Mutex::default(),
+            max,
+            ttl,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Entry>>> {
+        self.tasks.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A place for a task of `owner`, or none when every place holds a
+    /// running task (expired and finished ones give theirs up first).
+    pub fn reserve(&self, owner: &str) -> Option<Reservation> {
+        let mut tasks = self.lock();
+        let now = Instant::now();
+        tasks.retain(|_, entry| entry.expires > now);
+        if tasks.len() >= self.max {
+            let finished = tasks
+                .iter()
+                .filter(|(_, entry)| entry.state().now.is_over())
+                .min_by_key(|(_, entry)| entry.expires)
+                .map(|(id, _)| id.clone());
+            tasks.remove(&finished?);
+        }
+        let id = uuid::Uuid::new_v4().to_string();
+        let created_at = timestamp();
+        let entry = Arc::new(Entry {
+            owner: owner.to_string(),
+            created_at: created_at.clone(),
+            expires: now + self.ttl,
+            state: Mutex::new(State {
+                updated_at: created_at,
+                now: Now::Working,
+            }),
+            call: Mutex::default(),
+        });
+        tasks.insert(id.clone(), entry.clone());
+        Some(Reservation { id, entry })
+    }
+
+    /// Move a call into its reserved place: `call` stops it, `events` is
+    /// what it tells, and `asked` the round it waits on already. The
+    /// request is answered with the task, which is recorded already.
+    pub fn adopt(
+        &self,
+        reservation: Reservation,
+        call: AbortHandle,
+        events: Arc<tokio::sync::Mutex<mpsc::Receiver<Event>>>,
+        asked: Option<Round>,
+    ) -> CallToolResponse {
+        let Reservation { id, entry } = reservation;
+        *entry.call.lock().unwrap_or_else(PoisonError::into_inner) = Some(call);
+        if let Some(round) = asked {
+            entry.set(Now::InputRequired(round));
+        }
+        let created = CreateTaskResult::new(self.task(&id, &entry));
+        tokio::spawn(follow(entry, events));
+        CallToolResponse::Task(created)
+    }
+
+    fn task(&self, id: &str, entry: &Entry) -> Task {
+        let state = entry.state();
+        let status = match &state.now {
+            Now::Working => TaskStatus::Working,
+            Now::InputRequired(_) => TaskStatus::InputRequired,
+            Now::Completed(_) => TaskStatus::Completed,
+            Now::Failed(_) => TaskStatus::Failed,
+            Now::Cancelled => TaskStatus::Cancelled,
+        };
+        Task::new(
+            id,
+            status,
+            entry.created_at.clone(),
+            state.updated_at.clone(),
+        )
+        .with_ttl_ms(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX))
+        .with_poll_interval_ms(POLL_INTERVAL_MS)
+    }
+
+    fn find(&self, task_id: &str, owner: &str) -> Result<Arc<Entry>, ErrorData> {
+        let entry = self.lock().get(task_id).cloned();
+        entry
+            .filter(|entry| entry.owner == owner && entry.expires > Instant::now())
+            .ok_or_else(|| unknown(task_id))
+    }
+
+    /// `tasks/get`: where the task is, its result or error once it ended,
+    /// the questions it waits on while it does.
+    pub fn get(&self, task_id: &str, owner: &str) -> Result<GetTaskResult, ErrorData> {
+        let entry = self.find(task_id, owner)?;
+        let task = self.task(task_id, &entry);
+        let payload = match &entry.state().now {
+            Now::Working => TaskPayload::Working,
+            Now::InputRequired(round) => TaskPayload::InputRequired {
+                input_requests: round.open(),
+            },
+            Now::Completed(result) => TaskPayload::Completed {
+                result: result.clone(),
+            },
+            Now::Failed(error) => TaskPayload::Failed {
+                error: error.clone(),
+            },
+            Now::Cancelled => TaskPayload::Cancelled,
+        };
+        Ok(GetTaskResult::new(DetailedTask::new(task, payload)))
+    }
+
+    /// `tasks/update`: answers to the questions the task waits on; once
+    /// every one is answered the call goes on. Answers to questions it did
+    /// not ask, or of the wrong shape, are left out.
+    pub fn update(
+        &self,
+        task_id: &str,
+        owner: &str,
+        responses: InputResponses,
+    ) -> Result<(), ErrorData> {
+        let entry = self.find(task_id, owner)?;
+        let mut state = entry.state();
+        let answered = match &mut state.now {
+            Now::InputRequired(round) => round.take(responses),
+            _ => false,
+        };
+        if answered
+            && let Now::InputRequired(round) = std::mem::replace(&mut state.now, Now::Working)
+        {
+            round.finish();
+            state.updated_at = timestamp();
+        }
+        Ok(())
+    }
+
+    /// `tasks/cancel`: stop the call; a task that ended stays as it ended.
+    pub fn cancel(&self, task_id: &str, owner: &str) -> Result<(), ErrorData> {
+        let entry = self.find(task_id, owner)?;
+        if entry.set(Now::Cancelled)
+            && let Some(call) = entry
+                .call
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()
+        {
+            call.abort();
+        }
+        Ok(())
+    }
+}
+
+impl Entry {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Move to `now` unless the task ended already; whether it moved.
+    fn set(&self, now: Now) -> bool {
+        let mut state = self.state();
+        if state.now.is_over() {
+            return false;
+        }
+        state.now = now;
+        state.updated_at = timestamp();
+        true
+    }
+}
+
+/// Follow what a task's call tells until it ends.
+async fn follow(entry: Arc<Entry>, events: Arc<tokio::sync::Mutex<mpsc::Receiver<Event>>>) {
+    let mut events = events.lock().await;
+    loop {
+        let now = match events.recv().await {
+            Some(Event::Asked(round)) => Now::InputRequired(round),
+            Some(Event::Missing(required)) => {
+                let error = ErrorData::missing_required_client_capability(required);
+                if let Some(call) = entry
+                    .call
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take()
+                {
+                    call.abort();
+                }
+                Now::Failed(object(json!(error)))
+            }
+            Some(Event::Finished(Ok(Reply::Call { response, failure }))) => match failure {
+                Some(failure) => Now::Failed(object(json!(ErrorData::internal_error(
+                    failure,
+                    Some(json!({ "code": "tool_failed" })),
+                )))),
+                None => match response {
+                    CallToolResponse::Complete(result) => Now::Completed(object(json!(result))),
+                    _ => Now::Failed(object(json!(ErrorData::internal_error(
+                        "the call ended without a result",
+                        None,
+                    )))),
+                },
+            },
+            Some(Event::Finished(Ok(Reply::Prompt(_)))) => Now::Failed(object(json!(
+                ErrorData::internal_error("a prompt answered a task", None)
+            ))),
+            Some(Event::Finished(Err(error))) => Now::Failed(object(json!(error))),
+            None => Now::Failed(object(json!(ErrorData::internal_error(
+                "the call ended without a result",
+                None,
+            )))),
+        };
+        let over = now.is_over();
+        entry.set(now);
+        if over {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A task of `owner` whose call never ends.
+    fn running(tasks: &Tasks, owner: &str) -> String {
+        let reservation = tasks.reserve(owner).expect("a place");
+        let call = tokio::spawn(std::future::pending::<()>()).abort_handle();
+        let (_events, received) = mpsc::channel(4);
+        let events = Arc::new(tokio::sync::Mutex::new(received));
+        match tasks.adopt(reservation, call, events, None) {
+            CallToolResponse::Task(created) => created.task.task_id,
+            _ => panic!("not a task"),
+        }
+    }
+
+    #[tokio::test]
+    async fn another_callers_task_is_one_that_never_was() {
+        let tasks = Tasks::new(4, Duration::from_secs(60));
+        let id = running(&tasks, "\"alice\"");
+        assert!(tasks.get(&id, "\"alice\"").is_ok());
+        for (what, refused) in [
+            ("get", tasks.get(&id, "\"bob\"").err()),
+            (
+                "update",
+                tasks.update(&id, "\"bob\"", InputResponses::new()).err(),
+            ),
+            ("cancel", tasks.cancel(&id, "\"bob\"").err()),
+        ] {
+            let refused = refused.unwrap_or_else(|| panic!("{what} was allowed"));
+            assert_eq!(refused.code.0, -32602, "{what}");
+        }
+        // Bob's cancel did not touch it.
+        let got = tasks.get(&id, "\"alice\"").unwrap();
+        assert_eq!(got.task.status(), TaskStatus::Working);
+    }
+
+    #[tokio::test]
+    async fn running_tasks_are_never_evicted_to_make_room() {
+        let tasks = Tasks::new(2, Duration::from_secs(60));
+        let first = running(&tasks, "");
+        running(&tasks, "");
+        assert!(tasks.reserve("").is_none());
+        tasks.cancel(&first, "").unwrap();
+        assert!(
+            tasks.reserve("").is_some(),
+            "a cancelled task gives its place up"
+        );
+    }
+}
