@@ -97,6 +97,16 @@ pub(super) async fn post(served: &Served, body: &Value) -> Reply {
     }
 }
 
+/// Assert `served` still answers `/healthz`.
+pub(super) async fn healthy(served: &Served) {
+    let health = http_client()
+        .get(format!("{}/healthz", served.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+}
+
 /// The JSON-RPC messages of an SSE body.
 pub(super) fn frames(text: &str) -> Vec<Value> {
     text.split("\n\n")

@@ -146,12 +146,7 @@ async fn a_2026_07_28_client_is_served_per_request_beside_a_2025_11_25_session()
         "{error}"
     );
     assert!(started.elapsed() < Duration::from_secs(10));
-    let health = http_client()
-        .get(format!("{}/healthz", served.url))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(health.status(), 200);
+    healthy(&served).await;
 
     // A 2025-11-25 session on the same server keeps its shape.
     let opened = http_client()
@@ -270,10 +265,5 @@ async fn mcp_param_headers_must_match_the_arguments_they_mirror() {
             assert!(body.contains("-32020"), "{id}: {body}");
         }
     }
-    let health = http_client()
-        .get(format!("{}/healthz", served.url))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(health.status(), 200);
+    healthy(&served).await;
 }

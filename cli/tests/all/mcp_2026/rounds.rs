@@ -258,12 +258,7 @@ async fn a_question_is_an_input_required_round_and_a_retry_answers_the_waiting_c
     .await;
     let error = &late.answer()["error"];
     assert_eq!(error["data"]["code"], "invalid_request_state", "{error}");
-    let health = http_client()
-        .get(format!("{}/healthz", served.url))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(health.status(), 200);
+    healthy(&served).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -500,10 +495,5 @@ async fn questions_asked_together_are_one_round_under_the_tools_keys() {
         required.get("roots").is_some() && required.get("sampling").is_some(),
         "{error}"
     );
-    let health = http_client()
-        .get(format!("{}/healthz", served.url))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(health.status(), 200);
+    healthy(&served).await;
 }

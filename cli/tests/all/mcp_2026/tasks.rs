@@ -60,15 +60,6 @@ async fn until(served: &Served, task: &str, status: &str) -> Value {
     }
 }
 
-async fn healthy(served: &Served) {
-    let health = http_client()
-        .get(format!("{}/healthz", served.url))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(health.status(), 200);
-}
-
 const TASKS: &str = r#"
 [server]
 task_after_ms = 200
