@@ -44,7 +44,13 @@ impl ToolServer {
             };
             arguments.insert(name, value);
         }
-        let (asker, rounds) = self.asker(&context, binding, request.input_responses);
+        let capabilities = context.client_capabilities();
+        let (asker, rounds) = self.asker(
+            &context,
+            capabilities.as_ref(),
+            binding,
+            request.input_responses,
+        );
         let (host, name) = (self.host.clone(), request.name);
         let run = async move {
             match host
@@ -68,6 +74,7 @@ impl ToolServer {
     fn asker(
         &self,
         context: &RequestContext<RoleServer>,
+        capabilities: Option<&ClientCapabilities>,
         binding: Option<Vec<u8>>,
         given: Option<rmcp::model::InputResponses>,
     ) -> (ask::ClientAsker, Option<Rounds>) {
@@ -80,10 +87,7 @@ impl ToolServer {
             }
             None => (rounds::Via::Session(context.peer.clone()), None),
         };
-        let capabilities = context.client_capabilities();
-        let declared = |has: fn(&rmcp::model::ClientCapabilities) -> bool| {
-            capabilities.as_ref().is_some_and(has)
-        };
+        let declared = |has: fn(&ClientCapabilities) -> bool| capabilities.is_some_and(has);
         let asker = ask::ClientAsker {
             via,
             can_elicit: declared(|c| c.elicitation.is_some()),
@@ -192,9 +196,11 @@ impl ToolServer {
         let input = Value::Object(request.arguments.unwrap_or_default());
         let binding = per_request
             .then(|| rounds::binding(self.options.caller.as_ref(), "tools/call", &name, &input));
+        // Decoded once: each look at `_meta` decodes it again.
+        let capabilities = context.client_capabilities();
         if let (Some(binding), Some(state)) = (&binding, &request.request_state) {
             let support = self.host.registry().get(&name).map(|t| t.policy().task);
-            let plan = self.task_plan(&context, support)?;
+            let plan = self.task_plan(capabilities.as_ref(), support)?;
             return self
                 .suspended
                 .resume(state, binding, request.input_responses, plan, &context.ct)
@@ -215,13 +221,18 @@ impl ToolServer {
             return Err(not_callable(&registry, &name));
         };
         let plan = match per_request {
-            true => self.task_plan(&context, Some(tool.policy().task))?,
+            true => self.task_plan(capabilities.as_ref(), Some(tool.policy().task))?,
             false => None,
         };
         let client = context
             .client_info()
             .map_or_else(|| "the MCP client".to_string(), |i| i.name);
-        let (asker, rounds) = self.asker(&context, binding, request.input_responses);
+        let (asker, rounds) = self.asker(
+            &context,
+            capabilities.as_ref(),
+            binding,
+            request.input_responses,
+        );
         let approver = approve::ElicitApprover {
             via: asker.via.clone(),
             can_elicit: asker.can_elicit,
@@ -265,18 +276,14 @@ impl ToolServer {
     /// refused with `-32021`).
     fn task_plan(
         &self,
-        context: &RequestContext<RoleServer>,
+        capabilities: Option<&ClientCapabilities>,
         support: Option<TaskSupport>,
     ) -> Result<Option<tasks::Plan>, ErrorData> {
-        let declared = context
-            .client_capabilities()
-            .is_some_and(|c| c.supports_tasks());
+        let declared = capabilities.is_some_and(ClientCapabilities::supports_tasks);
         match support {
             Some(TaskSupport::Required) if !declared => {
                 Err(ErrorData::missing_required_client_capability(
-                    rmcp::model::ClientCapabilities::builder()
-                        .enable_tasks()
-                        .build(),
+                    ClientCapabilities::builder().enable_tasks().build(),
                 ))
             }
             Some(support @ (TaskSupport::Optional | TaskSupport::Required)) if declared => {
