@@ -14,6 +14,7 @@
 mod approve;
 mod ask;
 mod convert;
+mod events;
 mod notify;
 mod peers;
 mod requests;

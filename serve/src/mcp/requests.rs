@@ -57,7 +57,7 @@ impl ToolServer {
                 .get_prompt_asking(&name, &arguments, Arc::new(asker))
                 .await
             {
-                Ok(result) => Ok(rounds::Reply::Prompt(
+                Ok(result) => Ok(events::Reply::Prompt(
                     convert::prompt_result(&name, &result).into(),
                 )),
                 Err(error) => Err(convert::prompt_error(&error)),
@@ -108,7 +108,7 @@ impl ToolServer {
         cancelled: &CancellationToken,
     ) -> Result<rounds::Step, ErrorData>
     where
-        F: Future<Output = Result<rounds::Reply, ErrorData>> + Send + 'static,
+        F: Future<Output = Result<events::Reply, ErrorData>> + Send + 'static,
     {
         match rounds {
             Some((rounds, events, binding)) => {
@@ -303,7 +303,7 @@ impl ToolServer {
 /// binding of its request states.
 type Rounds = (
     Arc<rounds::CallRounds>,
-    tokio::sync::mpsc::Receiver<rounds::Event>,
+    tokio::sync::mpsc::Receiver<events::Event>,
     Vec<u8>,
 );
 
@@ -345,7 +345,7 @@ async fn run_call(
     options: CallOptions,
     notes: notify::CallNotes,
     wants_progress: bool,
-) -> Result<rounds::Reply, ErrorData> {
+) -> Result<events::Reply, ErrorData> {
     let name = tool.name().to_string();
     let mut call = std::pin::pin!(host.call(&name, input, &options));
     let started = Instant::now();
@@ -382,7 +382,7 @@ async fn run_call(
             Some(error.to_string()),
         ),
     };
-    Ok(rounds::Reply::Call {
+    Ok(events::Reply::Call {
         response: response.into(),
         failure,
     })

@@ -44,6 +44,7 @@ use tokio_util::sync::CancellationToken;
 
 use toolhost::config::TaskSupport;
 
+use super::events::{Event, Reply, Round, fits};
 use super::tasks::{Plan, Reservation};
 
 /// How a call's questions reach the client that made it.
@@ -113,30 +114,6 @@ impl Via {
     }
 }
 
-/// What a running call tells the request waiting on it.
-pub enum Event {
-    /// It asked the client something and waits for the answers.
-    Asked(Round),
-    /// It needs a capability the client did not declare.
-    Missing(ClientCapabilities),
-    /// It finished: the request's answer.
-    Finished(Result<Reply, ErrorData>),
-}
-
-/// What a call or a prompt finished with: the answer to the request.
-pub enum Reply {
-    /// A tool call's, and the trap or limit that ended it before the tool
-    /// answered, if one did (a task that ends so is `failed`).
-    Call {
-        /// The answer.
-        response: CallToolResponse,
-        /// What ended the call, when the tool did not.
-        failure: Option<String>,
-    },
-    /// A prompt's.
-    Prompt(GetPromptResponse),
-}
-
 /// What a request that runs a call (or a prompt) in rounds is answered
 /// with: the next round, or what the call finished with.
 pub enum Step {
@@ -172,52 +149,6 @@ impl Step {
 /// binding names the method, so only a bug gets here.
 fn crossed() -> ErrorData {
     ErrorData::internal_error("the request state belongs to another kind of request", None)
-}
-
-/// The questions a call waits on, asked together: answered once every one
-/// is (a retry may answer some; the rest are asked again).
-pub struct Round {
-    /// Whether the tool named the questions (`ask-all`): the input a call
-    /// gathers before it may become a task.
-    named: bool,
-    /// Each question by its key in `inputRequests`.
-    questions: BTreeMap<String, InputRequest>,
-    /// The answers given so far, by key.
-    answered: BTreeMap<String, Value>,
-    answer: oneshot::Sender<BTreeMap<String, Value>>,
-}
-
-impl Round {
-    /// Take the answers in `responses` to questions still open (keys not
-    /// asked, and answers of the wrong shape, are left out); whether every
-    /// question is answered now.
-    pub fn take(&mut self, mut responses: InputResponses) -> bool {
-        for (key, request) in &self.questions {
-            if let Some(answer) = responses.remove(key).filter(|a| fits(request, a)) {
-                self.answered.insert(key.clone(), answer);
-            }
-        }
-        self.answered.len() == self.questions.len()
-    }
-
-    /// Hand the answers to the call waiting on them.
-    pub fn finish(self) {
-        let _ = self.answer.send(self.answered);
-    }
-
-    /// Whether the tool named its questions.
-    pub fn named(&self) -> bool {
-        self.named
-    }
-
-    /// The questions not answered yet.
-    pub fn open(&self) -> BTreeMap<String, InputRequest> {
-        self.questions
-            .iter()
-            .filter(|(key, _)| !self.answered.contains_key(*key))
-            .map(|(key, request)| (key.clone(), request.clone()))
-            .collect()
-    }
 }
 
 /// One call's side of its rounds: where its questions go.
@@ -697,21 +628,6 @@ fn reserve(plan: Option<&Plan>) -> Option<(Plan, Reservation)> {
     let plan = plan?;
     let reservation = plan.tasks.reserve(&plan.owner)?;
     Some((plan.clone(), reservation))
-}
-
-/// Whether `answer` has the shape of an answer to `request`: an
-/// elicitation's, a sample's, or a roots list.
-fn fits(request: &InputRequest, answer: &Value) -> bool {
-    fn is<T: serde::de::DeserializeOwned>(answer: &Value) -> bool {
-        T::deserialize(answer).is_ok()
-    }
-    match request {
-        InputRequest::Elicitation(_) => is::<ElicitResult>(answer),
-        InputRequest::CreateMessage(_) => is::<CreateMessageResult>(answer),
-        InputRequest::ListRoots(_) => is::<ListRootsResult>(answer),
-        // A kind of request this server never makes.
-        _ => false,
-    }
 }
 
 /// What binds a request state to its request: the caller, the method

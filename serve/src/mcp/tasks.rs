@@ -32,7 +32,7 @@ use tokio::task::AbortHandle;
 
 use toolhost::config::TaskSupport;
 
-use super::rounds::{Event, Reply, Round};
+use super::events::{Event, Reply, Round};
 
 /// How often a client should poll a task, in milliseconds.
 const POLL_INTERVAL_MS: u64 = 250;
