@@ -40,6 +40,9 @@ pub const DEFAULT_TASK_AFTER_MS: u64 = 1000;
 pub const DEFAULT_MAX_TASKS: usize = 1024;
 /// How long a task's record is kept by default (`task_ttl_ms`): an hour.
 pub const DEFAULT_TASK_TTL_MS: u64 = 3_600_000;
+/// The bytes of results finished tasks hold together by default
+/// (`task_results_mb`), in MiB.
+pub const DEFAULT_TASK_RESULTS_MB: usize = 256;
 /// The largest `max_sessions` and `max_waiting_calls`.
 pub const MAX_SERVER_COUNT: usize = 1_000_000;
 /// The largest `session_history_mb` and `history_mb`.
@@ -84,6 +87,8 @@ pub struct ServerSettings {
     pub max_tasks: Option<usize>,
     /// How long a task's record is kept after it starts: its `ttlMs`.
     pub task_ttl_ms: Option<u64>,
+    /// The results and errors of finished tasks, together, in MiB.
+    pub task_results_mb: Option<usize>,
     /// Event payloads one session's history keeps, in MiB.
     pub session_history_mb: Option<usize>,
     /// Event payloads every session's history keeps together, in MiB.
@@ -117,6 +122,7 @@ impl std::fmt::Debug for ServerSettings {
             .field("task_after_ms", &self.task_after_ms)
             .field("max_tasks", &self.max_tasks)
             .field("task_ttl_ms", &self.task_ttl_ms)
+            .field("task_results_mb", &self.task_results_mb)
             .field("session_history_mb", &self.session_history_mb)
             .field("history_mb", &self.history_mb)
             .field("console", &self.console)
@@ -139,6 +145,13 @@ impl ServerSettings {
     /// How long a task's record is kept.
     pub fn task_ttl(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.task_ttl_ms.unwrap_or(DEFAULT_TASK_TTL_MS))
+    }
+
+    /// How many bytes of results finished tasks hold together.
+    pub fn task_result_bytes(&self) -> usize {
+        self.task_results_mb
+            .unwrap_or(DEFAULT_TASK_RESULTS_MB)
+            .saturating_mul(1024 * 1024)
     }
 
     /// Where agents made over the API may reach MCP servers.
@@ -187,6 +200,7 @@ impl ServerSettings {
         check_range("task_after_ms", self.task_after_ms, 0..=MAX_TIMEOUT_MS)?;
         check_range("max_tasks", self.max_tasks, 1..=MAX_SERVER_COUNT)?;
         check_range("task_ttl_ms", self.task_ttl_ms, 1000..=86_400_000)?;
+        check_range("task_results_mb", self.task_results_mb, 1..=MAX_HISTORY_MB)?;
         check_range(
             "session_history_mb",
             self.session_history_mb,

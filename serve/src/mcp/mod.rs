@@ -120,6 +120,7 @@ impl ToolServer {
             tasks: Arc::new(tasks::Tasks::new(
                 config.server.max_tasks(),
                 config.server.task_ttl(),
+                config.server.task_result_bytes(),
             )),
         }
     }

@@ -56,6 +56,9 @@ pub struct Tasks {
     tasks: Mutex<HashMap<String, Arc<Entry>>>,
     max: usize,
     ttl: Duration,
+    /// How many bytes of results and errors the finished tasks may hold
+    /// together.
+    max_bytes: usize,
 }
 
 /// One task.
@@ -72,6 +75,8 @@ struct Entry {
 struct State {
     updated_at: String,
     now: Now,
+    /// The bytes of its result or error, once it ended.
+    bytes: usize,
 }
 
 /// A task's status and what goes with it.
@@ -117,13 +122,43 @@ fn object(value: Value) -> JsonObject {
 }
 
 impl Tasks {
-    /// Tasks of a server: at most `max` at once, each kept `ttl`.
-    pub fn new(max: usize, ttl: Duration) -> Self {
+    /// Tasks of a server: at most `max` at once, each kept `ttl`, their
+    /// results and errors together at most `max_bytes`.
+    pub fn new(max: usize, ttl: Duration, max_bytes: usize) -> Self {
         Self {
             tasks: Mutex::default(),
             max,
             ttl,
+            max_bytes,
         }
+    }
+
+    /// Make room for `bytes` of a result or error that `id` ended with:
+    /// the oldest finished tasks are forgotten until it fits. Whether it
+    /// does (one result bigger than the whole allowance never does).
+    fn hold(&self, id: &str, bytes: usize) -> bool {
+        if bytes > self.max_bytes {
+            return false;
+        }
+        let mut tasks = self.lock();
+        let mut held: usize = tasks
+            .iter()
+            .filter(|(other, _)| other.as_str() != id)
+            .map(|(_, entry)| entry.state().bytes)
+            .sum();
+        while held + bytes > self.max_bytes {
+            let oldest = tasks
+                .iter()
+                .filter(|(other, entry)| other.as_str() != id && entry.state().bytes > 0)
+                .min_by_key(|(_, entry)| entry.expires)
+                .map(|(other, entry)| (other.clone(), entry.state().bytes));
+            let Some((oldest, freed)) = oldest else {
+                return false;
+            };
+            tasks.remove(&oldest);
+            held -= freed;
+        }
+        true
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Entry>>> {
@@ -153,6 +188,7 @@ impl Tasks {
             state: Mutex::new(State {
                 updated_at: created_at,
                 now: Now::Working,
+                bytes: 0,
             }),
             call: Mutex::default(),
         });
@@ -164,7 +200,7 @@ impl Tasks {
     /// what it tells, and `asked` the round it waits on already. The
     /// request is answered with the task, which is recorded already.
     pub fn adopt(
-        &self,
+        self: &Arc<Self>,
         reservation: Reservation,
         call: AbortHandle,
         events: Arc<tokio::sync::Mutex<mpsc::Receiver<Event>>>,
@@ -176,7 +212,7 @@ impl Tasks {
             entry.set(Now::InputRequired(round));
         }
         let created = CreateTaskResult::new(self.task(&id, &entry));
-        tokio::spawn(follow(entry, events));
+        tokio::spawn(follow(self.clone(), id, entry, events));
         CallToolResponse::Task(created)
     }
 
@@ -284,8 +320,14 @@ impl Entry {
     }
 }
 
-/// Follow what a task's call tells until it ends.
-async fn follow(entry: Arc<Entry>, events: Arc<tokio::sync::Mutex<mpsc::Receiver<Event>>>) {
+/// Follow what task `id`'s call tells until it ends; what it ends with is
+/// kept within the tasks' allowance of bytes.
+async fn follow(
+    tasks: Arc<Tasks>,
+    id: String,
+    entry: Arc<Entry>,
+    events: Arc<tokio::sync::Mutex<mpsc::Receiver<Event>>>,
+) {
     let mut events = events.lock().await;
     loop {
         let now = match events.recv().await {
@@ -324,11 +366,32 @@ async fn follow(entry: Arc<Entry>, events: Arc<tokio::sync::Mutex<mpsc::Receiver
                 None,
             )))),
         };
-        let over = now.is_over();
-        entry.set(now);
-        if over {
-            return;
+        if !now.is_over() {
+            entry.set(now);
+            continue;
         }
+        let bytes = match &now {
+            Now::Completed(kept) | Now::Failed(kept) => json!(kept).to_string().len(),
+            _ => 0,
+        };
+        let (now, bytes) = match tasks.hold(&id, bytes) {
+            true => (now, bytes),
+            false => (
+                Now::Failed(object(json!(ErrorData::internal_error(
+                    format!(
+                        "the task ended with {bytes} bytes, more than this server keeps for tasks \
+                     (`[server] task_results_mb` = {} MiB)",
+                        tasks.max_bytes / (1024 * 1024)
+                    ),
+                    Some(json!({ "code": "task_result_too_large" })),
+                )))),
+                0,
+            ),
+        };
+        if entry.set(now) {
+            entry.state().bytes = bytes;
+        }
+        return;
     }
 }
 
@@ -337,7 +400,7 @@ mod tests {
     use super::*;
 
     /// A task of `owner` whose call never ends.
-    fn running(tasks: &Tasks, owner: &str) -> String {
+    fn running(tasks: &Arc<Tasks>, owner: &str) -> String {
         let reservation = tasks.reserve(owner).expect("a place");
         let call = tokio::spawn(std::future::pending::<()>()).abort_handle();
         let (_events, received) = mpsc::channel(4);
@@ -350,7 +413,7 @@ mod tests {
 
     #[tokio::test]
     async fn another_callers_task_is_one_that_never_was() {
-        let tasks = Tasks::new(4, Duration::from_secs(60));
+        let tasks = Arc::new(Tasks::new(4, Duration::from_secs(60), 1 << 20));
         let id = running(&tasks, "\"alice\"");
         assert!(tasks.get(&id, "\"alice\"").is_ok());
         for (what, refused) in [
@@ -371,7 +434,7 @@ mod tests {
 
     #[tokio::test]
     async fn running_tasks_are_never_evicted_to_make_room() {
-        let tasks = Tasks::new(2, Duration::from_secs(60));
+        let tasks = Arc::new(Tasks::new(2, Duration::from_secs(60), 1 << 20));
         let first = running(&tasks, "");
         running(&tasks, "");
         assert!(tasks.reserve("").is_none());
@@ -380,5 +443,29 @@ mod tests {
             tasks.reserve("").is_some(),
             "a cancelled task gives its place up"
         );
+    }
+
+    /// Mark `id` ended with `bytes` of result.
+    fn ended(tasks: &Tasks, id: &str, bytes: usize) {
+        let entry = tasks.lock().get(id).cloned().unwrap();
+        entry.set(Now::Completed(JsonObject::new()));
+        entry.state().bytes = bytes;
+    }
+
+    #[tokio::test]
+    async fn results_past_the_allowance_push_the_oldest_out_or_do_not_fit() {
+        let tasks = Arc::new(Tasks::new(8, Duration::from_secs(60), 1000));
+        let old = running(&tasks, "");
+        ended(&tasks, &old, 600);
+        let new = running(&tasks, "");
+        assert!(tasks.hold(&new, 600), "the oldest result makes room");
+        assert!(tasks.get(&old, "").is_err(), "and is forgotten");
+        ended(&tasks, &new, 600);
+        let big = running(&tasks, "");
+        assert!(
+            !tasks.hold(&big, 1001),
+            "more than the whole allowance never fits"
+        );
+        assert!(tasks.get(&new, "").is_ok(), "and pushes nothing out");
     }
 }

@@ -2,7 +2,8 @@
 //! become tasks, and what a hostile client can do with them: task ids that
 //! never were (64 KiB of one), answers to questions a task did not ask or
 //! of the wrong shape, cancelling twice, more tasks than the server keeps,
-//! tasks past their time to live, a task whose client cannot be asked;
+//! results bigger than it keeps, tasks past their time to live, a task
+//! whose client cannot be asked;
 //! `/healthz` after each.
 
 use super::*;
@@ -65,6 +66,11 @@ const TASKS: &str = r#"
 task_after_ms = 200
 max_tasks = 2
 task_ttl_ms = 1500
+task_results_mb = 1
+
+[tools.big_output]
+task = "required"
+max_output_bytes = 2000000
 
 [limits]
 max_concurrent_calls = 4
@@ -85,7 +91,13 @@ ask = ["user"]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_is_polled_answered_and_cancelled_and_unknown_ids_get_nothing() {
     let dir = host_dir(
-        &["slow_compute", "confirm_delete", "multi_input", "echo"],
+        &[
+            "slow_compute",
+            "confirm_delete",
+            "multi_input",
+            "echo",
+            "big_output",
+        ],
         TASKS,
     );
     let served = process::serve(dir.path(), &[]);
@@ -179,8 +191,27 @@ async fn a_task_is_polled_answered_and_cancelled_and_unknown_ids_get_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_are_bounded_in_number_and_time_and_fail_when_the_client_cannot_answer() {
-    let dir = host_dir(&["slow_compute", "confirm_delete", "multi_input"], TASKS);
+    let dir = host_dir(
+        &[
+            "slow_compute",
+            "confirm_delete",
+            "multi_input",
+            "big_output",
+        ],
+        TASKS,
+    );
     let served = process::serve(dir.path(), &[]);
+
+    // A result bigger than the server keeps for tasks fails the task,
+    // saying so; one that fits is kept.
+    let big = create(&served, 20, "big_output", json!({ "bytes": 1_500_000 })).await;
+    let failed = until(&served, &big, "failed").await;
+    assert_eq!(
+        failed["error"]["data"]["code"], "task_result_too_large",
+        "{failed}"
+    );
+    let small = create(&served, 21, "big_output", json!({ "bytes": 1000 })).await;
+    until(&served, &small, "completed").await;
 
     // A task whose client cannot be asked fails, saying what it needs.
     let mute = post(
