@@ -37,11 +37,13 @@ struct Fleet {
 
 /// The tools every server of a fleet serves.
 const FLEET_TOOLS: &[&str] = &[
+    "confirm_delete",
     "context",
     "counter",
     "echo",
     "kv_probe",
     "reminder_probe",
+    "slow_compute",
     "test_elicitation",
 ];
 
@@ -64,6 +66,8 @@ fn fleet_config(redis: &RedisServer, workspaces: &std::path::Path, extra: &str) 
          [tools.context]\npermission = \"always_ask\"\n\n\
          [tools.test_elicitation]\npermission = \"always_ask\"\nask = [\"user\"]\n\n\
          [tools.reminder_probe]\nreminders = {{ tools = [\"echo\"] }}\n\n\
+         [tools.confirm_delete]\ntask = \"required\"\nask = [\"user\"]\n\n\
+         [tools.slow_compute]\ntimeout_ms = 60000\n\n\
          [custom_tools.get_weather]\ndescription = \"The weather in a city.\"\n\
          input_schema = {{ type = \"object\", properties = {{ city = {{ type = \"string\" }} }} }}\n",
         redis.url(),
@@ -425,15 +429,7 @@ impl McpClient {
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
         let text = response.text().await.unwrap();
-        // A JSON body, or an SSE stream whose answer is the event carrying
-        // a result or an error (others are notifications or priming).
-        let answer = serde_json::from_str(&text).ok().or_else(|| {
-            text.lines()
-                .filter_map(|line| line.strip_prefix("data:"))
-                .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
-                .find(|event| event.get("result").is_some() || event.get("error").is_some())
-        });
-        (status, answer, session)
+        (status, jsonrpc_answer(&text), session)
     }
 
     async fn initialize(&mut self) {
@@ -467,6 +463,135 @@ impl McpClient {
         assert_eq!(status, 200, "{answer:?}");
         (first, answer.expect("a JSON-RPC answer"))
     }
+}
+
+/// The JSON-RPC answer in an MCP response body: a JSON body, or an SSE
+/// stream whose answer is the event carrying a result or an error (others
+/// are notifications or priming).
+fn jsonrpc_answer(text: &str) -> Option<Value> {
+    serde_json::from_str(text).ok().or_else(|| {
+        text.lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .filter_map(|data| serde_json::from_str::<Value>(data.trim()).ok())
+            .find(|event| event.get("result").is_some() || event.get("error").is_some())
+    })
+}
+
+/// A 2026-07-28 request to server `url` from a client that declared the
+/// Tasks extension and elicitation: the JSON-RPC answer.
+async fn mcp_2026(url: &str, method: &str, params: Value) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { "name": "fleet-test", "version": "0" },
+        "io.modelcontextprotocol/clientCapabilities":
+            { "elicitation": {}, "extensions": { "io.modelcontextprotocol/tasks": {} } },
+    });
+    let name = params["name"].as_str().or(params["taskId"].as_str());
+    let mut request = common::http_client()
+        .post(format!("{url}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", method);
+    if let Some(name) = name {
+        request = request.header("mcp-name", name);
+    }
+    let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+    let text = request
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    jsonrpc_answer(&text).unwrap_or_else(|| panic!("no JSON-RPC answer in {text}"))
+}
+
+/// `tasks/get` of `task` on `url` until its status is `status` (10 s).
+async fn task_until(url: &str, task: &str, status: &str) -> Value {
+    let started = std::time::Instant::now();
+    loop {
+        let got = mcp_2026(url, "tasks/get", json!({ "taskId": task })).await;
+        if got["result"]["status"] == status || started.elapsed() > Duration::from_secs(10) {
+            assert_eq!(got["result"]["status"], status, "{got}");
+            return got["result"].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// An MCP task is the fleet's: made on one server, another shows it, takes
+/// its answers and its cancel to the server running it; when that server
+/// dies the task reads `failed`, and its call runs nowhere else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_task_made_on_one_server_is_polled_answered_and_cancelled_on_another() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let mut fleet = Fleet::start_with(&redis, 2, "session_lease_ms = 2000");
+    let (a, b) = (fleet.url(0), fleet.url(1));
+
+    // Asked on a, answered through b.
+    let made = mcp_2026(
+        &a,
+        "tools/call",
+        json!({ "name": "confirm_delete", "arguments": { "filename": "x" } }),
+    )
+    .await;
+    let task = made["result"]["taskId"].as_str().unwrap().to_string();
+    let waiting = task_until(&b, &task, "input_required").await;
+    let key = waiting["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let answer = json!({ key: { "action": "accept", "content": { "confirm": true } } });
+    let ack = mcp_2026(
+        &b,
+        "tasks/update",
+        json!({ "taskId": task, "inputResponses": answer }),
+    )
+    .await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    let done = task_until(&b, &task, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "Deleted x.");
+
+    // Cancelled through b.
+    let long = mcp_2026(
+        &a,
+        "tools/call",
+        json!({ "name": "slow_compute", "arguments": { "seconds": 30 } }),
+    )
+    .await;
+    let long = long["result"]["taskId"].as_str().unwrap().to_string();
+    task_until(&b, &long, "working").await;
+    mcp_2026(&b, "tasks/cancel", json!({ "taskId": long })).await;
+    task_until(&a, &long, "cancelled").await;
+    task_until(&b, &long, "cancelled").await;
+
+    // Ids nobody made are unknown everywhere.
+    let unknown = mcp_2026(&b, "tasks/get", json!({ "taskId": "no-such-task" })).await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+
+    // Its server dies: the task reads failed once the lease has passed.
+    let orphan = mcp_2026(
+        &a,
+        "tools/call",
+        json!({ "name": "slow_compute", "arguments": { "seconds": 30 } }),
+    )
+    .await;
+    let orphan = orphan["result"]["taskId"].as_str().unwrap().to_string();
+    task_until(&b, &orphan, "working").await;
+    fleet.servers[0].child.kill().unwrap();
+    fleet.servers[0].child.wait().unwrap();
+    let failed = task_until(&b, &orphan, "failed").await;
+    assert_eq!(
+        failed["error"]["data"]["code"], "task_owner_gone",
+        "{failed}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1498,4 +1623,65 @@ async fn a_rewritten_number_map_labels_no_tool_set_as_another() {
         .await
         .unwrap();
     assert_eq!(health.status(), 200);
+}
+
+/// A writer of the fleet's Redis without the cluster key can neither show
+/// a client an MCP task (a record planted whole, or a genuine one changed
+/// under its seal), nor answer or cancel one (messages planted in its
+/// inbox and announced): the server running it ignores them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_writer_cannot_show_answer_or_cancel_an_mcp_task() {
+    use redis::Commands as _;
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let fleet = Fleet::start(&redis, 2);
+    let (a, b) = (fleet.url(0), fleet.url(1));
+    let mut connection = attacker(&redis);
+    let made = mcp_2026(
+        &a,
+        "tools/call",
+        json!({ "name": "confirm_delete", "arguments": { "filename": "y" } }),
+    )
+    .await;
+    let task = made["result"]["taskId"].as_str().unwrap().to_string();
+    task_until(&b, &task, "input_required").await;
+    let genuine: String = connection.get(format!("toolhost:mcptask:{task}")).unwrap();
+
+    // A record planted whole, and a genuine one changed under its seal.
+    let (tag, body) = genuine.split_at(64);
+    let mut changed: Value = serde_json::from_str(body).unwrap();
+    changed["task"]["status"] = json!("completed");
+    changed["task"]["result"] = json!({ "content": [{ "type": "text", "text": "forged" }] });
+    for (id, planted) in [
+        ("planted", changed.to_string()),
+        ("planted-tagged", format!("{tag}{changed}")),
+    ] {
+        let _: () = connection
+            .set(format!("toolhost:mcptask:{id}"), planted)
+            .unwrap();
+        let shown = mcp_2026(&b, "tasks/get", json!({ "taskId": id })).await;
+        assert_eq!(shown["error"]["code"], -32602, "{id}: {shown}");
+    }
+
+    // Answers and a cancel planted in its inbox, announced: ignored.
+    let inbox = format!("toolhost:mcptaskinbox:{task}");
+    let answer = json!({ "kind": "update", "owner": "",
+                         "responses": { "x": { "action": "accept", "content": { "confirm": true } } } });
+    for planted in [
+        json!({ "kind": "cancel", "owner": "" }).to_string(),
+        format!("{tag}{}", json!({ "kind": "cancel", "owner": "" })),
+        answer.to_string(),
+    ] {
+        let _: () = connection.rpush(&inbox, planted).unwrap();
+    }
+    let _: () = connection.publish("toolhost:mcptaskfeed", &task).unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let still = mcp_2026(&a, "tasks/get", json!({ "taskId": task })).await;
+    assert_eq!(still["result"]["status"], "input_required", "{still}");
+    let through_b = mcp_2026(&b, "tasks/get", json!({ "taskId": task })).await;
+    assert_eq!(
+        through_b["result"]["status"], "input_required",
+        "{through_b}"
+    );
 }

@@ -38,6 +38,10 @@ pub enum Purpose {
     CallAnswer,
     /// An approval asked for, or decided, as approvers are shown it.
     Approval,
+    /// An MCP task, as `tasks/get` shows it, and whose it is.
+    McpTask,
+    /// What a server received for an MCP task another runs.
+    McpTaskMessage,
 }
 
 impl Purpose {
@@ -52,6 +56,8 @@ impl Purpose {
             Self::CallOutcome => "call-outcome",
             Self::CallAnswer => "call-answer",
             Self::Approval => "approval",
+            Self::McpTask => "mcp-task",
+            Self::McpTaskMessage => "mcp-task-message",
         }
     }
 }

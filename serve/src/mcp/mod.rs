@@ -15,6 +15,7 @@ mod approve;
 mod ask;
 mod convert;
 mod events;
+mod fleet_tasks;
 mod notify;
 mod peers;
 mod requests;
@@ -49,6 +50,7 @@ use toolhost::call::CallOptions;
 use toolhost::config::TaskSupport;
 use toolhost::error::CallError;
 use toolhost::host::Host;
+use toolhost::redis_store::lease::LeaseTerms;
 use toolhost::registry::Registry;
 use toolhost::session::{Session, SessionMode, SessionSpec, SessionStore, parse_instant};
 
@@ -109,6 +111,15 @@ impl ToolServer {
                 .max_waiting_calls
                 .unwrap_or(toolhost::config::DEFAULT_MAX_WAITING_CALLS),
         );
+        let mut tasks = tasks::Tasks::new(
+            config.server.max_tasks(),
+            config.server.task_ttl(),
+            config.server.task_result_bytes(),
+        );
+        if let Some(store) = host.shared_store() {
+            let terms = LeaseTerms::new(config.state.session_lease());
+            tasks = tasks.shared(fleet_tasks::FleetTasks::new(store.clone(), terms));
+        }
         Self {
             host,
             sessions,
@@ -117,11 +128,7 @@ impl ToolServer {
             log_level: notify::ClientLevel::default(),
             subscriptions: resources::Subscriptions::default(),
             suspended: Arc::new(suspended),
-            tasks: Arc::new(tasks::Tasks::new(
-                config.server.max_tasks(),
-                config.server.task_ttl(),
-                config.server.task_result_bytes(),
-            )),
+            tasks: Arc::new(tasks),
         }
     }
 
@@ -596,7 +603,10 @@ impl ServerHandler for ToolServer {
         request: GetTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<GetTaskResult, ErrorData>> + MaybeSendFuture + '_ {
-        std::future::ready(self.tasks.get(&request.task_id, &self.task_owner()))
+        Box::pin(async move {
+            let owner = self.task_owner();
+            self.tasks.get(&request.task_id, &owner).await
+        })
     }
 
     fn update_task(
@@ -604,11 +614,12 @@ impl ServerHandler for ToolServer {
         request: UpdateTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
-        let owner = self.task_owner();
-        std::future::ready(
+        Box::pin(async move {
+            let owner = self.task_owner();
             self.tasks
-                .update(&request.task_id, &owner, request.input_responses),
-        )
+                .update(&request.task_id, &owner, request.input_responses)
+                .await
+        })
     }
 
     fn cancel_task(
@@ -616,7 +627,10 @@ impl ServerHandler for ToolServer {
         request: CancelTaskParams,
         _context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
-        std::future::ready(self.tasks.cancel(&request.task_id, &self.task_owner()))
+        Box::pin(async move {
+            let owner = self.task_owner();
+            self.tasks.cancel(&request.task_id, &owner).await
+        })
     }
 
     fn get_prompt(

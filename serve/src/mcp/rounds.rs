@@ -339,7 +339,7 @@ impl Suspended {
             })?;
             let call = spawn_call(run, rounds);
             let events = Arc::new(tokio::sync::Mutex::new(events));
-            let created = required.tasks.adopt(reservation, call, events, None);
+            let created = required.tasks.adopt(reservation, call, events, None).await;
             return Ok(Step::Task(created));
         }
         let mut later = std::pin::pin!(later(plan.as_ref().map(|p| p.after)));
@@ -356,7 +356,7 @@ impl Suspended {
                     if let Some((plan, reservation)) = reserve(plan.as_ref()) {
                         let call = spawn_call(run, rounds);
                         let events = Arc::new(tokio::sync::Mutex::new(events));
-                        return Ok(Step::Task(plan.tasks.adopt(reservation, call, events, None)));
+                        return Ok(Step::Task(plan.tasks.adopt(reservation, call, events, None).await));
                     }
                     continue;
                 }
@@ -372,7 +372,10 @@ impl Suspended {
                     if let Some((plan, reservation)) = reserve(plan.as_ref()) {
                         let call = spawn_call(run, rounds);
                         let events = Arc::new(tokio::sync::Mutex::new(events));
-                        let created = plan.tasks.adopt(reservation, call, events, Some(round));
+                        let created = plan
+                            .tasks
+                            .adopt(reservation, call, events, Some(round))
+                            .await;
                         return Ok(Step::Task(created));
                     }
                     plan = None;
@@ -505,7 +508,7 @@ impl Suspended {
                     drop(events);
                     let plan = plan.take();
                     if let Some((plan, reservation)) = reserve(plan.as_ref()) {
-                        return Ok(Step::Task(self.become_task(id, waiting, &plan, reservation, None)));
+                        return Ok(Step::Task(self.become_task(id, waiting, &plan, reservation, None).await));
                     }
                 }
                 () = cancelled.cancelled() => {
@@ -517,13 +520,10 @@ impl Suspended {
         match event {
             Some(Event::Asked(round)) if !round.named() && plan.is_some() => {
                 match reserve(plan.as_ref()) {
-                    Some((plan, reservation)) => Ok(Step::Task(self.become_task(
-                        id,
-                        waiting,
-                        &plan,
-                        reservation,
-                        Some(round),
-                    ))),
+                    Some((plan, reservation)) => Ok(Step::Task(
+                        self.become_task(id, waiting, &plan, reservation, Some(round))
+                            .await,
+                    )),
                     None => Ok(Step::Asked(self.ask_again(id, waiting, round))),
                 }
             }
@@ -568,7 +568,7 @@ impl Suspended {
     }
 
     /// Hand a waiting call, which asks `asked` if anything, to a task.
-    fn become_task(
+    async fn become_task(
         &self,
         id: &str,
         waiting: &Waiting,
@@ -586,6 +586,7 @@ impl Suspended {
         let call = call.unwrap_or_else(|| tokio::spawn(async {}).abort_handle());
         plan.tasks
             .adopt(reservation, call, waiting.events.clone(), asked)
+            .await
     }
 
     /// Stop the call and forget it.

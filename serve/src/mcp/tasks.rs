@@ -14,9 +14,10 @@
 //! not be asked, is `failed`.
 //!
 //! Tasks belong to the caller that made them (another gets `-32602`, as
-//! for a task that never was), live in this server process, and are kept
-//! `[server] task_ttl_ms` from their start; at most `[server] max_tasks`
-//! at once, finished ones making room for new ones first.
+//! for a task that never was), run in this server process (a fleet's other
+//! servers answer for them from Redis: [`super::fleet_tasks`]), and are
+//! kept `[server] task_ttl_ms` from their start; at most `[server]
+//! max_tasks` at once, finished ones making room for new ones first.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -33,6 +34,7 @@ use tokio::task::AbortHandle;
 use toolhost::config::TaskSupport;
 
 use super::events::{Event, Reply, Round};
+use super::fleet_tasks::{FleetTasks, Message};
 
 /// How often a client should poll a task, in milliseconds.
 const POLL_INTERVAL_MS: u64 = 250;
@@ -54,6 +56,9 @@ pub struct Plan {
 /// The tasks of one server.
 pub struct Tasks {
     tasks: Mutex<HashMap<String, Arc<Entry>>>,
+    /// The fleet's store, where every server reads them, with a Redis
+    /// backend.
+    fleet: Option<Arc<FleetTasks>>,
     max: usize,
     ttl: Duration,
     /// How many bytes of results and errors the finished tasks may hold
@@ -67,6 +72,8 @@ struct Entry {
     created_at: String,
     expires: Instant,
     state: Mutex<State>,
+    /// Told of every change, for the fleet's copy.
+    changed: tokio::sync::watch::Sender<()>,
     /// The call's task, stopped by `tasks/cancel`.
     call: Mutex<Option<AbortHandle>>,
 }
@@ -127,10 +134,18 @@ impl Tasks {
     pub fn new(max: usize, ttl: Duration, max_bytes: usize) -> Self {
         Self {
             tasks: Mutex::default(),
+            fleet: None,
             max,
             ttl,
             max_bytes,
         }
+    }
+
+    /// The same tasks, copied into the fleet's store so that every server
+    /// of the fleet answers for them.
+    pub fn shared(mut self, fleet: Arc<FleetTasks>) -> Self {
+        self.fleet = Some(fleet);
+        self
     }
 
     /// Make room for `bytes` of a result or error that `id` ended with:
@@ -191,6 +206,7 @@ impl Tasks {
                 bytes: 0,
             }),
             call: Mutex::default(),
+            changed: tokio::sync::watch::Sender::new(()),
         });
         tasks.insert(id.clone(), entry.clone());
         Some(Reservation { id, entry })
@@ -198,8 +214,9 @@ impl Tasks {
 
     /// Move a call into its reserved place: `call` stops it, `events` is
     /// what it tells, and `asked` the round it waits on already. The
-    /// request is answered with the task, which is recorded already.
-    pub fn adopt(
+    /// request is answered with the task, which is recorded already (in the
+    /// fleet's store too, when there is one).
+    pub async fn adopt(
         self: &Arc<Self>,
         reservation: Reservation,
         call: AbortHandle,
@@ -212,8 +229,30 @@ impl Tasks {
             entry.set(Now::InputRequired(round));
         }
         let created = CreateTaskResult::new(self.task(&id, &entry));
+        if let Some(fleet) = &self.fleet {
+            let lease = fleet.hold(&id).await.unwrap_or_else(|e| {
+                tracing::warn!(task = %id, "an MCP task is not held in the fleet's store: {e}");
+                None
+            });
+            self.copy(fleet, &id, &entry).await;
+            let mirrored = (self.clone(), fleet.clone(), id.clone(), entry.clone());
+            tokio::spawn(mirror(mirrored, lease));
+        }
         tokio::spawn(follow(self.clone(), id, entry, events));
         CallToolResponse::Task(created)
+    }
+
+    /// Write task `id` as it is now into the fleet's store: whether what
+    /// was written had ended (or the task is gone here).
+    async fn copy(&self, fleet: &FleetTasks, id: &str, entry: &Entry) -> bool {
+        let Ok(task) = self.get_here(id, &entry.owner) else {
+            return true;
+        };
+        let left = entry.expires.saturating_duration_since(Instant::now());
+        if let Err(e) = fleet.write(id, &entry.owner, &task, left).await {
+            tracing::warn!(task = %id, "an MCP task's change is not in the fleet's store: {e}");
+        }
+        task.task.status().is_terminal()
     }
 
     fn task(&self, id: &str, entry: &Entry) -> Task {
@@ -243,8 +282,61 @@ impl Tasks {
     }
 
     /// `tasks/get`: where the task is, its result or error once it ended,
-    /// the questions it waits on while it does.
-    pub fn get(&self, task_id: &str, owner: &str) -> Result<GetTaskResult, ErrorData> {
+    /// the questions it waits on while it does; a task another server of
+    /// the fleet runs, from the fleet's store.
+    pub async fn get(&self, task_id: &str, owner: &str) -> Result<GetTaskResult, ErrorData> {
+        match (self.get_here(task_id, owner), &self.fleet) {
+            (Err(unknown_here), Some(fleet)) => {
+                fleet.read(task_id, owner).await?.ok_or(unknown_here)
+            }
+            (here, _) => here,
+        }
+    }
+
+    /// `tasks/update`: answers to the questions the task waits on; once
+    /// every one is answered the call goes on. Answers to questions it did
+    /// not ask, or of the wrong shape, are left out. For a task another
+    /// server runs, they are sent there.
+    pub async fn update(
+        &self,
+        task_id: &str,
+        owner: &str,
+        responses: InputResponses,
+    ) -> Result<(), ErrorData> {
+        if self.find(task_id, owner).is_ok() {
+            return self.update_here(task_id, owner, responses);
+        }
+        let message = Message::Update {
+            owner: owner.to_string(),
+            responses,
+        };
+        self.send(task_id, owner, message).await
+    }
+
+    /// `tasks/cancel`: stop the call; a task that ended stays as it ended.
+    /// For a task another server runs, the cancel is sent there.
+    pub async fn cancel(&self, task_id: &str, owner: &str) -> Result<(), ErrorData> {
+        if self.find(task_id, owner).is_ok() {
+            return self.cancel_here(task_id, owner);
+        }
+        let message = Message::Cancel {
+            owner: owner.to_string(),
+        };
+        self.send(task_id, owner, message).await
+    }
+
+    /// Send `message` to task `task_id`, run by another server.
+    async fn send(&self, task_id: &str, owner: &str, message: Message) -> Result<(), ErrorData> {
+        let Some(fleet) = &self.fleet else {
+            return Err(unknown(task_id));
+        };
+        match fleet.send(task_id, owner, &message).await? {
+            true => Ok(()),
+            false => Err(unknown(task_id)),
+        }
+    }
+
+    fn get_here(&self, task_id: &str, owner: &str) -> Result<GetTaskResult, ErrorData> {
         let entry = self.find(task_id, owner)?;
         let task = self.task(task_id, &entry);
         let payload = match &entry.state().now {
@@ -263,32 +355,31 @@ impl Tasks {
         Ok(GetTaskResult::new(DetailedTask::new(task, payload)))
     }
 
-    /// `tasks/update`: answers to the questions the task waits on; once
-    /// every one is answered the call goes on. Answers to questions it did
-    /// not ask, or of the wrong shape, are left out.
-    pub fn update(
+    fn update_here(
         &self,
         task_id: &str,
         owner: &str,
         responses: InputResponses,
     ) -> Result<(), ErrorData> {
         let entry = self.find(task_id, owner)?;
-        let mut state = entry.state();
-        let answered = match &mut state.now {
-            Now::InputRequired(round) => round.take(responses),
-            _ => false,
-        };
-        if answered
-            && let Now::InputRequired(round) = std::mem::replace(&mut state.now, Now::Working)
         {
-            round.finish();
-            state.updated_at = timestamp();
+            let mut state = entry.state();
+            let answered = match &mut state.now {
+                Now::InputRequired(round) => round.take(responses),
+                _ => false,
+            };
+            if answered
+                && let Now::InputRequired(round) = std::mem::replace(&mut state.now, Now::Working)
+            {
+                round.finish();
+                state.updated_at = timestamp();
+            }
         }
+        entry.changed.send_replace(());
         Ok(())
     }
 
-    /// `tasks/cancel`: stop the call; a task that ended stays as it ended.
-    pub fn cancel(&self, task_id: &str, owner: &str) -> Result<(), ErrorData> {
+    fn cancel_here(&self, task_id: &str, owner: &str) -> Result<(), ErrorData> {
         let entry = self.find(task_id, owner)?;
         if entry.set(Now::Cancelled)
             && let Some(call) = entry
@@ -310,13 +401,49 @@ impl Entry {
 
     /// Move to `now` unless the task ended already; whether it moved.
     fn set(&self, now: Now) -> bool {
-        let mut state = self.state();
-        if state.now.is_over() {
-            return false;
+        {
+            let mut state = self.state();
+            if state.now.is_over() {
+                return false;
+            }
+            state.now = now;
+            state.updated_at = timestamp();
         }
-        state.now = now;
-        state.updated_at = timestamp();
+        self.changed.send_replace(());
         true
+    }
+}
+
+/// Keep the fleet's copy of a task this server runs up to date, and apply
+/// what other servers sent it, until it ends; then give `lease` up.
+async fn mirror(
+    (tasks, fleet, id, entry): (Arc<Tasks>, Arc<FleetTasks>, String, Arc<Entry>),
+    lease: Option<toolhost::redis_store::lease::Lease>,
+) {
+    let mut changed = entry.changed.subscribe();
+    let mut woken = fleet.watch(&id);
+    let mut reread = tokio::time::interval(fleet.reread());
+    loop {
+        tokio::select! {
+            _ = changed.changed() => {}
+            _ = woken.recv() => {}
+            _ = reread.tick() => {}
+        }
+        for message in fleet.take(&id).await {
+            // Sent by a server that checked whose the task is.
+            let _ = match message {
+                Message::Update { owner, responses } => tasks.update_here(&id, &owner, responses),
+                Message::Cancel { owner } => tasks.cancel_here(&id, &owner),
+            };
+        }
+        changed.mark_unchanged();
+        // Done once what was written had ended.
+        if tasks.copy(&fleet, &id, &entry).await {
+            break;
+        }
+    }
+    if let Some(lease) = lease {
+        lease.release().await;
     }
 }
 
@@ -400,12 +527,12 @@ mod tests {
     use super::*;
 
     /// A task of `owner` whose call never ends.
-    fn running(tasks: &Arc<Tasks>, owner: &str) -> String {
+    async fn running(tasks: &Arc<Tasks>, owner: &str) -> String {
         let reservation = tasks.reserve(owner).expect("a place");
         let call = tokio::spawn(std::future::pending::<()>()).abort_handle();
         let (_events, received) = mpsc::channel(4);
         let events = Arc::new(tokio::sync::Mutex::new(received));
-        match tasks.adopt(reservation, call, events, None) {
+        match tasks.adopt(reservation, call, events, None).await {
             CallToolResponse::Task(created) => created.task.task_id,
             _ => panic!("not a task"),
         }
@@ -414,31 +541,34 @@ mod tests {
     #[tokio::test]
     async fn another_callers_task_is_one_that_never_was() {
         let tasks = Arc::new(Tasks::new(4, Duration::from_secs(60), 1 << 20));
-        let id = running(&tasks, "\"alice\"");
-        assert!(tasks.get(&id, "\"alice\"").is_ok());
+        let id = running(&tasks, "\"alice\"").await;
+        assert!(tasks.get(&id, "\"alice\"").await.is_ok());
         for (what, refused) in [
-            ("get", tasks.get(&id, "\"bob\"").err()),
+            ("get", tasks.get(&id, "\"bob\"").await.err()),
             (
                 "update",
-                tasks.update(&id, "\"bob\"", InputResponses::new()).err(),
+                tasks
+                    .update(&id, "\"bob\"", InputResponses::new())
+                    .await
+                    .err(),
             ),
-            ("cancel", tasks.cancel(&id, "\"bob\"").err()),
+            ("cancel", tasks.cancel(&id, "\"bob\"").await.err()),
         ] {
             let refused = refused.unwrap_or_else(|| panic!("{what} was allowed"));
             assert_eq!(refused.code.0, -32602, "{what}");
         }
         // Bob's cancel did not touch it.
-        let got = tasks.get(&id, "\"alice\"").unwrap();
+        let got = tasks.get(&id, "\"alice\"").await.unwrap();
         assert_eq!(got.task.status(), TaskStatus::Working);
     }
 
     #[tokio::test]
     async fn running_tasks_are_never_evicted_to_make_room() {
         let tasks = Arc::new(Tasks::new(2, Duration::from_secs(60), 1 << 20));
-        let first = running(&tasks, "");
-        running(&tasks, "");
+        let first = running(&tasks, "").await;
+        running(&tasks, "").await;
         assert!(tasks.reserve("").is_none());
-        tasks.cancel(&first, "").unwrap();
+        tasks.cancel(&first, "").await.unwrap();
         assert!(
             tasks.reserve("").is_some(),
             "a cancelled task gives its place up"
@@ -455,17 +585,17 @@ mod tests {
     #[tokio::test]
     async fn results_past_the_allowance_push_the_oldest_out_or_do_not_fit() {
         let tasks = Arc::new(Tasks::new(8, Duration::from_secs(60), 1000));
-        let old = running(&tasks, "");
+        let old = running(&tasks, "").await;
         ended(&tasks, &old, 600);
-        let new = running(&tasks, "");
+        let new = running(&tasks, "").await;
         assert!(tasks.hold(&new, 600), "the oldest result makes room");
-        assert!(tasks.get(&old, "").is_err(), "and is forgotten");
+        assert!(tasks.get(&old, "").await.is_err(), "and is forgotten");
         ended(&tasks, &new, 600);
-        let big = running(&tasks, "");
+        let big = running(&tasks, "").await;
         assert!(
             !tasks.hold(&big, 1001),
             "more than the whole allowance never fits"
         );
-        assert!(tasks.get(&new, "").is_ok(), "and pushes nothing out");
+        assert!(tasks.get(&new, "").await.is_ok(), "and pushes nothing out");
     }
 }
