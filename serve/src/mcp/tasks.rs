@@ -113,8 +113,7 @@ fn timestamp() -> String {
 }
 
 fn unknown(task_id: &str) -> ErrorData {
-    let mut shown = task_id.to_string();
-    shown.truncate(128);
+    let shown: String = task_id.chars().take(64).collect();
     ErrorData::invalid_params(
         format!("no task {shown:?} (it never was, it expired, or it is another client's)"),
         Some(json!({ "code": "task_not_found" })),
@@ -560,6 +559,19 @@ mod tests {
         // Bob's cancel did not touch it.
         let got = tasks.get(&id, "\"alice\"").await.unwrap();
         assert_eq!(got.task.status(), TaskStatus::Working);
+    }
+
+    #[tokio::test]
+    async fn ids_that_never_were_are_refused_whatever_their_characters() {
+        let tasks = Arc::new(Tasks::new(4, Duration::from_secs(60), 1 << 20));
+        // A cut at a byte count would split a three-byte character.
+        for id in ["", "x", &"€".repeat(100), &"x".repeat(1 << 20)] {
+            let refused = tasks.get(id, "").await.unwrap_err();
+            assert_eq!(refused.code.0, -32602);
+            assert!(refused.message.len() < 512, "{}", refused.message.len());
+            assert!(tasks.cancel(id, "").await.is_err());
+            assert!(tasks.update(id, "", InputResponses::new()).await.is_err());
+        }
     }
 
     #[tokio::test]
