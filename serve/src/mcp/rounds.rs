@@ -333,14 +333,12 @@ impl Suspended {
         if let Some(required) = plan.take_if(|p| p.support == TaskSupport::Required) {
             let reservation = required.tasks.reserve(&required.owner).ok_or_else(|| {
                 ErrorData::internal_error(
-                    "every place for a task on this server is taken by a running one                      (`[server] max_tasks`); try again later",
+                    "every place for a task on this server is taken by a running one \
+                     (`[server] max_tasks`); try again later",
                     Some(json!({ "code": "too_many_tasks" })),
                 )
             })?;
-            let call = spawn_call(run, rounds);
-            let events = Arc::new(tokio::sync::Mutex::new(events));
-            let created = required.tasks.adopt(reservation, call, events, None).await;
-            return Ok(Step::Task(created));
+            return Ok(to_task(&required, reservation, run, rounds, events, None).await);
         }
         let mut later = std::pin::pin!(later(plan.as_ref().map(|p| p.after)));
         let round = loop {
@@ -352,11 +350,8 @@ impl Suspended {
                 event = events.recv() => event,
                 () = &mut later, if plan.is_some() => {
                     // Still running: a task, unless every place is taken.
-                    let plan = plan.take();
-                    if let Some((plan, reservation)) = reserve(plan.as_ref()) {
-                        let call = spawn_call(run, rounds);
-                        let events = Arc::new(tokio::sync::Mutex::new(events));
-                        return Ok(Step::Task(plan.tasks.adopt(reservation, call, events, None).await));
+                    if let Some((plan, reservation)) = reserve(plan.take()) {
+                        return Ok(to_task(&plan, reservation, run, rounds, events, None).await);
                     }
                     continue;
                 }
@@ -366,24 +361,21 @@ impl Suspended {
                 }
             };
             match event {
+                // A question it did not name: a task's, unless every place
+                // is taken (then it stays in rounds, and a task no more).
                 Some(Event::Asked(round)) if !round.named() && plan.is_some() => {
-                    // A question it did not name: a task's, unless every
-                    // place is taken.
-                    if let Some((plan, reservation)) = reserve(plan.as_ref()) {
-                        let call = spawn_call(run, rounds);
-                        let events = Arc::new(tokio::sync::Mutex::new(events));
-                        let created = plan
-                            .tasks
-                            .adopt(reservation, call, events, Some(round))
-                            .await;
-                        return Ok(Step::Task(created));
+                    if let Some((plan, reservation)) = reserve(plan.take()) {
+                        let asked = Some(round);
+                        return Ok(to_task(&plan, reservation, run, rounds, events, asked).await);
                     }
-                    plan = None;
-                    if self.lock().len() >= self.max_waiting {
-                        drop(round);
-                        continue;
+                    if self.lock().len() < self.max_waiting {
+                        break round;
                     }
-                    break round;
+                    tracing::warn!(
+                        max = self.max_waiting,
+                        "an MCP call's question was refused: as many calls wait as may"
+                    );
+                    drop(round);
                 }
                 Some(Event::Asked(round)) if self.lock().len() >= self.max_waiting => {
                     // Full: the round fails at once (dropping it tells
@@ -506,8 +498,7 @@ impl Suspended {
                 event = events.recv() => break event,
                 () = &mut later, if plan.is_some() => {
                     drop(events);
-                    let plan = plan.take();
-                    if let Some((plan, reservation)) = reserve(plan.as_ref()) {
+                    if let Some((plan, reservation)) = reserve(plan.take()) {
                         return Ok(Step::Task(self.become_task(id, waiting, &plan, reservation, None).await));
                     }
                 }
@@ -518,15 +509,13 @@ impl Suspended {
             }
         };
         match event {
-            Some(Event::Asked(round)) if !round.named() && plan.is_some() => {
-                match reserve(plan.as_ref()) {
-                    Some((plan, reservation)) => Ok(Step::Task(
-                        self.become_task(id, waiting, &plan, reservation, Some(round))
-                            .await,
-                    )),
-                    None => Ok(Step::Asked(self.ask_again(id, waiting, round))),
-                }
-            }
+            Some(Event::Asked(round)) if !round.named() && plan.is_some() => match reserve(plan) {
+                Some((plan, reservation)) => Ok(Step::Task(
+                    self.become_task(id, waiting, &plan, reservation, Some(round))
+                        .await,
+                )),
+                None => Ok(Step::Asked(self.ask_again(id, waiting, round))),
+            },
             Some(Event::Asked(round)) => Ok(Step::Asked(self.ask_again(id, waiting, round))),
             Some(Event::Missing(required)) => {
                 self.end(id, waiting);
@@ -582,8 +571,6 @@ impl Suspended {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
-        // The call's task is spawned before it waits among the suspended.
-        let call = call.unwrap_or_else(|| tokio::spawn(async {}).abort_handle());
         plan.tasks
             .adopt(reservation, call, waiting.events.clone(), asked)
             .await
@@ -603,17 +590,30 @@ impl Suspended {
     }
 }
 
-/// Run a call in a task of its own that tells `rounds` how it finished;
-/// the handle stops it.
-fn spawn_call<F>(run: std::pin::Pin<Box<F>>, rounds: Arc<CallRounds>) -> AbortHandle
+/// Move a call still in its request into the task `reservation` holds
+/// for `plan`: it runs on in a task of its own that tells `rounds` how it
+/// finished, and the request is answered with the task.
+async fn to_task<F>(
+    plan: &Plan,
+    reservation: Reservation,
+    run: std::pin::Pin<Box<F>>,
+    rounds: Arc<CallRounds>,
+    events: mpsc::Receiver<Event>,
+    asked: Option<Round>,
+) -> Step
 where
     F: Future<Output = Result<Reply, ErrorData>> + Send + 'static,
 {
-    tokio::spawn(async move {
+    let call = tokio::spawn(async move {
         let response = run.await;
         rounds.finish(response).await;
-    })
-    .abort_handle()
+    });
+    let events = Arc::new(tokio::sync::Mutex::new(events));
+    let created = plan
+        .tasks
+        .adopt(reservation, Some(call.abort_handle()), events, asked)
+        .await;
+    Step::Task(created)
 }
 
 /// When a call becomes a task if it still runs: `after`, or never.
@@ -625,10 +625,10 @@ async fn later(after: Option<Duration>) {
 }
 
 /// A place for a task of `plan`'s, if it has one and a place is free.
-fn reserve(plan: Option<&Plan>) -> Option<(Plan, Reservation)> {
+fn reserve(plan: Option<Plan>) -> Option<(Plan, Reservation)> {
     let plan = plan?;
     let reservation = plan.tasks.reserve(&plan.owner)?;
-    Some((plan.clone(), reservation))
+    Some((plan, reservation))
 }
 
 /// What binds a request state to its request: the caller, the method

@@ -218,12 +218,12 @@ impl Tasks {
     pub async fn adopt(
         self: &Arc<Self>,
         reservation: Reservation,
-        call: AbortHandle,
+        call: Option<AbortHandle>,
         events: Arc<tokio::sync::Mutex<mpsc::Receiver<Event>>>,
         asked: Option<Round>,
     ) -> CallToolResponse {
         let Reservation { id, entry } = reservation;
-        *entry.call.lock().unwrap_or_else(PoisonError::into_inner) = Some(call);
+        *entry.call.lock().unwrap_or_else(PoisonError::into_inner) = call;
         if let Some(round) = asked {
             entry.set(Now::InputRequired(round));
         }
@@ -380,14 +380,8 @@ impl Tasks {
 
     fn cancel_here(&self, task_id: &str, owner: &str) -> Result<(), ErrorData> {
         let entry = self.find(task_id, owner)?;
-        if entry.set(Now::Cancelled)
-            && let Some(call) = entry
-                .call
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take()
-        {
-            call.abort();
+        if entry.set(Now::Cancelled) {
+            entry.stop();
         }
         Ok(())
     }
@@ -396,6 +390,18 @@ impl Tasks {
 impl Entry {
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Stop the task's call where it is.
+    fn stop(&self) {
+        let call = self
+            .call
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(call) = call {
+            call.abort();
+        }
     }
 
     /// Move to `now` unless the task ended already; whether it moved.
@@ -459,15 +465,8 @@ async fn follow(
         let now = match events.recv().await {
             Some(Event::Asked(round)) => Now::InputRequired(round),
             Some(Event::Missing(required)) => {
+                entry.stop();
                 let error = ErrorData::missing_required_client_capability(required);
-                if let Some(call) = entry
-                    .call
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .take()
-                {
-                    call.abort();
-                }
                 Now::Failed(object(json!(error)))
             }
             Some(Event::Finished(Ok(Reply::Call { response, failure }))) => match failure {
@@ -531,7 +530,7 @@ mod tests {
         let call = tokio::spawn(std::future::pending::<()>()).abort_handle();
         let (_events, received) = mpsc::channel(4);
         let events = Arc::new(tokio::sync::Mutex::new(received));
-        match tasks.adopt(reservation, call, events, None).await {
+        match tasks.adopt(reservation, Some(call), events, None).await {
             CallToolResponse::Task(created) => created.task.task_id,
             _ => panic!("not a task"),
         }
