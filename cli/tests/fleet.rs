@@ -592,6 +592,7 @@ async fn an_mcp_task_made_on_one_server_is_polled_answered_and_cancelled_on_anot
         failed["error"]["data"]["code"], "task_owner_gone",
         "{failed}"
     );
+    healthy(&b).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1684,4 +1685,17 @@ async fn a_redis_writer_cannot_show_answer_or_cancel_an_mcp_task() {
         through_b["result"]["status"], "input_required",
         "{through_b}"
     );
+    for url in [&a, &b] {
+        healthy(url).await;
+    }
+}
+
+/// Assert the server at `url` still answers `/healthz`.
+async fn healthy(url: &str) {
+    let health = common::http_client()
+        .get(format!("{url}/healthz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200, "{url}");
 }

@@ -32,6 +32,8 @@ ask = ["user", "model", "roots"]
 struct Answers {
     roots: Vec<Root>,
     wrong_kind: bool,
+    /// Never answers.
+    silent: bool,
     questions: AtomicUsize,
     rounds: AtomicUsize,
 }
@@ -77,6 +79,9 @@ impl Asker for Answers {
         Box::pin(async move {
             self.rounds.fetch_add(1, Ordering::SeqCst);
             self.questions.fetch_add(questions.len(), Ordering::SeqCst);
+            if self.silent {
+                std::future::pending::<()>().await;
+            }
             if self.wrong_kind {
                 return Ok(questions
                     .iter()
@@ -271,4 +276,27 @@ async fn a_surface_without_roots_says_so() {
         said.starts_with("refused: ") && said.contains("no client whose roots could be listed"),
         "{said}"
     );
+}
+
+/// Questions nobody answers wait `ask_timeout_ms` in all, the call's own
+/// timeout stopped meanwhile, and the host runs other calls as they wait.
+#[tokio::test]
+async fn questions_nobody_answers_end_at_the_ask_timeout() {
+    let config = format!("[limits]\nask_timeout_ms = 300\n{GRANTED}timeout_ms = 100\n");
+    let (_dir, host) = common::host(&["ask_all", "echo"], &config).await;
+    let silent = Arc::new(Answers {
+        silent: true,
+        ..Answers::default()
+    });
+    let started = std::time::Instant::now();
+    let asking = ask(&host, silent, &[("a", "user"), ("b", "roots")], 1);
+    let options = live();
+    let echo = host.call("echo", json!({"text": "meanwhile"}), &options);
+    let (said, echoed) = tokio::join!(asking, echo);
+    assert!(
+        said.contains("no answer came within 300 ms: a call's questions wait 300 ms in all"),
+        "{said}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(echoed.unwrap().result, json!("meanwhile"));
 }
