@@ -21,6 +21,7 @@ use seal::Seal;
 pub(crate) const TEST_CLUSTER_KEY: [u8; 32] = [42; 32];
 
 pub mod feed;
+pub mod inbox;
 pub mod lease;
 pub mod seal;
 

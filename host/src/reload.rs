@@ -36,12 +36,13 @@ impl Drop for ReloadWatcher {
 
 /// Reload `host` whenever a `.wasm` file in its tools folder, or its
 /// `toolhost.toml` or `tools.lock`, changes, or an MCP server announces
-/// that its tools changed; and its named agents whenever another server of
-/// its fleet changes one.
+/// that its tools changed; and, in a fleet, its named agents whenever
+/// another server changes one (and the fleet's resource updates are
+/// shared: [`Host::follow_fleet`]).
 pub fn watch(host: Arc<Host>) -> anyhow::Result<ReloadWatcher> {
     // Started first: if the folder cannot be watched below, the fleet's
     // changes are still followed (the task lives as long as the host).
-    let fleet_task = Host::follow_fleet_agents(&host);
+    let fleet_task = Host::follow_fleet(&host);
     let (changed, mut changes) = tokio::sync::mpsc::unbounded_channel();
     let mut upstream_changes = host.upstream_changes();
     let upstream_changed = changed.clone();

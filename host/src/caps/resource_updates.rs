@@ -27,11 +27,19 @@ const BACKLOG: usize = 1024;
 
 /// The host's stream of changed resource addresses. Cloning shares it.
 #[derive(Clone, Debug)]
-pub struct ResourceChanges(broadcast::Sender<String>);
+pub struct ResourceChanges {
+    /// Every change: this host's calls' and, in a fleet, the others'.
+    heard: broadcast::Sender<String>,
+    /// This host's calls' only, for the fleet's other servers.
+    made_here: broadcast::Sender<String>,
+}
 
 impl Default for ResourceChanges {
     fn default() -> Self {
-        Self(broadcast::Sender::new(BACKLOG))
+        Self {
+            heard: broadcast::Sender::new(BACKLOG),
+            made_here: broadcast::Sender::new(BACKLOG),
+        }
     }
 }
 
@@ -39,14 +47,26 @@ impl ResourceChanges {
     /// Hear of every address announced from now on. A listener that falls
     /// more than 1024 behind misses the oldest (`RecvError::Lagged`).
     pub fn subscribe(&self) -> broadcast::Receiver<String> {
-        self.0.subscribe()
+        self.heard.subscribe()
+    }
+
+    /// Hear of the addresses announced on this host from now on (not those
+    /// another server of the fleet announced), to tell the others.
+    pub fn made_here(&self) -> broadcast::Receiver<String> {
+        self.made_here.subscribe()
     }
 
     /// Tell the listeners that `uri` changed (a host-owned resource, or a
     /// tool's through [`ResourceUpdates`]).
     pub fn announce(&self, uri: String) {
         // No listener is not an error: nobody is subscribed.
-        let _ = self.0.send(uri);
+        let _ = self.made_here.send(uri.clone());
+        let _ = self.heard.send(uri);
+    }
+
+    /// Tell the listeners that `uri` changed on another server of the fleet.
+    pub fn announced_elsewhere(&self, uri: String) {
+        let _ = self.heard.send(uri);
     }
 }
 

@@ -42,6 +42,16 @@ pub enum Purpose {
     McpTask,
     /// What a server received for an MCP task another runs.
     McpTaskMessage,
+    /// The key MCP request states (input-required rounds) are signed with,
+    /// so that every server of the fleet verifies them.
+    McpRequestState,
+    /// A client's retry of a call waiting on another server, relayed there.
+    McpRoundMessage,
+    /// What the server where a call waits answered a relayed retry with.
+    McpRoundReply,
+    /// A resource a call on one server announced as changed, for the
+    /// clients of the others.
+    ResourceUpdate,
 }
 
 impl Purpose {
@@ -58,6 +68,10 @@ impl Purpose {
             Self::Approval => "approval",
             Self::McpTask => "mcp-task",
             Self::McpTaskMessage => "mcp-task-message",
+            Self::McpRequestState => "mcp-request-state",
+            Self::McpRoundMessage => "mcp-round-message",
+            Self::McpRoundReply => "mcp-round-reply",
+            Self::ResourceUpdate => "resource-update",
         }
     }
 }
@@ -132,6 +146,18 @@ impl Seal {
         Ok(body)
     }
 
+    /// A key of its own for `purpose` in this fleet, for what signs with a
+    /// key it is given (rmcp's request-state codec): a secret, never shown.
+    pub fn derived_key(&self, purpose: Purpose) -> [u8; 32] {
+        let mut derive = self.root.clone();
+        derive.update(b"toolhost fleet key v1\0");
+        for part in [purpose.name(), self.prefix.as_str()] {
+            derive.update(&(part.len() as u64).to_be_bytes());
+            derive.update(part.as_bytes());
+        }
+        derive.finalize().into_bytes().into()
+    }
+
     fn mac(&self, purpose: Purpose, key: &str, field: &str, body: &str) -> Hmac<Sha256> {
         // The purpose's own key, then every part length-prefixed, so no two
         // different records give one input.
@@ -174,6 +200,18 @@ mod tests {
                 .is_err()
         );
         let other_fleet = Seal::new(&[7; 32], "other");
+        assert_ne!(
+            seal.derived_key(Purpose::McpRequestState),
+            other_fleet.derived_key(Purpose::McpRequestState)
+        );
+        assert_ne!(
+            seal.derived_key(Purpose::McpRequestState),
+            seal.derived_key(Purpose::Session)
+        );
+        assert_eq!(
+            seal.derived_key(Purpose::McpRequestState),
+            Seal::new(&[7; 32], "toolhost").derived_key(Purpose::McpRequestState)
+        );
         assert!(
             other_fleet
                 .open(Purpose::Session, "toolhost:session:ses_a", "", &sealed)

@@ -14,8 +14,9 @@
 //!   run again anywhere;
 //! - `mcptaskinbox:<id>`: what other servers received for the task
 //!   (answers, a cancel), each sealed and bound to the task, published on
-//!   `mcptaskfeed` to wake the running server, which also reads it every
-//!   second (pub/sub drops what is sent while it reconnects).
+//!   `mcptaskinboxfeed` to wake the running server, which also reads it
+//!   every second (pub/sub drops what is sent while it reconnects): a
+//!   [`toolhost::redis_store::inbox::Inbox`].
 //!
 //! A writer of Redis without the cluster key can neither show a client a
 //! task nor answer or cancel one: every record and message is sealed.
@@ -28,21 +29,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use toolhost::redis_store::RedisStore;
-use toolhost::redis_store::feed::Wakeups;
+use toolhost::redis_store::inbox::{Inbox, SendError};
 use toolhost::redis_store::lease::{Lease, LeaseTerms};
 use toolhost::redis_store::seal::Purpose;
 
-/// How often a running task's inbox is read again without a wake-up.
-const REREAD: Duration = Duration::from_secs(1);
-/// The most messages one read of an inbox takes.
-const INBOX_BATCH: usize = 64;
 /// The most messages an inbox holds; more are refused.
 const INBOX_MAX: usize = 256;
 
 /// The fleet's tasks in Redis.
 pub struct FleetTasks {
     store: Arc<RedisStore>,
-    wakeups: Arc<Wakeups>,
+    inbox: Inbox,
     terms: LeaseTerms,
 }
 
@@ -82,10 +79,16 @@ fn unreachable_store(reason: String) -> ErrorData {
 impl FleetTasks {
     /// Tasks in `store`, a running task's server holding it under `terms`.
     pub fn new(store: Arc<RedisStore>, terms: LeaseTerms) -> Arc<Self> {
-        let wakeups = Wakeups::new(store.clone(), store.key("mcptaskfeed", &[]), REREAD);
+        let inbox = Inbox::new(
+            store.clone(),
+            "mcptaskinbox",
+            Purpose::McpTaskMessage,
+            INBOX_MAX,
+            terms.ttl * 10,
+        );
         Arc::new(Self {
             store,
-            wakeups,
+            inbox,
             terms,
         })
     }
@@ -96,10 +99,6 @@ impl FleetTasks {
 
     fn owner_key(&self, id: &str) -> String {
         self.store.key("mcptaskowner", &[id])
-    }
-
-    fn inbox_key(&self, id: &str) -> String {
-        self.store.key("mcptaskinbox", &[id])
     }
 
     /// Hold task `id` as the server running it.
@@ -190,74 +189,36 @@ impl FleetTasks {
         if task.task.status().is_terminal() {
             return Ok(true);
         }
-        let key = self.inbox_key(id);
-        let sealed = self.store.seal().seal(
-            Purpose::McpTaskMessage,
-            &key,
-            "",
-            &json!(message).to_string(),
-        );
-        let mut connection = self.store.connection();
-        let held: usize = redis::cmd("LLEN")
-            .arg(&key)
-            .query_async(&mut connection)
-            .await
-            .map_err(|e| unreachable_store(self.store.failure(&e)))?;
-        if held >= INBOX_MAX {
-            return Err(ErrorData::internal_error(
-                format!("task {id} has {INBOX_MAX} messages waiting already; try again later"),
-                Some(json!({ "code": "overloaded" })),
-            ));
+        match self.inbox.send(id, &json!(message).to_string()).await {
+            Ok(()) => {}
+            Err(SendError::Full { held }) => {
+                return Err(ErrorData::internal_error(
+                    format!("task {id} has {held} messages waiting already; try again later"),
+                    Some(json!({ "code": "overloaded" })),
+                ));
+            }
+            Err(SendError::Store(reason)) => return Err(unreachable_store(reason)),
         }
-        redis::pipe()
-            .rpush(&key, sealed)
-            .pexpire(
-                &key,
-                i64::try_from(self.terms.ttl.as_millis() * 10).unwrap_or(i64::MAX),
-            )
-            .publish(self.wakeups.channel(), id)
-            .query_async::<()>(&mut connection)
-            .await
-            .map_err(|e| unreachable_store(self.store.failure(&e)))?;
         Ok(true)
     }
 
     /// Woken when a message for task `id` may wait.
     pub fn watch(&self, id: &str) -> tokio::sync::broadcast::Receiver<()> {
-        self.wakeups.watch(id)
+        self.inbox.watch(id)
     }
 
     /// The messages waiting for task `id`, oldest first; ones not sealed
     /// by the fleet are dropped.
     pub async fn take(&self, id: &str) -> Vec<Message> {
-        let key = self.inbox_key(id);
-        let taken: redis::RedisResult<Option<Vec<String>>> = redis::cmd("LPOP")
-            .arg(&key)
-            .arg(INBOX_BATCH)
-            .query_async(&mut self.store.connection())
-            .await;
-        let taken = match taken {
-            Ok(taken) => taken.unwrap_or_default(),
-            Err(e) => {
-                tracing::warn!(%key, "cannot read an MCP task's inbox: {}", self.store.failure(&e));
-                return Vec::new();
-            }
-        };
+        let taken = self.inbox.take(id).await;
         taken
             .iter()
-            .filter_map(|sealed| {
-                let body = self
-                    .store
-                    .seal()
-                    .open(Purpose::McpTaskMessage, &key, "", sealed)
-                    .ok()?;
-                serde_json::from_str(body).ok()
-            })
+            .filter_map(|body| serde_json::from_str(body).ok())
             .collect()
     }
 
     /// How often an inbox is read without a wake-up.
     pub fn reread(&self) -> Duration {
-        REREAD
+        self.inbox.reread()
     }
 }

@@ -15,6 +15,7 @@ mod approve;
 mod ask;
 mod convert;
 mod events;
+mod fleet_rounds;
 mod fleet_tasks;
 mod notify;
 mod peers;
@@ -104,7 +105,7 @@ impl ToolServer {
     pub fn new(host: Arc<Host>, sessions: Arc<SessionStore>, options: McpOptions) -> Self {
         host.attach_sessions(sessions.clone());
         let config = host.config();
-        let suspended = rounds::Suspended::for_process(
+        let mut suspended = rounds::Suspended::for_process(
             config.limits.ask_timeout(),
             config
                 .server
@@ -120,6 +121,18 @@ impl ToolServer {
             let terms = LeaseTerms::new(config.state.session_lease());
             tasks = tasks.shared(fleet_tasks::FleetTasks::new(store.clone(), terms));
         }
+        let tasks = Arc::new(tasks);
+        if let Some(store) = host.shared_store() {
+            let terms = LeaseTerms::new(config.state.session_lease());
+            let fleet = fleet_rounds::FleetRounds::new(
+                store.clone(),
+                terms,
+                config.limits.ask_timeout(),
+                tasks.clone(),
+            );
+            let key = fleet_rounds::FleetRounds::state_key(store);
+            suspended = suspended.shared(fleet, key);
+        }
         Self {
             host,
             sessions,
@@ -128,7 +141,7 @@ impl ToolServer {
             log_level: notify::ClientLevel::default(),
             subscriptions: resources::Subscriptions::default(),
             suspended: Arc::new(suspended),
-            tasks: Arc::new(tasks),
+            tasks,
         }
     }
 

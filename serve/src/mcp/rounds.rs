@@ -15,6 +15,10 @@
 //! (`ask_timeout_ms`), and usable once: each round's nonce is taken by the
 //! first retry that shows it. A call waits between rounds at most as long
 //! as a question may wait; the host's asking slots bound how many do.
+//!
+//! In a fleet, every server signs states under one key and a retry that
+//! lands where its call does not wait is relayed to the server where it
+//! does ([`super::fleet_rounds`]).
 
 #![expect(
     deprecated,
@@ -45,6 +49,7 @@ use tokio_util::sync::CancellationToken;
 use toolhost::config::TaskSupport;
 
 use super::events::{Event, Reply, Round, fits};
+use super::fleet_rounds::{FleetRounds, Message, Relayed, Retry};
 use super::tasks::{Plan, Reservation};
 
 /// How a call's questions reach the client that made it.
@@ -143,6 +148,14 @@ impl Step {
             Self::Finished(Reply::Call { .. }) | Self::Task(_) => Err(crossed()),
         }
     }
+}
+
+/// A retry whose state is refused, saying `why`.
+fn refused(why: String) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("requestState refused: {why}"),
+        Some(json!({ "code": "invalid_request_state" })),
+    )
 }
 
 /// A request answered with another kind of request's answer: its state's
@@ -283,6 +296,9 @@ pub struct Suspended {
     /// How many calls may wait between rounds at once (`[server]
     /// max_waiting_calls`); a question past it is refused at once.
     max_waiting: usize,
+    /// The fleet's store, through which retries that land on other
+    /// servers reach this one's calls, and this one's reach theirs.
+    fleet: Option<Arc<FleetRounds>>,
 }
 
 impl Suspended {
@@ -300,7 +316,16 @@ impl Suspended {
             codec: RequestStateCodec::try_new(key).expect("32 random bytes are a valid key"),
             ttl,
             max_waiting,
+            fleet: None,
         }
+    }
+
+    /// The same calls, shared with a fleet through `fleet`: states are
+    /// sealed under `key`, which every server of the fleet holds.
+    pub fn shared(mut self, fleet: Arc<FleetRounds>, key: [u8; 32]) -> Self {
+        self.codec = RequestStateCodec::try_new(key.to_vec()).expect("32 bytes are a valid key");
+        self.fleet = Some(fleet);
+        self
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Waiting>>> {
@@ -423,11 +448,116 @@ impl Suspended {
             }
         });
         *waiting.task.lock().unwrap_or_else(PoisonError::into_inner) = Some(task.abort_handle());
-        Ok(Step::Asked(self.ask_again(&id, &waiting, round)))
+        let asked = self.ask_again(&id, &waiting, round);
+        if let Some(fleet) = &self.fleet
+            && let Some(lease) = fleet.hold(&id).await
+        {
+            tokio::spawn(self.clone().serve_retries(fleet.clone(), id, lease));
+        }
+        Ok(Step::Asked(asked))
+    }
+
+    /// Answer the retries other servers of the fleet relay to call `id`,
+    /// each as a retry of its own is, while the call waits here; then let
+    /// `lease` go.
+    async fn serve_retries(
+        self: Arc<Self>,
+        fleet: Arc<FleetRounds>,
+        id: String,
+        lease: toolhost::redis_store::lease::Lease,
+    ) {
+        let mut woken = fleet.watch(&id);
+        let mut reread = tokio::time::interval(fleet.reread());
+        let mut running = tokio::task::JoinSet::new();
+        let mut cancels: HashMap<String, CancellationToken> = HashMap::new();
+        loop {
+            tokio::select! {
+                _ = woken.recv() => {}
+                _ = reread.tick() => {}
+                Some(_) = running.join_next() => {}
+                () = lease.lost() => break,
+            }
+            for message in fleet.take(&id).await {
+                match message {
+                    Message::Retry(retry) => {
+                        let cancelled = CancellationToken::new();
+                        cancels.insert(retry.reply.clone(), cancelled.clone());
+                        let (suspended, fleet) = (self.clone(), fleet.clone());
+                        running.spawn(async move {
+                            let relayed =
+                                suspended.answer_relayed(&fleet, &retry, &cancelled).await;
+                            fleet.reply(&retry.reply, &relayed).await;
+                        });
+                    }
+                    Message::Cancel { reply } => {
+                        if let Some(cancelled) = cancels.remove(&reply) {
+                            cancelled.cancel();
+                        }
+                    }
+                }
+            }
+            cancels.retain(|_, cancelled| !cancelled.is_cancelled());
+            if running.is_empty() && !self.lock().contains_key(&id) {
+                break;
+            }
+        }
+        running.abort_all();
+        lease.release().await;
+    }
+
+    /// What a retry relayed from another server is answered with.
+    async fn answer_relayed(
+        &self,
+        fleet: &FleetRounds,
+        retry: &Retry,
+        cancelled: &CancellationToken,
+    ) -> Relayed {
+        use base64::Engine as _;
+        let Ok(binding) = base64::engine::general_purpose::STANDARD.decode(&retry.binding) else {
+            return Relayed::Failed(ErrorData::invalid_params(
+                "a relayed binding is not base64",
+                None,
+            ));
+        };
+        let plan = retry.task.clone().map(|terms| fleet.plan(terms));
+        let step = self
+            .resume_here(
+                &retry.state,
+                &binding,
+                retry.responses.clone(),
+                plan,
+                cancelled,
+            )
+            .await;
+        match step {
+            Ok(Step::Asked(round)) => Relayed::Asked(round),
+            Ok(Step::Finished(Reply::Call { response, .. }) | Step::Task(response)) => {
+                match response {
+                    CallToolResponse::Complete(result) => Relayed::Called(result),
+                    CallToolResponse::InputRequired(round) => Relayed::Asked(round),
+                    CallToolResponse::Task(task) => Relayed::Task(task),
+                    _ => Relayed::Failed(ErrorData::internal_error(
+                        "the call ended with an answer of a kind the fleet cannot relay",
+                        None,
+                    )),
+                }
+            }
+            Ok(Step::Finished(Reply::Prompt(response))) => match response {
+                GetPromptResponse::Complete(result) => Relayed::Prompted(result),
+                GetPromptResponse::InputRequired(round) => Relayed::Asked(round),
+                _ => Relayed::Failed(ErrorData::internal_error(
+                    "the prompt ended with an answer of a kind the fleet cannot relay",
+                    None,
+                )),
+            },
+            Err(error) => Relayed::Failed(error),
+        }
     }
 
     /// A retry: verify its `state` against `binding`, give the waiting call
-    /// the answer in `responses`, and wait for what it tells next.
+    /// the answer in `responses`, and wait for what it tells next. In a
+    /// fleet, a retry of a call that waits on another server is relayed
+    /// there.
     pub async fn resume(
         &self,
         state: &str,
@@ -436,17 +566,56 @@ impl Suspended {
         plan: Option<Plan>,
         cancelled: &CancellationToken,
     ) -> Result<Step, ErrorData> {
-        let refused = |why: String| {
-            ErrorData::invalid_params(
-                format!("requestState refused: {why}"),
-                Some(json!({ "code": "invalid_request_state" })),
-            )
+        let Some(fleet) = &self.fleet else {
+            return self
+                .resume_here(state, binding, responses, plan, cancelled)
+                .await;
         };
-        let opened: State = self.codec.open_json_with(state, binding).map_err(|e| {
+        let call = self.open(state, binding)?.call;
+        if self.lock().contains_key(&call) {
+            return self
+                .resume_here(state, binding, responses, plan, cancelled)
+                .await;
+        }
+        use base64::Engine as _;
+        let retry = Retry {
+            reply: uuid::Uuid::new_v4().simple().to_string(),
+            state: state.to_string(),
+            binding: base64::engine::general_purpose::STANDARD.encode(binding),
+            responses,
+            task: FleetRounds::terms(plan),
+        };
+        match fleet.relay(&call, retry, cancelled).await? {
+            Relayed::Asked(round) => Ok(Step::Asked(round)),
+            Relayed::Called(result) => Ok(Step::Finished(Reply::Call {
+                response: result.into(),
+                failure: None,
+            })),
+            Relayed::Prompted(result) => Ok(Step::Finished(Reply::Prompt(result.into()))),
+            Relayed::Task(task) => Ok(Step::Task(task.into())),
+            Relayed::Failed(error) => Err(error),
+        }
+    }
+
+    /// What a request `state` bound to `binding` holds, if it verifies.
+    fn open(&self, state: &str, binding: &[u8]) -> Result<State, ErrorData> {
+        self.codec.open_json_with(state, binding).map_err(|e| {
             refused(format!(
                 "{e} (it must be echoed unchanged, with the same tool, arguments and caller)"
             ))
-        })?;
+        })
+    }
+
+    /// A retry of a call that waits on this server.
+    async fn resume_here(
+        &self,
+        state: &str,
+        binding: &[u8],
+        responses: Option<InputResponses>,
+        plan: Option<Plan>,
+        cancelled: &CancellationToken,
+    ) -> Result<Step, ErrorData> {
+        let opened = self.open(state, binding)?;
         let waiting = self.lock().get(&opened.call).cloned().ok_or_else(|| {
             refused(
                 "the call it belongs to is over (it was answered, its question timed out, \

@@ -1,0 +1,143 @@
+//! [`Inbox`]: messages one server of a fleet sends another about something
+//! the other runs (an MCP task, a call waiting between input-required
+//! rounds), each sealed under the cluster key for its purpose and bound to
+//! the inbox's Redis key.
+//!
+//! An inbox is a Redis list, `<prefix>:<name>:<id>`, of at most a set
+//! number of messages, kept a set time after the last one came. Each
+//! message is published on the inbox's feed to wake its reader, which also
+//! reads it again now and then: pub/sub drops what is sent while it
+//! reconnects. A message not sealed by the fleet is dropped when read.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::RedisStore;
+use super::feed::Wakeups;
+use super::seal::Purpose;
+
+/// How often a reader reads its inbox again without a wake-up.
+const REREAD: Duration = Duration::from_secs(1);
+
+/// The most messages one read takes.
+const BATCH: usize = 64;
+
+/// Why a message was not sent.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The inbox holds as many messages as it may.
+    #[error("{held} messages wait for it already; try again later")]
+    Full {
+        /// How many wait.
+        held: usize,
+    },
+    /// Redis did not answer.
+    #[error("the fleet's store did not answer: {0}")]
+    Store(String),
+}
+
+/// The inboxes of one kind, under one name and feed.
+pub struct Inbox {
+    store: Arc<RedisStore>,
+    name: &'static str,
+    purpose: Purpose,
+    wakeups: Arc<Wakeups>,
+    /// The most messages one inbox holds.
+    max: usize,
+    /// How long an inbox is kept after its last message.
+    keep: Duration,
+}
+
+impl Inbox {
+    /// Inboxes `<name>:<id>` in `store`, woken on the feed `<name>feed`,
+    /// their messages sealed for `purpose`, each holding at most `max`
+    /// messages and kept `keep` after the last came.
+    pub fn new(
+        store: Arc<RedisStore>,
+        name: &'static str,
+        purpose: Purpose,
+        max: usize,
+        keep: Duration,
+    ) -> Self {
+        let channel = store.key(&format!("{name}feed"), &[]);
+        Self {
+            wakeups: Wakeups::new(store.clone(), channel, REREAD),
+            store,
+            name,
+            purpose,
+            max,
+            keep,
+        }
+    }
+
+    fn key(&self, id: &str) -> String {
+        self.store.key(self.name, &[id])
+    }
+
+    /// Put `message` in inbox `id` and wake its reader.
+    pub async fn send(&self, id: &str, message: &str) -> Result<(), SendError> {
+        let key = self.key(id);
+        let sealed = self.store.seal().seal(self.purpose, &key, "", message);
+        let mut connection = self.store.connection();
+        let failed = |e: redis::RedisError| SendError::Store(self.store.failure(&e));
+        let held: usize = redis::cmd("LLEN")
+            .arg(&key)
+            .query_async(&mut connection)
+            .await
+            .map_err(failed)?;
+        if held >= self.max {
+            return Err(SendError::Full { held });
+        }
+        redis::pipe()
+            .rpush(&key, sealed)
+            .pexpire(
+                &key,
+                i64::try_from(self.keep.as_millis()).unwrap_or(i64::MAX),
+            )
+            .publish(self.wakeups.channel(), id)
+            .query_async::<()>(&mut connection)
+            .await
+            .map_err(failed)
+    }
+
+    /// Woken when a message for inbox `id` may wait.
+    pub fn watch(&self, id: &str) -> tokio::sync::broadcast::Receiver<()> {
+        self.wakeups.watch(id)
+    }
+
+    /// The messages waiting in inbox `id`, oldest first, at most a batch
+    /// at a time; ones not sealed by the fleet are dropped, and a store
+    /// that does not answer gives none (logged).
+    pub async fn take(&self, id: &str) -> Vec<String> {
+        let key = self.key(id);
+        let taken: redis::RedisResult<Option<Vec<String>>> = redis::cmd("LPOP")
+            .arg(&key)
+            .arg(BATCH)
+            .query_async(&mut self.store.connection())
+            .await;
+        let taken = match taken {
+            Ok(taken) => taken.unwrap_or_default(),
+            Err(e) => {
+                tracing::warn!(%key, "cannot read an inbox: {}", self.store.failure(&e));
+                return Vec::new();
+            }
+        };
+        taken
+            .into_iter()
+            .filter_map(
+                |sealed| match self.store.seal().open(self.purpose, &key, "", &sealed) {
+                    Ok(body) => Some(body.to_string()),
+                    Err(e) => {
+                        tracing::warn!("a message is dropped: {e}");
+                        None
+                    }
+                },
+            )
+            .collect()
+    }
+
+    /// How often a reader reads its inbox without a wake-up.
+    pub fn reread(&self) -> Duration {
+        REREAD
+    }
+}
