@@ -32,8 +32,9 @@ pub use events::{
     MAX_SESSION_HISTORY_BYTES,
 };
 pub use principal::{
-    Credentials, MAX_CREDENTIAL_BYTES, MAX_CREDENTIAL_FIELDS, VOUCHED_BY, VOUCHED_PRINCIPALS,
-    client_principal, principal_id, principal_name, principal_only, vouched_name,
+    AUTH_HEADER, Credentials, MAX_AUTH_HEADER_BYTES, MAX_CREDENTIAL_BYTES, MAX_CREDENTIAL_FIELDS,
+    VOUCHED_BY, VOUCHED_PRINCIPALS, client_principal, header_principal, principal_id,
+    principal_name, principal_only, vouched_name,
 };
 pub use store::{
     BindError, Bound, Listed, MAX_SESSIONS, NewSession, PinSource, RemoveError, SessionStore,

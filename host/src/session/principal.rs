@@ -64,6 +64,27 @@ pub fn principal_only(auth: &Value) -> Value {
     Value::Object(kept)
 }
 
+/// The header an HTTP request without a body of its own (or an MCP
+/// request) names the principal it acts for in, as JSON.
+pub const AUTH_HEADER: &str = "toolhost-auth";
+
+/// The longest [`AUTH_HEADER`] read, in bytes.
+pub const MAX_AUTH_HEADER_BYTES: usize = 4 << 10;
+
+/// The principal an [`AUTH_HEADER`] of `value` names, checked as
+/// [`client_principal`] checks `auth`; why not, when it does not.
+pub fn header_principal(value: &[u8]) -> Result<Value, String> {
+    if value.len() > MAX_AUTH_HEADER_BYTES {
+        return Err(format!(
+            "the `Toolhost-Auth` header is {} bytes; at most {MAX_AUTH_HEADER_BYTES} are accepted",
+            value.len()
+        ));
+    }
+    let auth: Value = serde_json::from_slice(value)
+        .map_err(|e| format!("the `Toolhost-Auth` header is not JSON: {e}"))?;
+    client_principal(&auth).map_err(|why| format!("the `Toolhost-Auth` header: {why}"))
+}
+
 /// The principal a client asserts in `auth`, checked: a JSON object, not
 /// carrying the server's `vouchedBy` marker nor naming a principal only
 /// the server vouches for. Kept as its principal only.

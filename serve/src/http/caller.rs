@@ -10,15 +10,12 @@ use axum::extract::FromRequestParts;
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use serde_json::Value;
-use toolhost::session::{Session, client_principal, principal_name};
+use toolhost::session::{AUTH_HEADER, Session, client_principal, header_principal, principal_name};
 
 use super::error::ApiError;
 
 /// The header naming the principal a bodiless request acts for.
-pub(super) const HEADER: &str = "toolhost-auth";
-
-/// The longest `Toolhost-Auth` header read, in bytes.
-const MAX_HEADER_BYTES: usize = 4 << 10;
+pub(super) const HEADER: &str = AUTH_HEADER;
 
 /// The principal a request without a body of its own acts for (the
 /// `Toolhost-Auth` header), if it names one.
@@ -31,22 +28,9 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
         let Some(value) = parts.headers.get(HEADER) else {
             return Ok(Self(None));
         };
-        let invalid = |why: String| {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                format!("the `Toolhost-Auth` header {why}"),
-            )
-        };
-        if value.len() > MAX_HEADER_BYTES {
-            return Err(invalid(format!(
-                "is {} bytes; at most {MAX_HEADER_BYTES} are accepted",
-                value.len()
-            )));
-        }
-        let auth: Value = serde_json::from_slice(value.as_bytes())
-            .map_err(|e| invalid(format!("is not JSON: {e}")))?;
-        principal(&auth).map(|p| Self(Some(p)))
+        header_principal(value.as_bytes())
+            .map(|p| Self(Some(p)))
+            .map_err(|why| ApiError::new(StatusCode::BAD_REQUEST, "invalid_request", why))
     }
 }
 

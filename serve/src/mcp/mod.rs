@@ -241,6 +241,28 @@ impl ToolServer {
             .filter(|s| s.admits(self.options.caller.as_ref()))
     }
 
+    /// Who a request acts for: the server's own `caller` (stdio), else the
+    /// principal an HTTP request names in its `Toolhost-Auth` header, read
+    /// as the HTTP API reads it (identity only: sessions with an owner, a
+    /// 2026-07-28 request state and tasks are bound to it).
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Option<Value>, ErrorData> {
+        if self.options.caller.is_some() {
+            return Ok(self.options.caller.clone());
+        }
+        let header = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.headers.get(toolhost::session::AUTH_HEADER));
+        let Some(header) = header else {
+            return Ok(None);
+        };
+        toolhost::session::header_principal(header.as_bytes())
+            .map(Some)
+            .map_err(|why| {
+                ErrorData::invalid_params(why, Some(json!({ "code": "invalid_request" })))
+            })
+    }
+
     /// The tools a client sees: its session's version's when it is bound
     /// to one, else the version of the agent its options name.
     async fn listed_registry(&self) -> Arc<Registry> {
@@ -259,6 +281,7 @@ impl ToolServer {
     async fn session_for(
         &self,
         meta: &serde_json::Map<String, Value>,
+        caller: Option<&Value>,
     ) -> Result<Arc<Session>, ErrorData> {
         let text = |key: &str| meta.get(key).and_then(Value::as_str).map(str::to_string);
         let session_id = text("toolhost/sessionId").or_else(|| self.options.session.clone());
@@ -306,12 +329,7 @@ impl ToolServer {
         };
         let bound = self
             .sessions
-            .bind_or(
-                session_id.as_deref(),
-                token.as_deref(),
-                self.options.caller.as_ref(),
-                scratch,
-            )
+            .bind_or(session_id.as_deref(), token.as_deref(), caller, scratch)
             .await
             .map_err(|e| {
                 ErrorData::invalid_params(e.to_string(), Some(json!({ "code": e.code() })))
@@ -335,6 +353,11 @@ impl ToolServer {
         }
         Ok(bound.session)
     }
+}
+
+/// Whose a task made for `caller` is.
+fn task_owner(caller: Option<&Value>) -> String {
+    caller.map(Value::to_string).unwrap_or_default()
 }
 
 /// How long a 2026-07-28 client may keep a listing before it asks again: a
@@ -614,10 +637,10 @@ impl ServerHandler for ToolServer {
     fn get_task(
         &self,
         request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<GetTaskResult, ErrorData>> + MaybeSendFuture + '_ {
         Box::pin(async move {
-            let owner = self.task_owner();
+            let owner = task_owner(self.caller(&context)?.as_ref());
             self.tasks.get(&request.task_id, &owner).await
         })
     }
@@ -625,10 +648,10 @@ impl ServerHandler for ToolServer {
     fn update_task(
         &self,
         request: UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
         Box::pin(async move {
-            let owner = self.task_owner();
+            let owner = task_owner(self.caller(&context)?.as_ref());
             self.tasks
                 .update(&request.task_id, &owner, request.input_responses)
                 .await
@@ -638,10 +661,10 @@ impl ServerHandler for ToolServer {
     fn cancel_task(
         &self,
         request: CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
         Box::pin(async move {
-            let owner = self.task_owner();
+            let owner = task_owner(self.caller(&context)?.as_ref());
             self.tasks.cancel(&request.task_id, &owner).await
         })
     }
@@ -657,9 +680,12 @@ impl ServerHandler for ToolServer {
     fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<ReadResourceResponse, ErrorData>> + MaybeSendFuture + '_ {
-        Box::pin(self.read(request))
+        Box::pin(async move {
+            let caller = self.caller(&context)?;
+            self.read(request, caller.as_ref()).await
+        })
     }
 
     fn complete(

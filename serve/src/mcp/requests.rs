@@ -14,15 +14,10 @@ impl ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let per_request = is_per_request(&context);
+        let caller = self.caller(&context)?;
         let given = Value::Object(request.arguments.clone().unwrap_or_default());
-        let binding = per_request.then(|| {
-            rounds::binding(
-                self.options.caller.as_ref(),
-                "prompts/get",
-                &request.name,
-                &given,
-            )
-        });
+        let binding = per_request
+            .then(|| rounds::binding(caller.as_ref(), "prompts/get", &request.name, &given));
         if let (Some(binding), Some(state)) = (&binding, &request.request_state) {
             return self
                 .suspended
@@ -134,6 +129,7 @@ impl ToolServer {
     pub(super) async fn read(
         &self,
         request: ReadResourceRequestParams,
+        caller: Option<&Value>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         if let Some((session, name)) = toolhost::artifacts::parse_uri(&request.uri) {
             let not_found = || {
@@ -145,7 +141,7 @@ impl ToolServer {
             let session = self
                 .sessions
                 .get(session)
-                .filter(|s| s.admits(self.options.caller.as_ref()))
+                .filter(|s| s.admits(caller))
                 .ok_or_else(not_found)?;
             let (name, uri) = (name.to_string(), request.uri.clone());
             return tokio::task::spawn_blocking(move || {
@@ -192,22 +188,23 @@ impl ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let per_request = is_per_request(&context);
+        let caller = self.caller(&context)?;
         let name = request.name.to_string();
         let input = Value::Object(request.arguments.unwrap_or_default());
-        let binding = per_request
-            .then(|| rounds::binding(self.options.caller.as_ref(), "tools/call", &name, &input));
+        let binding =
+            per_request.then(|| rounds::binding(caller.as_ref(), "tools/call", &name, &input));
         // Decoded once: each look at `_meta` decodes it again.
         let capabilities = context.client_capabilities();
         if let (Some(binding), Some(state)) = (&binding, &request.request_state) {
             let support = self.host.registry().get(&name).map(|t| t.policy().task);
-            let plan = self.task_plan(capabilities.as_ref(), support)?;
+            let plan = self.task_plan(capabilities.as_ref(), support, caller.as_ref())?;
             return self
                 .suspended
                 .resume(state, binding, request.input_responses, plan, &context.ct)
                 .await
                 .and_then(rounds::Step::into_call);
         }
-        let session = self.session_for(&context.meta).await?;
+        let session = self.session_for(&context.meta, caller.as_ref()).await?;
         let registry = self
             .host
             .version_for(&session)
@@ -221,7 +218,11 @@ impl ToolServer {
             return Err(not_callable(&registry, &name));
         };
         let plan = match per_request {
-            true => self.task_plan(capabilities.as_ref(), Some(tool.policy().task))?,
+            true => self.task_plan(
+                capabilities.as_ref(),
+                Some(tool.policy().task),
+                caller.as_ref(),
+            )?,
             false => None,
         };
         let client = context
@@ -261,23 +262,15 @@ impl ToolServer {
             .and_then(rounds::Step::into_call)
     }
 
-    /// Whose this server's tasks are: the caller's.
-    pub(super) fn task_owner(&self) -> String {
-        self.options
-            .caller
-            .as_ref()
-            .map(Value::to_string)
-            .unwrap_or_default()
-    }
-
-    /// How a 2026-07-28 call to a tool with `support` may become a task:
-    /// never when the tool's calls may not or the client did not declare
-    /// the Tasks extension (a tool whose calls must be tasks is then
-    /// refused with `-32021`).
+    /// How a 2026-07-28 call of `caller`'s to a tool with `support` may
+    /// become a task: never when the tool's calls may not or the client did
+    /// not declare the Tasks extension (a tool whose calls must be tasks is
+    /// then refused with `-32021`).
     fn task_plan(
         &self,
         capabilities: Option<&ClientCapabilities>,
         support: Option<TaskSupport>,
+        caller: Option<&Value>,
     ) -> Result<Option<tasks::Plan>, ErrorData> {
         let declared = capabilities.is_some_and(ClientCapabilities::supports_tasks);
         match support {
@@ -291,7 +284,7 @@ impl ToolServer {
                     tasks: self.tasks.clone(),
                     support,
                     after: self.host.config().server.task_after(),
-                    owner: self.task_owner(),
+                    owner: task_owner(caller),
                 }))
             }
             _ => Ok(None),

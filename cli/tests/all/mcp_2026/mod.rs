@@ -3,12 +3,13 @@
 //! `initialize`, over HTTP (`toolhost serve`'s `/mcp`) and stdio
 //! (`toolhost mcp`), with hostile inputs: per request (`per_request.rs`),
 //! `subscriptions/listen` streams (`listen.rs`), input-required rounds
-//! (`rounds.rs`), tasks (`tasks.rs`) and the clients people use
+//! (`rounds.rs`), tasks (`tasks.rs`), principals (`principals.rs`) and the clients people use
 //! (`clients.rs`). Here: a client of raw 2026-07-28 requests.
 
 mod clients;
 mod listen;
 mod per_request;
+mod principals;
 mod rounds;
 mod tasks;
 
@@ -68,12 +69,21 @@ impl Reply {
 
 /// POST `body` to `served`'s `/mcp` with the 2026-07-28 headers.
 pub(super) async fn post(served: &Served, body: &Value) -> Reply {
+    post_as(served, body, None).await
+}
+
+/// POST `body` to `served`'s `/mcp` with the 2026-07-28 headers, acting
+/// for the principal `auth` names (the `Toolhost-Auth` header), if any.
+pub(super) async fn post_as(served: &Served, body: &Value, auth: Option<&str>) -> Reply {
     let method = body["method"].as_str().unwrap_or_default();
     let mut builder = http_client()
         .post(format!("{}/mcp", served.url))
         .header("Accept", "application/json, text/event-stream")
         .header("MCP-Protocol-Version", VERSION)
         .header("Mcp-Method", method);
+    if let Some(auth) = auth {
+        builder = builder.header("Toolhost-Auth", auth);
+    }
     let params = &body["params"];
     if let Some(name) = params["name"].as_str().or(params["taskId"].as_str()) {
         builder = builder.header("Mcp-Name", name);
