@@ -19,6 +19,7 @@ const TOOLS: &[&str] = &[
     "glob",
     "grep",
     "web_fetch",
+    "web_search",
 ];
 
 fn main() -> ExitCode {

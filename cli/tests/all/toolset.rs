@@ -394,7 +394,7 @@ async fn enabled_resolves_per_tool_and_disabled_tools_are_absent() {
 }
 
 #[tokio::test]
-async fn bash_and_web_search_are_listed_as_unavailable_and_refused() {
+async fn bash_and_web_search_without_an_engine_are_listed_as_unavailable_and_refused() {
     let fx = Fixture::new(TOOLSET).await;
     assert_eq!(
         names(&fx.host),
@@ -412,6 +412,11 @@ async fn bash_and_web_search_are_listed_as_unavailable_and_refused() {
     let unavailable = fx.host.listing()["unavailable"].clone();
     assert_eq!(unavailable[0]["name"], json!("bash"));
     assert_eq!(unavailable[1]["name"], json!("web_search"));
+    let reason = unavailable[1]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("no search engine is configured"),
+        "{reason}"
+    );
     let err = fx
         .host
         .call("bash", json!({"command": "ls"}), &fx.options())
@@ -419,6 +424,155 @@ async fn bash_and_web_search_are_listed_as_unavailable_and_refused() {
         .unwrap_err();
     assert_eq!(err.code(), "tool_not_callable");
     assert!(err.to_string().contains("no sandboxed equivalent"), "{err}");
+    let err = fx
+        .host
+        .call("web_search", json!({"query": "x"}), &fx.options())
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "tool_not_callable");
+    assert!(err.to_string().contains("web_search = {"), "{err}");
+}
+
+/// A SearXNG answer of `hits` results, the documented shape.
+fn searxng_answer(hits: usize) -> Vec<u8> {
+    let results: Vec<Value> = (0..hits)
+        .map(|i| {
+            json!({ "url": format!("https://example.org/{i}"), "title": format!("Hit {i}"),
+                    "content": format!("about {i}"), "engine": "duckduckgo", "score": 1.0 })
+        })
+        .collect();
+    let body = json!({ "query": "q", "number_of_results": hits, "results": results });
+    reply(
+        "200 OK",
+        "content-type: application/json\r\n",
+        body.to_string().as_bytes(),
+    )
+}
+
+#[tokio::test]
+async fn web_search_asks_the_configured_searxng_and_returns_its_hits() {
+    let server = Server::start(|head| {
+        let target = head.split(' ').nth(1).unwrap_or_default();
+        if target.starts_with("/searx/search?q=odd&") {
+            // Hits of every shape an engine might send: only web URLs count.
+            let body = json!({ "results": [
+                { "url": "javascript:alert(1)", "title": "x" },
+                { "url": 7, "title": "x" },
+                "not an object",
+                { "url": "https://example.org/ok", "title": ["not", "text"],
+                  "content": "x".repeat(10_000) },
+            ] });
+            reply("200 OK", "", body.to_string().as_bytes())
+        } else if target.starts_with("/searx/search?q=forbidden&") {
+            reply("403 Forbidden", "", b"format json not allowed")
+        } else if target.starts_with("/searx/search?q=html&") {
+            reply(
+                "200 OK",
+                "content-type: text/html\r\n",
+                b"<html>results</html>",
+            )
+        } else if target.starts_with("/searx/search?q=huge&") {
+            reply("200 OK", "", &vec![b' '; 3 << 20])
+        } else if target.starts_with("/searx/search?") {
+            searxng_answer(30)
+        } else {
+            reply("404 Not Found", "", b"no")
+        }
+    })
+    .await;
+    let config = format!(
+        "{TOOLSET}web_search = {{ provider = \"searxng\", url = {:?} }}\n",
+        server.url("/searx/")
+    );
+    let fx = Fixture::new(&config).await;
+    assert!(names(&fx.host).contains(&"web_search".to_string()));
+    assert!(fx.host.listing()["unavailable"].as_array().unwrap().len() == 1);
+
+    // The query is encoded, never spliced: `&format=html` stays in `q`.
+    let asked = "rust wasm &format=html";
+    let result = fx.call("web_search", json!({"query": asked})).await;
+    assert!(!result.is_error, "{}", result.result);
+    let hits = result.result["results"].as_array().unwrap();
+    assert_eq!(hits.len(), 5, "five by default");
+    assert_eq!(hits[0]["url"], "https://example.org/0");
+    assert_eq!(hits[0]["snippet"], "about 0");
+    let heads = server.heads();
+    assert!(
+        heads[0].starts_with("GET /searx/search?q=rust%20wasm%20%26format%3Dhtml&format=json "),
+        "{}",
+        heads[0]
+    );
+    let blocks = serde_json::to_string(&result.output.content).unwrap();
+    assert!(blocks.contains("https://example.org/4"), "{blocks}");
+    let two = fx
+        .ok("web_search", json!({"query": "x", "max_results": 2}))
+        .await;
+    assert_eq!(two["results"].as_array().unwrap().len(), 2);
+    let twenty = fx
+        .ok("web_search", json!({"query": "x", "max_results": 20}))
+        .await;
+    assert_eq!(twenty["results"].as_array().unwrap().len(), 20);
+
+    let odd = fx.ok("web_search", json!({"query": "odd"})).await;
+    let odd = odd["results"].as_array().unwrap();
+    assert_eq!(odd.len(), 1, "{odd:?}");
+    assert_eq!(odd[0]["title"], "");
+    assert!(odd[0]["snippet"].as_str().unwrap().len() <= 2_000);
+
+    for (query, expected) in [
+        ("forbidden", "search.formats"),
+        ("html", "did not answer JSON"),
+        ("huge", "more than"),
+    ] {
+        let failed = fx.fails("web_search", json!({"query": query})).await;
+        assert!(failed.contains(expected), "{query}: {failed}");
+    }
+    for input in [
+        json!({"query": "  "}),
+        json!({"query": "x", "max_results": 0}),
+        json!({"query": "x", "max_results": 21}),
+        json!({"query": "x".repeat(2_001)}),
+    ] {
+        let refused = fx
+            .host
+            .call("web_search", input.clone(), &fx.options())
+            .await;
+        let refused = match refused {
+            Ok(result) => {
+                assert!(result.is_error, "{input}: {}", result.result);
+                result.result.to_string()
+            }
+            Err(err) => err.to_string(),
+        };
+        assert!(
+            refused.contains("query") || refused.contains("max_results"),
+            "{input}: {refused}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_search_engine_that_never_answers_ends_at_the_calls_deadline() {
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", silent.local_addr().unwrap());
+    let config = format!(
+        "{TOOLSET}web_search = {{ provider = \"searxng\", url = {url:?} }}\n\
+         [tools.web_search]\ntimeout_ms = 1500\n"
+    );
+    let fx = Fixture::new(&config).await;
+    let started = std::time::Instant::now();
+    let outcome = fx
+        .host
+        .call("web_search", json!({"query": "x"}), &fx.options())
+        .await;
+    let elapsed = started.elapsed();
+    let message = match outcome {
+        Ok(result) => result.result.to_string(),
+        Err(err) => err.to_string(),
+    };
+    assert!(message.contains("time"), "{message}");
+    assert!(elapsed < std::time::Duration::from_secs(10), "{elapsed:?}");
+    drop(silent);
 }
 
 #[tokio::test]
@@ -517,6 +671,16 @@ async fn bad_toolset_configs_are_load_errors_that_name_the_problem() {
         (
             "[toolset]\ntype = \"mcp_toolset\"\n",
             "needs `mcp_server_name`",
+        ),
+        (
+            "[toolset]\ntype = \"agent_toolset\"\n\
+             web_search = { provider = \"google\", url = \"https://x.org\" }\n",
+            "web_search.provider",
+        ),
+        (
+            "[toolset]\ntype = \"agent_toolset\"\n\
+             web_search = { provider = \"searxng\", url = \"https://x.org/?q=1\" }\n",
+            "web_search.url",
         ),
         (
             "[toolset]\ntype = \"frobnicate\"\n",

@@ -9,6 +9,7 @@
 //! default_config = { enabled = true, permission_policy = "always_allow" }
 //! configs = [{ name = "write", permission_policy = "always_ask" }]
 //! http = ["https://docs.rs"]         # what web_fetch may fetch
+//! web_search = { provider = "searxng", url = "http://127.0.0.1:8888" }
 //! ```
 //!
 //! The two `configs` forms do not accept the same names: the array form only
@@ -48,23 +49,17 @@ pub const COMPONENT_TOOLS: &[(&str, DirAccess)] = &[
     ("glob", DirAccess::Read),
     ("grep", DirAccess::Read),
     ("web_fetch", DirAccess::None),
+    ("web_search", DirAccess::None),
 ];
 
 /// The toolset tools with no sandboxed equivalent, and why: listed as
 /// unavailable and refused when called.
-pub const UNAVAILABLE_TOOLS: &[(&str, &str)] = &[
-    (
-        "bash",
-        "toolhost runs tools as WebAssembly components with no shell or processes, so the \
+pub const UNAVAILABLE_TOOLS: &[(&str, &str)] = &[(
+    "bash",
+    "toolhost runs tools as WebAssembly components with no shell or processes, so the \
          toolset's `bash` has no sandboxed equivalent; use read, write, edit, list, delete, \
          glob and grep on the workspace instead",
-    ),
-    (
-        "web_search",
-        "toolhost has no search engine to query, so the toolset's `web_search` has no \
-         sandboxed equivalent; use web_fetch on a URL from the HTTP allow-list instead",
-    ),
-];
+)];
 
 /// The names the array form of `configs` accepts (the registry's built-in
 /// names; `list` and `delete` are not among them).
@@ -154,6 +149,8 @@ pub struct Toolset {
     pub configs: Configs,
     /// Origins `web_fetch` may fetch from (the toolset's HTTP allow-list).
     pub http: Vec<String>,
+    /// The search engine `web_search` asks, if one is configured.
+    pub web_search: Option<WebSearch>,
 }
 
 /// `enabled` and `permission_policy` of the toolset or of one tool (and,
@@ -241,10 +238,10 @@ impl Toolset {
     pub fn settings_for(&self, name: &str) -> Option<ToolSettings> {
         let (_, workspace) = COMPONENT_TOOLS.iter().find(|(tool, _)| *tool == name)?;
         let resolved = self.resolve(name);
-        let http = if name == "web_fetch" {
-            self.http.clone()
-        } else {
-            Vec::new()
+        let (http, env) = match (name, &self.web_search) {
+            ("web_fetch", _) => (self.http.clone(), Env::default()),
+            ("web_search", Some(engine)) => (vec![engine.origin()], engine.env()),
+            _ => (Vec::new(), Env::default()),
         };
         Some(ToolSettings {
             enabled: Some(resolved.enabled),
@@ -252,17 +249,32 @@ impl Toolset {
             workspace: Some(*workspace),
             kv: Some(Vec::new()),
             http: Some(http),
-            env: Some(Env::default()),
+            env: Some(env),
             ..ToolSettings::default()
         })
     }
 
-    /// The unavailable tools (`bash`, `web_search`) this toolset enables,
-    /// with why they cannot run.
+    /// The component tools this toolset enables that can run here (all
+    /// but `web_search` without a search engine).
+    pub fn components(&self) -> impl Iterator<Item = &'static str> + '_ {
+        COMPONENT_TOOLS
+            .iter()
+            .map(|(name, _)| *name)
+            .filter(|name| self.resolve(name).enabled)
+            .filter(|name| *name != "web_search" || self.web_search.is_some())
+    }
+
+    /// The tools this toolset enables that cannot run here (`bash`, and
+    /// `web_search` without a search engine), with why.
     pub fn unavailable(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
+        let no_engine = self
+            .web_search
+            .is_none()
+            .then_some(("web_search", web_search::NOT_CONFIGURED));
         UNAVAILABLE_TOOLS
             .iter()
             .copied()
+            .chain(no_engine)
             .filter(|(name, _)| self.resolve(name).enabled)
     }
 
@@ -301,17 +313,24 @@ impl Toolset {
             permission_policy: Some(self.default_config.permission_policy.unwrap_or_default()),
             effect: self.default_config.effect,
         };
-        json!({
+        let mut echoed = json!({
             "type": TOOLSET_TYPE_DATED,
             "default_config": defaults.to_json(),
             "configs": configs,
             "http": self.http,
-        })
+        });
+        if let Some(engine) = &self.web_search {
+            echoed["web_search"] = json!({ "provider": engine.provider, "url": engine.url });
+        }
+        echoed
     }
 
-    /// Check the HTTP allow-list.
+    /// Check the HTTP allow-list and the search engine.
     pub(crate) fn validate(&self) -> anyhow::Result<()> {
         AllowList::parse(&self.http).context("invalid `http` entry")?;
+        if let Some(engine) = &self.web_search {
+            engine.validate()?;
+        }
         Ok(())
     }
 }
@@ -400,6 +419,8 @@ struct RawToolset {
     #[serde(default)]
     http: Option<Vec<String>>,
     #[serde(default)]
+    web_search: Option<WebSearch>,
+    #[serde(default)]
     mcp_server_name: Option<String>,
 }
 
@@ -477,6 +498,7 @@ pub(super) fn parse_entry(value: toml::Value, at: &str) -> anyhow::Result<Entry>
             default_config,
             configs,
             http: raw.http.unwrap_or_default(),
+            web_search: raw.web_search,
         }));
     }
     let server = raw.mcp_server_name.with_context(|| {
@@ -486,9 +508,9 @@ pub(super) fn parse_entry(value: toml::Value, at: &str) -> anyhow::Result<Entry>
         )
     })?;
     anyhow::ensure!(
-        raw.http.is_none(),
-        "in {at}: `http` is the built-in toolset's allow-list for web_fetch; an MCP server's \
-         tools reach what the server reaches"
+        raw.http.is_none() && raw.web_search.is_none(),
+        "in {at}: `http` and `web_search` belong to the built-in toolset (web_fetch's \
+         allow-list, web_search's engine); an MCP server's tools reach what the server reaches"
     );
     Ok(Entry::Mcp(McpToolset {
         server,
@@ -496,6 +518,7 @@ pub(super) fn parse_entry(value: toml::Value, at: &str) -> anyhow::Result<Entry>
             default_config,
             configs,
             http: Vec::new(),
+            web_search: None,
         },
     }))
 }
@@ -585,3 +608,6 @@ fn parse_policy(value: toml::Value) -> anyhow::Result<Permission> {
 
 #[cfg(test)]
 mod tests;
+mod web_search;
+
+pub use web_search::WebSearch;

@@ -217,7 +217,12 @@ impl ToolServer {
                 .map(str::to_string)
                 .collect();
         origins.extend(extra_origins.iter().cloned());
+        // A 2026-07-28 request whose call sends nothing before its answer
+        // is answered as one JSON body instead of an SSE stream (rmcp falls
+        // back to SSE when a log line or progress comes first); sessions
+        // keep their streams.
         let mut config = StreamableHttpServerConfig::default()
+            .with_json_response(true)
             .with_allowed_origins(origins)
             .with_cancellation_token(cancel)
             .with_max_request_body_bytes(max_body_bytes);

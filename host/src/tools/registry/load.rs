@@ -13,7 +13,7 @@ use super::{
 };
 use crate::config::Config;
 use crate::config::agent::Components;
-use crate::config::toolset::{COMPONENT_TOOLS, is_toolset_name};
+use crate::config::toolset::is_toolset_name;
 use crate::files::FileStamp;
 use crate::sandbox::engine::{Pins, Tiering, ToolEngine};
 use crate::tool::MAX_TOOLS;
@@ -182,13 +182,7 @@ impl Registry {
         }
         let toolset = config.declared_toolset();
         let toolset_tools: Vec<&str> = toolset
-            .map(|set| {
-                COMPONENT_TOOLS
-                    .iter()
-                    .map(|(name, _)| *name)
-                    .filter(|name| set.resolve(name).enabled)
-                    .collect()
-            })
+            .map(|set| set.components().collect())
             .unwrap_or_default();
         let count = files.len()
             + config.custom_tools.len()
