@@ -56,7 +56,8 @@ pub enum CallError {
         how: String,
     },
     /// The tool exists but cannot run here: a custom tool outside a session,
-    /// or a toolset tool with no sandboxed equivalent (`bash`, `web_search`).
+    /// or a toolset tool that cannot run here (`bash` without its sandbox,
+    /// `web_search` without a search engine).
     #[error("tool `{tool}` cannot be called here: {reason}")]
     ToolNotCallable {
         /// The tool called.

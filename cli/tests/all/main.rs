@@ -17,6 +17,7 @@ mod artifacts;
 mod ask;
 mod ask_all;
 mod author;
+mod bash;
 mod cli;
 mod conformance;
 mod console;

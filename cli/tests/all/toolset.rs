@@ -394,36 +394,39 @@ async fn enabled_resolves_per_tool_and_disabled_tools_are_absent() {
 }
 
 #[tokio::test]
-async fn bash_and_web_search_without_an_engine_are_listed_as_unavailable_and_refused() {
+async fn web_search_without_an_engine_is_listed_as_unavailable_and_refused() {
     let fx = Fixture::new(TOOLSET).await;
-    assert_eq!(
-        names(&fx.host),
-        [
-            "delete",
-            "edit",
-            "glob",
-            "grep",
-            "list",
-            "read",
-            "web_fetch",
-            "write"
-        ]
-    );
+    let mut expected = vec![
+        "delete",
+        "edit",
+        "glob",
+        "grep",
+        "list",
+        "read",
+        "web_fetch",
+        "write",
+    ];
     let unavailable = fx.host.listing()["unavailable"].clone();
-    assert_eq!(unavailable[0]["name"], json!("bash"));
-    assert_eq!(unavailable[1]["name"], json!("web_search"));
-    let reason = unavailable[1]["reason"].as_str().unwrap();
+    let unavailable = unavailable.as_array().unwrap();
+    // bash is a tool where its sandbox works (CI installs bubblewrap), and
+    // listed as unavailable, saying why, where it does not.
+    match unavailable.iter().find(|u| u["name"] == "bash") {
+        Some(bash) => {
+            let reason = bash["reason"].as_str().unwrap();
+            assert!(reason.contains("sandbox does not work here"), "{reason}");
+        }
+        None => expected.insert(0, "bash"),
+    }
+    assert_eq!(names(&fx.host), expected);
+    let web_search = unavailable
+        .iter()
+        .find(|u| u["name"] == "web_search")
+        .unwrap();
+    let reason = web_search["reason"].as_str().unwrap();
     assert!(
         reason.contains("no search engine is configured"),
         "{reason}"
     );
-    let err = fx
-        .host
-        .call("bash", json!({"command": "ls"}), &fx.options())
-        .await
-        .unwrap_err();
-    assert_eq!(err.code(), "tool_not_callable");
-    assert!(err.to_string().contains("no sandboxed equivalent"), "{err}");
     let err = fx
         .host
         .call("web_search", json!({"query": "x"}), &fx.options())
@@ -486,7 +489,8 @@ async fn web_search_asks_the_configured_searxng_and_returns_its_hits() {
     );
     let fx = Fixture::new(&config).await;
     assert!(names(&fx.host).contains(&"web_search".to_string()));
-    assert!(fx.host.listing()["unavailable"].as_array().unwrap().len() == 1);
+    let unavailable = fx.host.listing()["unavailable"].to_string();
+    assert!(!unavailable.contains("web_search"), "{unavailable}");
 
     // The query is encoded, never spliced: `&format=html` stays in `q`.
     let asked = "rust wasm &format=html";
@@ -640,7 +644,7 @@ async fn toolset_names_stay_reserved_and_count_toward_the_limit() {
     );
 
     let full = common::host_dir(&[], TOOLSET);
-    for n in 0..121 {
+    for n in 0..120 {
         fs::copy(
             common::artifact("echo"),
             full.path().join(format!("tools/echo_{n}.wasm")),

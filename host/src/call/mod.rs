@@ -17,6 +17,7 @@
 //!   `reminder`: firing the reminders tools scheduled.
 
 pub mod api;
+mod bash;
 mod context;
 mod execute;
 mod input;

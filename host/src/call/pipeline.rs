@@ -325,7 +325,14 @@ impl Call<'_> {
             scratch_workspace: workspace.as_ref().is_some_and(|w| w.scratch.is_some()),
             ..Done::effect(effect)
         };
-        let executed = self.execute(done.clone(), workspace.as_ref().map(|w| w.path.as_path()));
+        let workspace = workspace.as_ref().map(|w| w.path.as_path());
+        if let Some(bash) = self.tool.bash() {
+            // On the heap: every call's future would otherwise hold room
+            // for a process's.
+            let ran = Box::pin(self.run_bash(bash, done.clone(), workspace));
+            return Ok(self.holding(slot, ran, || self.slot_lost(done)).await);
+        }
+        let executed = self.execute(done.clone(), workspace);
         Ok(self.holding(slot, executed, || self.slot_lost(done)).await)
     }
 

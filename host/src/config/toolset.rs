@@ -52,14 +52,9 @@ pub const COMPONENT_TOOLS: &[(&str, DirAccess)] = &[
     ("web_search", DirAccess::None),
 ];
 
-/// The toolset tools with no sandboxed equivalent, and why: listed as
-/// unavailable and refused when called.
-pub const UNAVAILABLE_TOOLS: &[(&str, &str)] = &[(
-    "bash",
-    "toolhost runs tools as WebAssembly components with no shell or processes, so the \
-         toolset's `bash` has no sandboxed equivalent; use read, write, edit, list, delete, \
-         glob and grep on the workspace instead",
-)];
+/// The toolset tools the host runs itself (not as components), with the
+/// workspace access each is granted: `bash`, in an OS sandbox.
+pub const NATIVE_TOOLS: &[(&str, DirAccess)] = &[("bash", DirAccess::Write)];
 
 /// The names the array form of `configs` accepts (the registry's built-in
 /// names; `list` and `delete` are not among them).
@@ -76,8 +71,10 @@ pub const ARRAY_FORM_NAMES: &[&str] = &[
 
 /// Whether `name` is a toolset tool (a component or an unavailable one).
 pub fn is_toolset_name(name: &str) -> bool {
-    COMPONENT_TOOLS.iter().any(|(tool, _)| *tool == name)
-        || UNAVAILABLE_TOOLS.iter().any(|(tool, _)| *tool == name)
+    COMPONENT_TOOLS
+        .iter()
+        .chain(NATIVE_TOOLS)
+        .any(|(tool, _)| *tool == name)
 }
 
 /// The type of a toolset of an MCP server's tools.
@@ -151,6 +148,8 @@ pub struct Toolset {
     pub http: Vec<String>,
     /// The search engine `web_search` asks, if one is configured.
     pub web_search: Option<WebSearch>,
+    /// How `bash`'s sandbox is made.
+    pub bash: BashSettings,
 }
 
 /// `enabled` and `permission_policy` of the toolset or of one tool (and,
@@ -236,7 +235,10 @@ impl Toolset {
     /// `[tools.<name>]` entry overrides them; `None` if `name` is no
     /// toolset component.
     pub fn settings_for(&self, name: &str) -> Option<ToolSettings> {
-        let (_, workspace) = COMPONENT_TOOLS.iter().find(|(tool, _)| *tool == name)?;
+        let (_, workspace) = COMPONENT_TOOLS
+            .iter()
+            .chain(NATIVE_TOOLS)
+            .find(|(tool, _)| *tool == name)?;
         let resolved = self.resolve(name);
         let (http, env) = match (name, &self.web_search) {
             ("web_fetch", _) => (self.http.clone(), Env::default()),
@@ -264,17 +266,19 @@ impl Toolset {
             .filter(|name| *name != "web_search" || self.web_search.is_some())
     }
 
-    /// The tools this toolset enables that cannot run here (`bash`, and
-    /// `web_search` without a search engine), with why.
+    /// Whether this toolset enables `bash` (which runs only where its
+    /// sandbox does: [`crate::bash`]).
+    pub fn enables_bash(&self) -> bool {
+        self.resolve("bash").enabled
+    }
+
+    /// The component tools this toolset enables that cannot run for want
+    /// of configuration (`web_search` without a search engine), with why.
     pub fn unavailable(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
-        let no_engine = self
-            .web_search
+        self.web_search
             .is_none()
-            .then_some(("web_search", web_search::NOT_CONFIGURED));
-        UNAVAILABLE_TOOLS
-            .iter()
-            .copied()
-            .chain(no_engine)
+            .then_some(("web_search", web_search::NOT_CONFIGURED))
+            .into_iter()
             .filter(|(name, _)| self.resolve(name).enabled)
     }
 
@@ -331,6 +335,7 @@ impl Toolset {
         if let Some(engine) = &self.web_search {
             engine.validate()?;
         }
+        self.bash.validate()?;
         Ok(())
     }
 }
@@ -421,6 +426,8 @@ struct RawToolset {
     #[serde(default)]
     web_search: Option<WebSearch>,
     #[serde(default)]
+    bash: Option<BashSettings>,
+    #[serde(default)]
     mcp_server_name: Option<String>,
 }
 
@@ -499,6 +506,7 @@ pub(super) fn parse_entry(value: toml::Value, at: &str) -> anyhow::Result<Entry>
             configs,
             http: raw.http.unwrap_or_default(),
             web_search: raw.web_search,
+            bash: raw.bash.unwrap_or_default(),
         }));
     }
     let server = raw.mcp_server_name.with_context(|| {
@@ -508,9 +516,10 @@ pub(super) fn parse_entry(value: toml::Value, at: &str) -> anyhow::Result<Entry>
         )
     })?;
     anyhow::ensure!(
-        raw.http.is_none() && raw.web_search.is_none(),
-        "in {at}: `http` and `web_search` belong to the built-in toolset (web_fetch's \
-         allow-list, web_search's engine); an MCP server's tools reach what the server reaches"
+        raw.http.is_none() && raw.web_search.is_none() && raw.bash.is_none(),
+        "in {at}: `http`, `web_search` and `bash` belong to the built-in toolset (web_fetch's \
+         allow-list, web_search's engine, bash's sandbox); an MCP server's tools reach what \
+         the server reaches"
     );
     Ok(Entry::Mcp(McpToolset {
         server,
@@ -519,6 +528,7 @@ pub(super) fn parse_entry(value: toml::Value, at: &str) -> anyhow::Result<Entry>
             configs,
             http: Vec::new(),
             web_search: None,
+            bash: BashSettings::default(),
         },
     }))
 }
@@ -606,8 +616,10 @@ fn parse_policy(value: toml::Value) -> anyhow::Result<Permission> {
     }
 }
 
+mod bash;
 #[cfg(test)]
 mod tests;
 mod web_search;
 
+pub use bash::BashSettings;
 pub use web_search::WebSearch;

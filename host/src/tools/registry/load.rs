@@ -182,7 +182,11 @@ impl Registry {
         }
         let toolset = config.declared_toolset();
         let toolset_tools: Vec<&str> = toolset
-            .map(|set| set.components().collect())
+            .map(|set| {
+                set.components()
+                    .chain(set.enables_bash().then_some("bash"))
+                    .collect()
+            })
             .unwrap_or_default();
         let count = files.len()
             + config.custom_tools.len()
@@ -255,7 +259,8 @@ impl Registry {
         }
         registry.refuse_names_of_other_files(&slugs);
         let toolset_count = toolset_tools.len();
-        for name in toolset_tools {
+        // `bash` is the host's own, loaded below with the unavailable ones.
+        for name in toolset_tools.into_iter().filter(|name| *name != "bash") {
             if part
                 .as_ref()
                 .is_some_and(|part| part.toolset_tool.as_deref() != Some(name))
@@ -296,6 +301,28 @@ impl Registry {
                     reason: reason.to_string(),
                 })
                 .collect();
+            if set.enables_bash()
+                && part
+                    .as_ref()
+                    .is_none_or(|p| p.toolset_tool.as_deref() == Some("bash"))
+            {
+                let loaded = match config.policy_for("bash") {
+                    Ok(policy) => toolset::load_bash(&set.bash, policy).await,
+                    Err(e) => Err(format!("{e:#}")),
+                };
+                match loaded {
+                    Ok(tool) => {
+                        registry.tools.insert("bash".to_string(), Arc::new(tool));
+                    }
+                    Err(reason) => registry.unavailable.insert(
+                        0,
+                        Unavailable {
+                            name: "bash".to_string(),
+                            reason: format!("bash's sandbox does not work here: {reason}"),
+                        },
+                    ),
+                }
+            }
             for key in set.ignored_keys() {
                 tracing::warn!(
                     "toolhost.toml: [toolset] configs.{key} names no toolset tool; it is kept \

@@ -137,13 +137,14 @@ impl Registry {
         self.tools.values()
     }
 
-    /// The toolset tools that are enabled but have no sandboxed equivalent.
+    /// The toolset tools that are enabled but cannot run here (`bash`
+    /// without its sandbox, `web_search` without a search engine).
     pub fn unavailable(&self) -> &[Unavailable] {
         &self.unavailable
     }
 
     /// Why `name` cannot be called though it is known: it did not load, or
-    /// it is a toolset tool with no sandboxed equivalent. `None` for a tool
+    /// it is a toolset tool that cannot run here. `None` for a tool
     /// that is loaded, and for a name nobody knows.
     pub fn not_callable_reason(&self, name: &str) -> Option<String> {
         self.failures

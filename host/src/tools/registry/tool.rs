@@ -81,6 +81,8 @@ pub(super) enum Kind {
     AgentScript(Arc<str>),
     /// A tool of an MCP server: the server runs it.
     Upstream(Mounted),
+    /// The toolset's `bash`: the host runs it in an OS sandbox.
+    Bash(Arc<crate::bash::Bash>),
 }
 
 /// What calling an MCP server's tool needs besides its name, which is the
@@ -207,7 +209,7 @@ impl Tool {
     pub(super) fn code_cell(&self) -> Option<&CodeCell> {
         match &self.kind {
             Kind::Contract(code) | Kind::Plain { code, .. } => Some(code),
-            Kind::Custom | Kind::AgentScript(_) | Kind::Upstream(_) => None,
+            Kind::Custom | Kind::AgentScript(_) | Kind::Upstream(_) | Kind::Bash(_) => None,
         }
     }
 
@@ -270,7 +272,19 @@ impl Tool {
     pub fn plain_export(&self) -> Option<&str> {
         match &self.kind {
             Kind::Plain { export, .. } => Some(export),
-            Kind::Contract(_) | Kind::Custom | Kind::AgentScript(_) | Kind::Upstream(_) => None,
+            Kind::Contract(_)
+            | Kind::Custom
+            | Kind::AgentScript(_)
+            | Kind::Upstream(_)
+            | Kind::Bash(_) => None,
+        }
+    }
+
+    /// For the toolset's `bash`: the sandbox it runs in.
+    pub fn bash(&self) -> Option<&Arc<crate::bash::Bash>> {
+        match &self.kind {
+            Kind::Bash(bash) => Some(bash),
+            _ => None,
         }
     }
 

@@ -1,0 +1,275 @@
+//! The toolset's `bash`, attacked as a tool author would: reading and
+//! writing the host outside the workspace, the network, capabilities and
+//! nested namespaces, setuid files, a process meant to outlive the call,
+//! a fork bomb, a memory bomb, an output flood, and symlinks and FIFOs
+//! left for the host's own file tools to trip on. Each runs in the real
+//! sandbox (bubblewrap); without `bwrap` the tests skip, and with
+//! `CI=true` that is a failure.
+
+use crate::common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use toolhost::{CallResult, Host, SessionSpec};
+
+/// A host with the toolset, `bash` given `timeout_ms`, and a session
+/// whose workspace is a temporary folder; `None` (skipped) where the
+/// sandbox does not work, unless in CI.
+struct Shell {
+    dir: tempfile::TempDir,
+    workspace: tempfile::TempDir,
+    host: Host,
+}
+
+impl Shell {
+    async fn new() -> Option<Self> {
+        let config = "[toolset]\ntype = \"agent_toolset\"\n[tools.bash]\ntimeout_ms = 8000\n";
+        let (dir, host) = common::host(&[], config).await;
+        if host.registry().get("bash").is_none() {
+            let why = host.listing()["unavailable"].to_string();
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "bash is unavailable in CI: {why}"
+            );
+            eprintln!("skipped: bash is unavailable here: {why}");
+            return None;
+        }
+        Some(Self {
+            dir,
+            workspace: tempfile::tempdir().unwrap(),
+            host,
+        })
+    }
+
+    async fn call(&self, tool: &str, input: Value) -> Arc<CallResult> {
+        let options = common::session(SessionSpec {
+            workspace: Some(self.workspace.path().to_path_buf()),
+            ..SessionSpec::default()
+        });
+        // On the heap: a test holds many calls' futures in its own.
+        Box::pin(self.host.call(tool, input, &options))
+            .await
+            .unwrap_or_else(|e| panic!("{tool} refused: {e}"))
+    }
+
+    /// Run `command`: its exit code, standard output and error.
+    async fn run(&self, command: &str) -> (i64, String, String) {
+        let result = Box::pin(self.call("bash", json!({ "command": command }))).await;
+        let structured = &result.output.structured;
+        let Some(ran) = structured else {
+            panic!("{command}: no structured result: {}", result.result);
+        };
+        (
+            ran["exit_code"].as_i64().unwrap(),
+            ran["stdout"].as_str().unwrap().to_string(),
+            ran["stderr"].as_str().unwrap().to_string(),
+        )
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_works_in_the_workspace_and_sees_nothing_else_of_the_host() {
+    let Some(shell) = Shell::new().await else {
+        return;
+    };
+    let (code, out, _) = shell.run("echo hi > made.txt && cat made.txt && pwd").await;
+    assert_eq!((code, out.as_str()), (0, "hi\n/workspace\n"));
+    let made = std::fs::read_to_string(shell.workspace.path().join("made.txt")).unwrap();
+    assert_eq!(made, "hi\n");
+    // A command that fails ran once: only a sandbox never set up is made
+    // again.
+    let (code, _, _) = shell.run("echo once >> ran.txt; exit 1").await;
+    assert_eq!(code, 1);
+    let ran = std::fs::read_to_string(shell.workspace.path().join("ran.txt")).unwrap();
+    assert_eq!(ran, "once\n");
+
+    // The host's files: its secrets, its config, other folders.
+    let config = shell.dir.path().join("toolhost.toml");
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("secret"), "other session").unwrap();
+    for path in [
+        "/etc/shadow".to_string(),
+        "/root".to_string(),
+        "/home".to_string(),
+        config.display().to_string(),
+        other.path().join("secret").display().to_string(),
+        "/proc/1/root/etc/shadow".to_string(),
+    ] {
+        let (code, out, err) = shell.run(&format!("cat {path} || ls {path}")).await;
+        assert_ne!(code, 0, "{path} was read: {out}");
+        assert!(
+            !out.contains("other session") && !out.contains("[toolset]"),
+            "{out}"
+        );
+        assert!(!err.is_empty(), "{path}");
+    }
+    // Writing outside the workspace and /tmp.
+    for target in [
+        "/usr/owned",
+        "/owned",
+        "/etc/owned",
+        "/bin/owned",
+        "/dev/owned",
+    ] {
+        let (code, _, _) = shell.run(&format!("echo x > {target}")).await;
+        assert_ne!(code, 0, "{target} was written");
+    }
+    let (code, _, _) = shell.run("echo x > /tmp/private && cat /tmp/private").await;
+    assert_eq!(code, 0, "the private /tmp is writable");
+
+    // No capability, no nested user namespace, no host processes.
+    let (_, caps, _) = shell.run("grep CapEff /proc/self/status").await;
+    assert_eq!(
+        caps.split_whitespace().nth(1),
+        Some("0000000000000000"),
+        "{caps}"
+    );
+    let (code, _, _) = shell.run("unshare -U true").await;
+    assert_ne!(code, 0, "a nested user namespace was made");
+    let (_, pids, _) = shell.run("ls /proc | grep -c '^[0-9]'").await;
+    let pids: usize = pids.trim().parse().unwrap();
+    assert!(pids < 10, "{pids} processes are visible");
+
+    // A setuid file made in the workspace gives nothing.
+    let (code, out, _) = shell
+        .run("cp /usr/bin/bash ./sh && chmod u+s ./sh && ./sh -p -c 'id -u'")
+        .await;
+    assert_eq!(code, 0);
+    assert_ne!(out.trim(), "0", "a setuid file gave root");
+    use std::os::unix::fs::MetadataExt as _;
+    let made = std::fs::metadata(shell.workspace.path().join("sh")).unwrap();
+    assert_ne!(made.uid(), 0, "the host holds a setuid-root file");
+
+    // No network: not loopback, not anywhere.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (code, _, _) = shell
+        .run(&format!("exec 3<>/dev/tcp/127.0.0.1/{port}"))
+        .await;
+    assert_ne!(code, 0, "loopback was reached");
+    let (code, _, _) = shell.run("exec 3<>/dev/tcp/1.1.1.1/80").await;
+    assert_ne!(code, 0, "the internet was reached");
+}
+
+/// The processes of the host's sandbox user still alive.
+fn sandbox_processes() -> Vec<String> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter(|entry| entry.metadata().is_ok_and(|m| m.uid() == 65534))
+        .filter_map(|entry| std::fs::read_to_string(entry.path().join("cmdline")).ok())
+        .map(|line| line.replace('\0', " "))
+        .filter(|line| line.contains("toolhost-test-marker"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_ends_at_its_deadline_and_nothing_outlives_a_call() {
+    let Some(shell) = Shell::new().await else {
+        return;
+    };
+    let started = Instant::now();
+    let result = shell
+        .call("bash", json!({ "command": "sleep 30", "timeout_ms": 1000 }))
+        .await;
+    assert!(result.is_error, "{}", result.result);
+    assert!(
+        result.result.to_string().contains("timeout_ms"),
+        "{}",
+        result.result
+    );
+    assert_eq!(result.trace.limit.map(|l| l.name()), Some("timeout"));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // A process meant to outlive the call, and one left running at the
+    // deadline: both gone once the call answers.
+    let (code, out, err) = shell
+        .run("(exec -a toolhost-test-marker sleep 60 &) ; echo started")
+        .await;
+    assert_eq!((code, out.as_str()), (0, "started\n"), "{err}");
+    shell
+        .call(
+            "bash",
+            json!({ "command": "exec -a toolhost-test-marker sleep 60", "timeout_ms": 500 }),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(sandbox_processes(), Vec::<String>::new());
+
+    // A fork bomb meets the process bound, then the deadline; nothing of
+    // it is left, and the next call runs.
+    let started = Instant::now();
+    let bomb = shell
+        .call(
+            "bash",
+            json!({ "command": "bomb(){ bomb | bomb & }; bomb; sleep 30", "timeout_ms": 3000 }),
+        )
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        bomb.trace.limit.map(|l| l.name()),
+        Some("timeout"),
+        "{}",
+        bomb.result
+    );
+    let (code, out, _) = shell.run("echo alive").await;
+    assert_eq!((code, out.as_str()), (0, "alive\n"));
+    let (_, _, forked) = shell
+        .run("for i in $(seq 400); do sleep 5 & done; wait")
+        .await;
+    assert!(forked.contains("fork"), "400 processes ran: {forked}");
+
+    // A memory bomb meets the address-space bound.
+    let (code, _, err) = shell
+        .run("head -c 3000000000 /dev/zero | tail -n 1 >/dev/null")
+        .await;
+    assert_ne!(code, 0, "3 GB were held");
+    assert!(!err.is_empty() || code > 128, "{err}");
+
+    // An output flood is cut.
+    let flood = shell
+        .call("bash", json!({ "command": "yes | head -c 5000000" }))
+        .await;
+    let ran = flood.output.structured.clone().unwrap();
+    assert_eq!(ran["truncated"], true);
+    assert_eq!(ran["stdout"].as_str().unwrap().len(), 64 << 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_bash_leaves_in_the_workspace_does_not_trip_the_hosts_file_tools() {
+    let Some(shell) = Shell::new().await else {
+        return;
+    };
+    let (code, _, err) = shell
+        .run(
+            "ln -s /etc/shadow leak && ln -s / root && mkfifo pipe && ln made hard 2>/dev/null; \
+              echo x > made && ln made hard && truncate -s 900M sparse",
+        )
+        .await;
+    assert_eq!(code, 0, "{err}");
+    for path in ["leak", "root/etc/shadow", "pipe"] {
+        let started = Instant::now();
+        let read = shell.call("read", json!({ "path": path })).await;
+        assert!(read.is_error, "{path} was read: {}", read.result);
+        assert!(started.elapsed() < Duration::from_secs(5), "{path} hung");
+    }
+    let sparse = shell.call("read", json!({ "path": "sparse" })).await;
+    assert!(
+        sparse.result.to_string().len() < 2 << 20,
+        "a 100 GB file was read whole"
+    );
+    let (code, out, _) = shell.run("cat hard").await;
+    assert_eq!((code, out.as_str()), (0, "x\n"));
+}

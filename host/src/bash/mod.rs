@@ -1,0 +1,180 @@
+//! `bash`, the toolset's shell: each call's command run by `/bin/bash` in
+//! an OS sandbox made afresh for it by bubblewrap, over the session's
+//! workspace (read-write at `/workspace`) and nothing else of the host but
+//! `/usr`, a few `/etc` files and what `[toolset] bash.read_only` adds.
+//!
+//! The sandbox has every namespace of its own (no network at all: its
+//! network namespace is empty), refuses nested user namespaces, holds no
+//! capability and gains no privilege; bubblewrap is started as an
+//! unprivileged host uid when the host runs as root (`bash.uid`). Its
+//! processes are bounded in address space, CPU time, count, file size and
+//! open files, and the call's deadline ends them all: nothing outlives a
+//! call. Whether the sandbox works here is decided once, by running one
+//! with the same flags ([`Bash::probe`]); where it does not, `bash` is
+//! listed as unavailable with the reason and never runs unsandboxed.
+
+mod ownership;
+mod run;
+mod sandbox;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+pub use run::{Ended, Ran};
+
+use crate::config::toolset::BashSettings;
+
+/// What `bash` tells the model it does.
+pub const DESCRIPTION: &str = "Run a shell command with /bin/bash in a sandbox over the \
+    session's workspace (the working directory, /workspace). `command` is the script; \
+    `timeout_ms` ends it sooner than the tool's timeout. Every call starts afresh: no \
+    process, variable or directory change outlives it. There is no network, and only the \
+    workspace and a private /tmp are writable; standard output and error come back, each \
+    cut at 64 KiB, with the exit status.";
+
+/// The most bytes of standard output, and of standard error, a call returns.
+pub const OUTPUT_BYTES: usize = 64 << 10;
+
+/// How many times a sandbox that bubblewrap could not set up is made.
+const SETUP_TRIES: u32 = 3;
+
+/// The longest command, in bytes.
+pub const MAX_COMMAND_BYTES: usize = 64 << 10;
+
+/// `bash`'s input schema.
+pub fn input_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "command": { "type": "string", "minLength": 1, "maxLength": MAX_COMMAND_BYTES,
+                         "description": "The script /bin/bash runs." },
+            "timeout_ms": { "type": "integer", "minimum": 1,
+                            "description": "End it after this long (at most the tool's timeout)." },
+            "restart": { "type": "boolean",
+                         "description": "Start a fresh shell (every call does today)." },
+        },
+        "required": ["command"],
+        "additionalProperties": false,
+    })
+}
+
+/// The sandbox a host runs `bash` in, checked to work here.
+#[derive(Debug)]
+pub struct Bash {
+    settings: BashSettings,
+    run_as: run::RunAs,
+    /// The synthetic `passwd` and `group` every sandbox sees.
+    etc: tempfile::TempDir,
+}
+
+impl Bash {
+    /// The sandbox `settings` make, if it works on this machine: one is
+    /// made and runs `true` with the same flags and uid; why not, when it
+    /// does not (not Linux, no `bwrap`, user namespaces off).
+    pub async fn probe(settings: &BashSettings) -> Result<Self, String> {
+        if !cfg!(target_os = "linux") {
+            return Err("bash's sandbox is made with bubblewrap, which runs on Linux only".into());
+        }
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let euid = unsafe { libc::geteuid() };
+        let bash = Self {
+            settings: settings.clone(),
+            run_as: run::RunAs::for_host(settings, euid),
+            etc: identity_dir(settings)
+                .map_err(|e| format!("cannot write the sandbox's /etc: {e}"))?,
+        };
+        let scratch =
+            tempfile::tempdir().map_err(|e| format!("cannot make a scratch folder: {e}"))?;
+        let probed = bash
+            .run(
+                "test -w /workspace && ! test -e /root",
+                scratch.path(),
+                Duration::from_secs(10),
+            )
+            .await;
+        match probed {
+            Ok(Ran {
+                ended: Ended::Exited(0),
+                ..
+            }) => Ok(bash),
+            Ok(ran) => Err(format!(
+                "a probe sandbox did not work ({:?}): {}",
+                ran.ended,
+                String::from_utf8_lossy(&ran.stderr).trim()
+            )),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Run `command` over `workspace` for at most `timeout`.
+    pub async fn run(
+        &self,
+        command: &str,
+        workspace: &Path,
+        timeout: Duration,
+    ) -> Result<Ran, String> {
+        if let Some((uid, gid)) = self.run_as.ids {
+            let (root, owner) = (workspace.to_path_buf(), (uid, gid));
+            tokio::task::spawn_blocking(move || ownership::hand_over(&root, owner.0, owner.1))
+                .await
+                .map_err(|e| format!("the workspace was not handed over: {e}"))??;
+        }
+        let opened = std::fs::File::open(workspace)
+            .map_err(|e| format!("cannot open the workspace {}: {e}", workspace.display()))?;
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let ran = run::run(
+                &self.settings,
+                self.run_as,
+                self.etc.path(),
+                &opened,
+                command,
+                left,
+                OUTPUT_BYTES,
+            )
+            .await
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => {
+                    "bubblewrap (`bwrap`) is not installed: apt-get install bubblewrap".to_string()
+                }
+                _ => format!("cannot start bubblewrap: {e}"),
+            })?;
+            // A sandbox that was never set up ran nothing: made again, at
+            // most twice more, while the deadline allows.
+            if ran.started || tries >= SETUP_TRIES || left.is_zero() {
+                if !ran.started && ran.ended != Ended::TimedOut {
+                    return Err(format!(
+                        "bubblewrap could not make the sandbox: {}",
+                        String::from_utf8_lossy(&ran.stderr).trim()
+                    ));
+                }
+                return Ok(ran);
+            }
+            tracing::debug!(
+                "bash's sandbox was not set up ({}); making it again",
+                String::from_utf8_lossy(&ran.stderr).trim()
+            );
+        }
+    }
+}
+
+/// A folder every sandbox user can read, holding the synthetic `passwd`
+/// and `group` for `settings`' ids.
+fn identity_dir(settings: &BashSettings) -> std::io::Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::Builder::new()
+        .prefix("toolhost-bash-etc")
+        .tempdir()?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
+    for (name, text) in sandbox::identity_files(settings.uid, settings.gid) {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644))?;
+    }
+    Ok(dir)
+}

@@ -1,0 +1,174 @@
+//! The bubblewrap command line of one `bash` call: what the sandbox sees
+//! (the workspace read-write at `/workspace`, `/usr` and a few `/etc`
+//! files read-only, a private `/tmp`, a fresh `/proc`, a minimal `/dev`),
+//! its namespaces (all of them, nested user namespaces refused), no
+//! capabilities, and the process bounds the sandbox's uid runs under.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::config::toolset::BashSettings;
+
+/// The descriptor the workspace is handed to bubblewrap on.
+pub(super) const WORKSPACE_FD: i32 = 3;
+
+/// The descriptor bubblewrap says it started the command on (its
+/// `--info-fd`): nothing there means the sandbox was never set up.
+pub(super) const INFO_FD: i32 = 4;
+
+/// The largest private `/tmp`, in bytes (it is memory).
+const TMP_BYTES: u64 = 256 << 20;
+
+/// The largest private `/dev/shm`, in bytes (memory too).
+const SHM_BYTES: u64 = 64 << 20;
+
+/// The largest file a call may write, in bytes.
+pub(super) const FILE_BYTES: u64 = 1 << 30;
+
+/// The most files one process may hold open.
+pub(super) const OPEN_FILES: u64 = 1024;
+
+/// The host's top-level entries that lead into `/usr` on a merged-`/usr`
+/// system (symlinks there), or hold libraries and programs themselves.
+const SYSTEM_ROOTS: &[&str] = &["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
+
+/// The `/etc` files programs need, shown read-only when the host has them.
+const ETC_FILES: &[&str] = &[
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/localtime",
+    "/etc/ssl/certs",
+    "/etc/ca-certificates",
+    "/etc/nsswitch.conf",
+    "/etc/mime.types",
+];
+
+/// bubblewrap's arguments for running `command` with `/bin/bash`, the
+/// workspace on [`WORKSPACE_FD`], the synthetic `passwd` and `group` in
+/// `etc`.
+pub(super) fn arguments(settings: &BashSettings, etc: &Path, command: &str) -> Vec<OsString> {
+    let mut args: Vec<OsString> = Vec::new();
+    let mut push = |parts: &[&str]| args.extend(parts.iter().map(OsString::from));
+    let info = INFO_FD.to_string();
+    push(&[
+        "--info-fd",
+        &info,
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        "sandbox",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+    ]);
+    for root in SYSTEM_ROOTS {
+        let host = Path::new("/").join(root);
+        match std::fs::read_link(&host) {
+            Ok(target) => {
+                let target = target.to_string_lossy().into_owned();
+                push(&["--symlink", &target, &host.to_string_lossy()]);
+            }
+            Err(_) if host.is_dir() => {
+                let host = host.to_string_lossy().into_owned();
+                push(&["--ro-bind", &host, &host]);
+            }
+            Err(_) => {}
+        }
+    }
+    for file in ETC_FILES {
+        push(&["--ro-bind-try", file, file]);
+    }
+    for (name, path) in [("passwd", etc.join("passwd")), ("group", etc.join("group"))] {
+        let path = path.to_string_lossy().into_owned();
+        push(&["--ro-bind", &path, &format!("/etc/{name}")]);
+    }
+    for extra in &settings.read_only {
+        let extra = extra.to_string_lossy().into_owned();
+        push(&["--ro-bind-try", &extra, &extra]);
+    }
+    let tmp = TMP_BYTES.to_string();
+    let shm = SHM_BYTES.to_string();
+    let fd = WORKSPACE_FD.to_string();
+    push(&[
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--size",
+        &shm,
+        "--tmpfs",
+        "/dev/shm",
+        // The device nodes stay usable; nothing new is written in /dev.
+        "--remount-ro",
+        "/dev",
+        "--size",
+        &tmp,
+        "--tmpfs",
+        "/tmp",
+        "--bind-fd",
+        &fd,
+        "/workspace",
+        // The sandbox's own root, where the mounts above are made, is
+        // read-only once they are: only /workspace and /tmp take writes.
+        "--remount-ro",
+        "/",
+        "--chdir",
+        "/workspace",
+        "--clearenv",
+        "--setenv",
+        "PATH",
+        "/usr/local/bin:/usr/bin:/bin",
+        "--setenv",
+        "HOME",
+        "/workspace",
+        "--setenv",
+        "LANG",
+        "C.UTF-8",
+        "--setenv",
+        "TERM",
+        "dumb",
+        "--setenv",
+        "USER",
+        "sandbox",
+        "--",
+        "/bin/bash",
+        "--noprofile",
+        "--norc",
+        "-c",
+        command,
+    ]);
+    args
+}
+
+/// The synthetic `passwd` and `group` the sandbox sees: its user, and root
+/// and nobody so programs that look them up find them.
+pub(super) fn identity_files(uid: u32, gid: u32) -> [(&'static str, String); 2] {
+    [
+        (
+            "passwd",
+            format!(
+                "root:x:0:0:root:/:/usr/sbin/nologin\n\
+                 sandbox:x:{uid}:{gid}:sandbox:/workspace:/bin/bash\n\
+                 nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+            ),
+        ),
+        (
+            "group",
+            format!("root:x:0:\nsandbox:x:{gid}:\nnogroup:x:65534:\n"),
+        ),
+    ]
+}
+
+/// The CPU seconds a call of `timeout` may use in each process: the wall
+/// time, rounded up, and one more.
+pub(super) fn cpu_seconds(timeout: Duration) -> u64 {
+    timeout.as_secs() + 2
+}
