@@ -132,6 +132,40 @@ async fn bash_works_in_the_workspace_and_sees_nothing_else_of_the_host() {
     let pids: usize = pids.trim().parse().unwrap();
     assert!(pids < 10, "{pids} processes are visible");
 
+    // The seccomp filter: what a shell never needs is refused, clone3 is
+    // ENOSYS (libc falls back to clone), x32 calls are refused.
+    #[cfg(target_arch = "x86_64")]
+    {
+        let probe = "import ctypes\n\
+            libc = ctypes.CDLL(None, use_errno=True)\n\
+            for name, number in [('ptrace', 101), ('keyctl', 250), ('bpf', 321), \
+            ('unshare', 272), ('io_uring_setup', 425), ('clone3', 435), \
+            ('x32 getpid', 0x40000000 | 39), ('mount', 165)]:\n\
+            \x20   ctypes.set_errno(0)\n\
+            \x20   result = libc.syscall(number, 0, 0, 0, 0, 0)\n\
+            \x20   print(name, result, ctypes.get_errno())\n";
+        std::fs::write(shell.workspace.path().join("probe.py"), probe).unwrap();
+        let (code, out, err) = shell.run("python3 probe.py").await;
+        assert_eq!(code, 0, "{err}");
+        for refused in [
+            "ptrace",
+            "keyctl",
+            "bpf",
+            "unshare",
+            "io_uring_setup",
+            "x32 getpid",
+            "mount",
+        ] {
+            assert!(
+                out.contains(&format!("{refused} -1 1\n")),
+                "{refused}: {out}"
+            );
+        }
+        assert!(out.contains("clone3 -1 38\n"), "{out}");
+        let (code, out, _) = shell.run("(echo child) | cat").await;
+        assert_eq!((code, out.as_str()), (0, "child\n"), "forks still work");
+    }
+
     // A setuid file made in the workspace gives nothing.
     let (code, out, _) = shell
         .run("cp /usr/bin/bash ./sh && chmod u+s ./sh && ./sh -p -c 'id -u'")

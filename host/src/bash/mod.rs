@@ -5,7 +5,8 @@
 //!
 //! The sandbox has every namespace of its own (no network at all: its
 //! network namespace is empty), refuses nested user namespaces, holds no
-//! capability and gains no privilege; bubblewrap is started as an
+//! capability, gains no privilege, and runs under a seccomp filter
+//! (`bash/seccomp.rs`); bubblewrap is started as an
 //! unprivileged host uid when the host runs as root (`bash.uid`). Its
 //! processes are bounded in address space, CPU time, count, file size and
 //! open files, and the call's deadline ends them all: nothing outlives a
@@ -16,6 +17,7 @@
 mod ownership;
 mod run;
 mod sandbox;
+mod seccomp;
 
 use std::path::Path;
 use std::time::Duration;
@@ -38,7 +40,10 @@ pub const DESCRIPTION: &str = "Run a shell command with /bin/bash in a sandbox o
 pub const OUTPUT_BYTES: usize = 64 << 10;
 
 /// How many times a sandbox that bubblewrap could not set up is made.
-const SETUP_TRIES: u32 = 3;
+const SETUP_TRIES: u32 = 4;
+
+/// How long to wait before making it again, times the tries so far.
+const SETUP_BACKOFF: Duration = Duration::from_millis(50);
 
 /// The longest command, in bytes.
 pub const MAX_COMMAND_BYTES: usize = 64 << 10;
@@ -67,6 +72,8 @@ pub struct Bash {
     run_as: run::RunAs,
     /// The synthetic `passwd` and `group` every sandbox sees.
     etc: tempfile::TempDir,
+    /// The seccomp filter every sandbox runs under, compiled.
+    filter: Vec<u8>,
 }
 
 impl Bash {
@@ -84,6 +91,7 @@ impl Bash {
             run_as: run::RunAs::for_host(settings, euid),
             etc: identity_dir(settings)
                 .map_err(|e| format!("cannot write the sandbox's /etc: {e}"))?,
+            filter: seccomp::program(),
         };
         let scratch =
             tempfile::tempdir().map_err(|e| format!("cannot make a scratch folder: {e}"))?;
@@ -132,6 +140,7 @@ impl Bash {
                 &self.settings,
                 self.run_as,
                 self.etc.path(),
+                &self.filter,
                 &opened,
                 command,
                 left,
@@ -159,6 +168,7 @@ impl Bash {
                 "bash's sandbox was not set up ({}); making it again",
                 String::from_utf8_lossy(&ran.stderr).trim()
             );
+            tokio::time::sleep(SETUP_BACKOFF * tries).await;
         }
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 
-use super::sandbox::{self, FILE_BYTES, INFO_FD, OPEN_FILES, WORKSPACE_FD};
+use super::sandbox::{self, FILE_BYTES, OPEN_FILES, SECCOMP_FD, STARTED_FD, WORKSPACE_FD};
 use crate::config::toolset::BashSettings;
 
 /// How a sandboxed command ended.
@@ -58,12 +58,15 @@ impl RunAs {
 }
 
 /// Run `command` with `/bin/bash` in a sandbox over `workspace` (an open
-/// directory), until it ends or `timeout` passes; each of its outputs kept
-/// up to `cap` bytes (the rest read and dropped).
+/// directory) under the seccomp `filter`, until it ends or `timeout`
+/// passes; each of its outputs kept up to `cap` bytes (the rest read and
+/// dropped).
+#[expect(clippy::too_many_arguments, reason = "each is one part of the sandbox")]
 pub(super) async fn run(
     settings: &BashSettings,
     run_as: RunAs,
     etc: &Path,
+    filter: &[u8],
     workspace: &std::fs::File,
     command: &str,
     timeout: Duration,
@@ -86,17 +89,25 @@ pub(super) async fn run(
         processes: settings.processes,
         cpu_seconds: sandbox::cpu_seconds(timeout),
     };
-    let workspace_fd = workspace.as_raw_fd();
-    let (info, info_writer) = std::io::pipe()?;
-    let info_fd = info_writer.as_raw_fd();
+    let (started, started_writer) = std::io::pipe()?;
+    // The filter is far smaller than a pipe holds: written whole now.
+    let (seccomp, mut seccomp_writer) = std::io::pipe()?;
+    std::io::Write::write_all(&mut seccomp_writer, filter)?;
+    drop(seccomp_writer);
+    let fds = Fds {
+        workspace: workspace.as_raw_fd(),
+        started: started_writer.as_raw_fd(),
+        seccomp: seccomp.as_raw_fd(),
+    };
     // SAFETY: between fork and exec only async-signal-safe calls are made
     // (dup2, setrlimit, prctl), on values computed before the fork.
     unsafe {
-        bwrap.pre_exec(move || limits.apply(workspace_fd, info_fd));
+        bwrap.pre_exec(move || limits.apply(fds));
     }
     let mut child = bwrap.spawn()?;
-    // Only bubblewrap writes there now: it says when the sandbox is up.
-    drop(info_writer);
+    // Only the sandbox writes there now: it says when it is up.
+    drop(started_writer);
+    drop(seccomp);
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let finished = {
@@ -134,14 +145,14 @@ pub(super) async fn run(
         stdout,
         stderr,
         cut,
-        started: said_started(info),
+        started: said_started(started),
     })
 }
 
-/// Whether bubblewrap wrote on `info` (it does once the sandbox is up),
-/// read without waiting: a process of the sandbox may hold it open still.
-fn said_started(info: std::io::PipeReader) -> bool {
-    let fd = info.as_raw_fd();
+/// Whether the sandbox said on `started` that it was set up, read without
+/// waiting.
+fn said_started(started: std::io::PipeReader) -> bool {
+    let fd = started.as_raw_fd();
     let mut byte = [0u8; 1];
     // SAFETY: plain calls on a descriptor this function owns.
     unsafe {
@@ -149,6 +160,18 @@ fn said_started(info: std::io::PipeReader) -> bool {
         libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
         libc::read(fd, byte.as_mut_ptr().cast(), 1) == 1
     }
+}
+
+/// The lowest descriptor the sources are moved to before they are put in
+/// place: above every target.
+const FIRST_FREE_FD: i32 = 16;
+
+/// The descriptors bubblewrap is handed, as the parent holds them.
+#[derive(Clone, Copy)]
+struct Fds {
+    workspace: i32,
+    started: i32,
+    seccomp: i32,
 }
 
 /// The process bounds the sandbox runs under, inherited by every process
@@ -161,10 +184,11 @@ struct Limits {
 }
 
 impl Limits {
-    /// In the child, before exec: the workspace on [`WORKSPACE_FD`] and
-    /// the info pipe on [`INFO_FD`], the bounds set, and no new privileges
-    /// ever (no setuid program raises them).
-    fn apply(self, workspace_fd: i32, info_fd: i32) -> std::io::Result<()> {
+    /// In the child, before exec: the workspace on [`WORKSPACE_FD`], the
+    /// started pipe on [`STARTED_FD`] and the filter on [`SECCOMP_FD`], the
+    /// bounds set, and no new privileges ever (no setuid program raises
+    /// them).
+    fn apply(self, fds: Fds) -> std::io::Result<()> {
         let check = |result: libc::c_int| {
             if result == -1 {
                 Err(std::io::Error::last_os_error())
@@ -174,8 +198,25 @@ impl Limits {
         };
         // SAFETY: plain system calls on integers.
         unsafe {
-            check(libc::dup2(workspace_fd, WORKSPACE_FD))?;
-            check(libc::dup2(info_fd, INFO_FD))?;
+            // Each moved above the targets first: a source may be one of
+            // them already (dup2 onto itself would keep it close-on-exec)
+            // or be overwritten by an earlier dup2.
+            let moved = |fd: i32| {
+                let high = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, FIRST_FREE_FD);
+                if high == -1 {
+                    Err(std::io::Error::last_os_error())
+                } else {
+                    Ok(high)
+                }
+            };
+            let (workspace, started, seccomp) = (
+                moved(fds.workspace)?,
+                moved(fds.started)?,
+                moved(fds.seccomp)?,
+            );
+            check(libc::dup2(workspace, WORKSPACE_FD))?;
+            check(libc::dup2(started, STARTED_FD))?;
+            check(libc::dup2(seccomp, SECCOMP_FD))?;
             for (resource, value) in [
                 (libc::RLIMIT_AS, self.memory),
                 (libc::RLIMIT_NPROC, self.processes),

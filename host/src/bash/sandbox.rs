@@ -13,9 +13,16 @@ use crate::config::toolset::BashSettings;
 /// The descriptor the workspace is handed to bubblewrap on.
 pub(super) const WORKSPACE_FD: i32 = 3;
 
-/// The descriptor bubblewrap says it started the command on (its
-/// `--info-fd`): nothing there means the sandbox was never set up.
-pub(super) const INFO_FD: i32 = 4;
+/// The descriptor the sandbox says it is set up on, before the command
+/// starts: nothing there means bubblewrap never made it, and nothing ran.
+pub(super) const STARTED_FD: i32 = 4;
+
+/// What runs first in the sandbox: it says so on [`STARTED_FD`], closes
+/// it, and becomes the shell that runs the command (`$0`).
+const STARTER: &str = "printf 1 >&4 && exec 4>&- && exec /bin/bash --noprofile --norc -c \"$0\"";
+
+/// The descriptor bubblewrap reads the seccomp filter from.
+pub(super) const SECCOMP_FD: i32 = 5;
 
 /// The largest private `/tmp`, in bytes (it is memory).
 const TMP_BYTES: u64 = 256 << 20;
@@ -52,10 +59,10 @@ const ETC_FILES: &[&str] = &[
 pub(super) fn arguments(settings: &BashSettings, etc: &Path, command: &str) -> Vec<OsString> {
     let mut args: Vec<OsString> = Vec::new();
     let mut push = |parts: &[&str]| args.extend(parts.iter().map(OsString::from));
-    let info = INFO_FD.to_string();
+    let seccomp = SECCOMP_FD.to_string();
     push(&[
-        "--info-fd",
-        &info,
+        "--seccomp",
+        &seccomp,
         "--unshare-all",
         "--unshare-user",
         "--disable-userns",
@@ -143,6 +150,7 @@ pub(super) fn arguments(settings: &BashSettings, etc: &Path, command: &str) -> V
         "--noprofile",
         "--norc",
         "-c",
+        STARTER,
         command,
     ]);
     args
