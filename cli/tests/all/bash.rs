@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use toolhost::{CallResult, Host, SessionSpec};
+use toolhost::{CallOptions, CallResult, Host, SessionSpec};
 
 /// A host with the toolset, `bash` given `timeout_ms`, and a session
 /// whose workspace is a temporary folder; `None` (skipped) where the
@@ -43,15 +43,35 @@ impl Shell {
         })
     }
 
-    async fn call(&self, tool: &str, input: Value) -> Arc<CallResult> {
-        let options = common::session(SessionSpec {
+    /// A session of its own over the workspace.
+    fn session(&self) -> CallOptions {
+        common::session(SessionSpec {
             workspace: Some(self.workspace.path().to_path_buf()),
             ..SessionSpec::default()
-        });
+        })
+    }
+
+    /// Call `tool` in a session of its own.
+    async fn call(&self, tool: &str, input: Value) -> Arc<CallResult> {
+        Box::pin(self.call_in(&self.session(), tool, input)).await
+    }
+
+    /// Call `tool` in the session of `options`.
+    async fn call_in(&self, options: &CallOptions, tool: &str, input: Value) -> Arc<CallResult> {
         // On the heap: a test holds many calls' futures in its own.
-        Box::pin(self.host.call(tool, input, &options))
+        Box::pin(self.host.call(tool, input, options))
             .await
             .unwrap_or_else(|e| panic!("{tool} refused: {e}"))
+    }
+
+    /// Run `command` in the session of `options`: its standard output.
+    async fn run_in(&self, options: &CallOptions, command: &str, restart: bool) -> String {
+        let input = json!({ "command": command, "restart": restart });
+        let result = Box::pin(self.call_in(options, "bash", input)).await;
+        result.output.structured.as_ref().unwrap()["stdout"]
+            .as_str()
+            .unwrap()
+            .to_string()
     }
 
     /// Run `command`: its exit code, standard output and error.
@@ -118,6 +138,11 @@ async fn bash_works_in_the_workspace_and_sees_nothing_else_of_the_host() {
     }
     let (code, _, _) = shell.run("echo x > /tmp/private && cat /tmp/private").await;
     assert_eq!(code, 0, "the private /tmp is writable");
+
+    // No descriptor of the host's: only the standard ones, and where the
+    // shell leaves its state.
+    let (_, fds, _) = shell.run("ls /proc/self/fd | tr '\\n' ' '").await;
+    assert_eq!(fds.trim(), "0 1 2 3 6", "3 is ls's own");
 
     // No capability, no nested user namespace, no host processes.
     let (_, caps, _) = shell.run("grep CapEff /proc/self/status").await;
@@ -306,4 +331,70 @@ async fn what_bash_leaves_in_the_workspace_does_not_trip_the_hosts_file_tools() 
     );
     let (code, out, _) = shell.run("cat hard").await;
     assert_eq!((code, out.as_str()), (0, "x\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_shell_keeps_its_directory_and_exports_and_nothing_else() {
+    let Some(shell) = Shell::new().await else {
+        return;
+    };
+    let session = shell.session();
+    let report = "pwd; echo \"${GREETING:-none} ${LOCAL:-none} ${BIG:+big}\"";
+    shell
+        .run_in(
+            &session,
+            "mkdir -p a/b && cd a/b && export GREETING='hi there' && LOCAL=x",
+            false,
+        )
+        .await;
+    let out = shell.run_in(&session, report, false).await;
+    assert_eq!(out, "/workspace/a/b\nhi there none \n");
+
+    // Another session has a shell of its own.
+    let other = shell.run_in(&shell.session(), report, false).await;
+    assert_eq!(other, "/workspace\nnone none \n");
+
+    // A directory outside the workspace is not kept; the exports are.
+    shell.run_in(&session, "cd /tmp", false).await;
+    let out = shell.run_in(&session, report, false).await;
+    assert_eq!(out, "/workspace\nhi there none \n");
+
+    // A call its deadline ends keeps the state before it.
+    let ended = shell
+        .call_in(
+            &session,
+            "bash",
+            json!({ "command": "cd a && export GREETING=changed && sleep 30", "timeout_ms": 500 }),
+        )
+        .await;
+    assert!(ended.is_error);
+    let out = shell.run_in(&session, report, false).await;
+    assert_eq!(out, "/workspace\nhi there none \n");
+
+    // A state larger than 16 KiB is not kept: the one before stays.
+    shell
+        .run_in(
+            &session,
+            "cd a && export BIG=$(head -c 20000 /dev/zero | tr '\\0' x)",
+            false,
+        )
+        .await;
+    let out = shell.run_in(&session, report, false).await;
+    assert_eq!(out, "/workspace\nhi there none \n");
+
+    // What a shell writes where its state goes runs only in the sandbox.
+    shell
+        .run_in(&session, "echo 'echo planted > /etc/planted' >&6", false)
+        .await;
+    let out = shell
+        .run_in(&session, "cat /etc/planted 2>&1; pwd", false)
+        .await;
+    assert!(out.contains("No such file"), "{out}");
+    assert!(!std::path::Path::new("/etc/planted").exists());
+
+    // `restart` starts afresh.
+    let out = shell.run_in(&session, report, true).await;
+    assert_eq!(out, "/workspace\nnone none \n");
+    let out = shell.run_in(&session, report, false).await;
+    assert_eq!(out, "/workspace\nnone none \n");
 }

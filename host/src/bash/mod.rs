@@ -30,11 +30,12 @@ use crate::config::toolset::BashSettings;
 
 /// What `bash` tells the model it does.
 pub const DESCRIPTION: &str = "Run a shell command with /bin/bash in a sandbox over the \
-    session's workspace (the working directory, /workspace). `command` is the script; \
-    `timeout_ms` ends it sooner than the tool's timeout. Every call starts afresh: no \
-    process, variable or directory change outlives it. There is no network, and only the \
-    workspace and a private /tmp are writable; standard output and error come back, each \
-    cut at 64 KiB, with the exit status.";
+    session's workspace (/workspace). `command` is the script; `timeout_ms` ends it sooner \
+    than the tool's timeout. The next call in the session starts in the directory this one \
+    ended in (inside the workspace) with the variables it exported; no process outlives a \
+    call; `restart` starts a fresh shell. There is no network, and only the workspace and a \
+    private /tmp are writable; standard output and error come back, each cut at 64 KiB, \
+    with the exit status.";
 
 /// The most bytes of standard output, and of standard error, a call returns.
 pub const OUTPUT_BYTES: usize = 64 << 10;
@@ -58,7 +59,7 @@ pub fn input_schema() -> Value {
             "timeout_ms": { "type": "integer", "minimum": 1,
                             "description": "End it after this long (at most the tool's timeout)." },
             "restart": { "type": "boolean",
-                         "description": "Start a fresh shell (every call does today)." },
+                         "description": "Start a fresh shell, not where the session's last call left off." },
         },
         "required": ["command"],
         "additionalProperties": false,
@@ -74,6 +75,46 @@ pub struct Bash {
     etc: tempfile::TempDir,
     /// The seccomp filter every sandbox runs under, compiled.
     filter: Vec<u8>,
+    /// What the sessions' shells left for their next calls.
+    shells: Shells,
+}
+
+/// The most sessions whose shell state is kept; the longest unused is
+/// forgotten first (its next call starts a fresh shell).
+const MAX_SHELLS: usize = 1024;
+
+/// The state each session's shell left: shell code the sandbox wrote,
+/// kept by the host (never in the workspace) and only ever run in the
+/// session's next sandbox.
+#[derive(Debug, Default)]
+struct Shells(std::sync::Mutex<Vec<(String, Vec<u8>)>>);
+
+impl Shells {
+    /// What session `shell`'s last call left (nothing for a new one).
+    fn state(&self, shell: &str) -> Vec<u8> {
+        let shells = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        shells
+            .iter()
+            .find(|(id, _)| id == shell)
+            .map(|(_, state)| state.clone())
+            .unwrap_or_default()
+    }
+
+    /// Keep `state` as session `shell`'s, the most recently used.
+    fn keep(&self, shell: &str, state: Vec<u8>) {
+        let mut shells = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        shells.retain(|(id, _)| id != shell);
+        if shells.len() >= MAX_SHELLS {
+            shells.remove(0);
+        }
+        shells.push((shell.to_string(), state));
+    }
 }
 
 impl Bash {
@@ -92,6 +133,7 @@ impl Bash {
             etc: identity_dir(settings)
                 .map_err(|e| format!("cannot write the sandbox's /etc: {e}"))?,
             filter: seccomp::program(),
+            shells: Shells::default(),
         };
         let scratch =
             tempfile::tempdir().map_err(|e| format!("cannot make a scratch folder: {e}"))?;
@@ -100,6 +142,8 @@ impl Bash {
                 "test -w /workspace && ! test -e /root",
                 scratch.path(),
                 Duration::from_secs(10),
+                None,
+                false,
             )
             .await;
         match probed {
@@ -116,12 +160,16 @@ impl Bash {
         }
     }
 
-    /// Run `command` over `workspace` for at most `timeout`.
+    /// Run `command` over `workspace` for at most `timeout`, in the shell
+    /// `shell` (a session's, which starts where the session's last call
+    /// left it unless `restart`) or in a fresh one (`None`).
     pub async fn run(
         &self,
         command: &str,
         workspace: &Path,
         timeout: Duration,
+        shell: Option<&str>,
+        restart: bool,
     ) -> Result<Ran, String> {
         if let Some((uid, gid)) = self.run_as.ids {
             let (root, owner) = (workspace.to_path_buf(), (uid, gid));
@@ -131,21 +179,26 @@ impl Bash {
         }
         let opened = std::fs::File::open(workspace)
             .map_err(|e| format!("cannot open the workspace {}: {e}", workspace.display()))?;
+        let state = match (shell, restart) {
+            (Some(shell), false) => self.shells.state(shell),
+            _ => Vec::new(),
+        };
         let deadline = tokio::time::Instant::now() + timeout;
         let mut tries = 0;
         loop {
             tries += 1;
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let ran = run::run(
-                &self.settings,
-                self.run_as,
-                self.etc.path(),
-                &self.filter,
-                &opened,
+            let ran = run::run(run::Job {
+                settings: &self.settings,
+                run_as: self.run_as,
+                etc: self.etc.path(),
+                filter: &self.filter,
+                workspace: &opened,
                 command,
-                left,
-                OUTPUT_BYTES,
-            )
+                state: &state,
+                timeout: left,
+                cap: OUTPUT_BYTES,
+            })
             .await
             .map_err(|e| match e.kind() {
                 std::io::ErrorKind::NotFound => {
@@ -161,6 +214,12 @@ impl Bash {
                         "bubblewrap could not make the sandbox: {}",
                         String::from_utf8_lossy(&ran.stderr).trim()
                     ));
+                }
+                // A call its deadline ended keeps the state before it.
+                match (shell, &ran.state) {
+                    (Some(shell), Some(left)) => self.shells.keep(shell, left.clone()),
+                    (Some(shell), None) if restart => self.shells.keep(shell, Vec::new()),
+                    _ => {}
                 }
                 return Ok(ran);
             }

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 
-use super::sandbox::{self, FILE_BYTES, OPEN_FILES, SECCOMP_FD, STARTED_FD, WORKSPACE_FD};
+use super::sandbox::{
+    self, ENVIRONMENT_FD, FILE_BYTES, OPEN_FILES, SECCOMP_FD, STARTED_FD, STATE_FD, WORKSPACE_FD,
+};
 use crate::config::toolset::BashSettings;
 
 /// How a sandboxed command ended.
@@ -39,6 +41,10 @@ pub struct Ran {
     /// Whether bubblewrap set the sandbox up and started the command (when
     /// not, the command never ran, and may be tried again).
     pub started: bool,
+    /// What its shell left for the next call of the session (its working
+    /// directory and exported variables, as shell code), when it left it
+    /// whole.
+    pub state: Option<Vec<u8>>,
 }
 
 /// Who the sandbox runs as on the host: an unprivileged uid and gid when
@@ -57,69 +63,84 @@ impl RunAs {
     }
 }
 
-/// Run `command` with `/bin/bash` in a sandbox over `workspace` (an open
-/// directory) under the seccomp `filter`, until it ends or `timeout`
-/// passes; each of its outputs kept up to `cap` bytes (the rest read and
-/// dropped).
-#[expect(clippy::too_many_arguments, reason = "each is one part of the sandbox")]
-pub(super) async fn run(
-    settings: &BashSettings,
-    run_as: RunAs,
-    etc: &Path,
-    filter: &[u8],
-    workspace: &std::fs::File,
-    command: &str,
-    timeout: Duration,
-    cap: usize,
-) -> std::io::Result<Ran> {
+/// One sandboxed command, and everything its sandbox is made of.
+pub(super) struct Job<'a> {
+    pub(super) settings: &'a BashSettings,
+    pub(super) run_as: RunAs,
+    /// The folder of the synthetic `passwd` and `group`.
+    pub(super) etc: &'a Path,
+    /// The compiled seccomp filter.
+    pub(super) filter: &'a [u8],
+    /// The workspace, an open directory.
+    pub(super) workspace: &'a std::fs::File,
+    pub(super) command: &'a str,
+    /// What the shell starts from: the state an earlier call in the session
+    /// left (shell code, run inside the sandbox only).
+    pub(super) state: &'a [u8],
+    pub(super) timeout: Duration,
+    /// The most bytes kept of each output.
+    pub(super) cap: usize,
+}
+
+/// Run the job's command with `/bin/bash` in its sandbox until it ends or
+/// its timeout passes; each of its outputs kept up to the cap (the rest
+/// read and dropped), and the state its shell left, when it left one.
+pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
     let mut bwrap = tokio::process::Command::new("bwrap");
     bwrap
-        .args(sandbox::arguments(settings, etc, command))
+        .args(sandbox::arguments(job.settings, job.etc, job.command))
         .env_clear()
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    if let Some((uid, gid)) = run_as.ids {
+    if let Some((uid, gid)) = job.run_as.ids {
         // Started as root, std drops the supplementary groups too.
         bwrap.uid(uid).gid(gid);
     }
     let limits = Limits {
-        memory: settings.memory_mb << 20,
-        processes: settings.processes,
-        cpu_seconds: sandbox::cpu_seconds(timeout),
+        memory: job.settings.memory_mb << 20,
+        processes: job.settings.processes,
+        cpu_seconds: sandbox::cpu_seconds(job.timeout),
     };
     let (started, started_writer) = std::io::pipe()?;
-    // The filter is far smaller than a pipe holds: written whole now.
-    let (seccomp, mut seccomp_writer) = std::io::pipe()?;
-    std::io::Write::write_all(&mut seccomp_writer, filter)?;
-    drop(seccomp_writer);
+    // The filter and the shell's starting state are far smaller than a
+    // pipe holds: written whole now.
+    let seccomp = filled_pipe(job.filter)?;
+    let environment = filled_pipe(&sandbox::environment(job.state))?;
+    let (state, state_writer) = std::io::pipe()?;
     let fds = Fds {
-        workspace: workspace.as_raw_fd(),
+        workspace: job.workspace.as_raw_fd(),
         started: started_writer.as_raw_fd(),
         seccomp: seccomp.as_raw_fd(),
+        environment: environment.as_raw_fd(),
+        state: state_writer.as_raw_fd(),
     };
     // SAFETY: between fork and exec only async-signal-safe calls are made
-    // (dup2, setrlimit, prctl), on values computed before the fork.
+    // (fcntl, dup2, setrlimit, prctl), on values computed before the fork.
     unsafe {
         bwrap.pre_exec(move || limits.apply(fds));
     }
     let mut child = bwrap.spawn()?;
-    // Only the sandbox writes there now: it says when it is up.
-    drop(started_writer);
-    drop(seccomp);
+    // Only the sandbox holds these now.
+    drop((started_writer, seccomp, environment, state_writer));
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
+    let state = tokio::net::unix::pipe::Receiver::from_owned_fd(state.into())?;
     let finished = {
         let waiting = async {
-            let ((stdout, out_cut), (stderr, err_cut)) =
-                tokio::join!(read_capped(stdout, cap), read_capped(stderr, cap));
+            let ((stdout, out_cut), (stderr, err_cut), (state, state_cut)) = tokio::join!(
+                read_capped(stdout, job.cap),
+                read_capped(stderr, job.cap),
+                read_capped(Some(state), sandbox::STATE_BYTES),
+            );
             let status = child.wait().await;
-            (status, stdout, stderr, out_cut || err_cut)
+            let state = (!state_cut && !state.is_empty()).then_some(state);
+            (status, stdout, stderr, out_cut || err_cut, state)
         };
-        tokio::time::timeout(timeout, waiting).await
+        tokio::time::timeout(job.timeout, waiting).await
     };
-    let Ok((status, stdout, stderr, cut)) = finished else {
+    let Ok((status, stdout, stderr, cut, state)) = finished else {
         // Killing bubblewrap takes the sandbox's PID namespace down with
         // it; the call answers once it is gone.
         child.kill().await?;
@@ -129,6 +150,7 @@ pub(super) async fn run(
             stderr: Vec::new(),
             cut: false,
             started: true,
+            state: None,
         });
     };
     let status = status?;
@@ -146,7 +168,15 @@ pub(super) async fn run(
         stderr,
         cut,
         started: said_started(started),
+        state,
     })
+}
+
+/// A pipe holding `bytes` and closed for writing: its reading end.
+fn filled_pipe(bytes: &[u8]) -> std::io::Result<std::io::PipeReader> {
+    let (reader, mut writer) = std::io::pipe()?;
+    std::io::Write::write_all(&mut writer, bytes)?;
+    Ok(reader)
 }
 
 /// Whether the sandbox said on `started` that it was set up, read without
@@ -172,6 +202,8 @@ struct Fds {
     workspace: i32,
     started: i32,
     seccomp: i32,
+    environment: i32,
+    state: i32,
 }
 
 /// The process bounds the sandbox runs under, inherited by every process
@@ -185,9 +217,10 @@ struct Limits {
 
 impl Limits {
     /// In the child, before exec: the workspace on [`WORKSPACE_FD`], the
-    /// started pipe on [`STARTED_FD`] and the filter on [`SECCOMP_FD`], the
-    /// bounds set, and no new privileges ever (no setuid program raises
-    /// them).
+    /// started pipe on [`STARTED_FD`], the filter on [`SECCOMP_FD`], the
+    /// shell's environment on [`ENVIRONMENT_FD`] and its state's pipe on
+    /// [`STATE_FD`], the bounds set, and no new privileges ever (no setuid
+    /// program raises them).
     fn apply(self, fds: Fds) -> std::io::Result<()> {
         let check = |result: libc::c_int| {
             if result == -1 {
@@ -209,14 +242,20 @@ impl Limits {
                     Ok(high)
                 }
             };
-            let (workspace, started, seccomp) = (
-                moved(fds.workspace)?,
-                moved(fds.started)?,
-                moved(fds.seccomp)?,
-            );
-            check(libc::dup2(workspace, WORKSPACE_FD))?;
-            check(libc::dup2(started, STARTED_FD))?;
-            check(libc::dup2(seccomp, SECCOMP_FD))?;
+            let placed = [
+                (moved(fds.workspace)?, WORKSPACE_FD),
+                (moved(fds.started)?, STARTED_FD),
+                (moved(fds.seccomp)?, SECCOMP_FD),
+                (moved(fds.environment)?, ENVIRONMENT_FD),
+                (moved(fds.state)?, STATE_FD),
+            ];
+            for (source, target) in placed {
+                check(libc::dup2(source, target))?;
+            }
+            // Nothing else of the host's passes into the sandbox: every
+            // other descriptor this process holds is closed.
+            let from = libc::c_uint::try_from(STATE_FD.max(ENVIRONMENT_FD) + 1).unwrap_or(8);
+            check(libc::syscall(libc::SYS_close_range, from, libc::c_uint::MAX, 0) as libc::c_int)?;
             for (resource, value) in [
                 (libc::RLIMIT_AS, self.memory),
                 (libc::RLIMIT_NPROC, self.processes),

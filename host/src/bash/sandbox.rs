@@ -17,9 +17,42 @@ pub(super) const WORKSPACE_FD: i32 = 3;
 /// starts: nothing there means bubblewrap never made it, and nothing ran.
 pub(super) const STARTED_FD: i32 = 4;
 
-/// What runs first in the sandbox: it says so on [`STARTED_FD`], closes
-/// it, and becomes the shell that runs the command (`$0`).
-const STARTER: &str = "printf 1 >&4 && exec 4>&- && exec /bin/bash --noprofile --norc -c \"$0\"";
+/// The descriptor the shell's starting environment is read from (its
+/// `BASH_ENV`): [`environment`].
+pub(super) const ENVIRONMENT_FD: i32 = 7;
+
+/// The descriptor the shell writes its state on as it exits.
+pub(super) const STATE_FD: i32 = 6;
+
+/// The most bytes of state a shell may leave for the next call; a larger
+/// one is not kept (the next call starts from the one before).
+pub(super) const STATE_BYTES: usize = 16 << 10;
+
+/// What runs first in the sandbox: it says so on [`STARTED_FD`], copies
+/// the shell's environment from [`ENVIRONMENT_FD`] into its private `/tmp`
+/// (the pipe is the host's: the sandbox's user may read it, not open it
+/// again), closes both, and becomes the shell that runs the command
+/// (`$0`), which reads that environment first.
+const STARTER: &str = "printf 1 >&4 && exec 4>&- && /usr/bin/cat <&7 >/tmp/.toolhost-env \
+    && exec 7<&- && BASH_ENV=/tmp/.toolhost-env exec /bin/bash --noprofile --norc -c \"$0\"";
+
+/// The start of every shell's environment: nested shells read none, and
+/// on exit the shell writes where it is (while inside the workspace) and
+/// what it exports, as shell code, on [`STATE_FD`].
+const SAVE_ON_EXIT: &str = "/usr/bin/rm -f -- \"$BASH_ENV\"; unset BASH_ENV\n\
+    trap '{ case $PWD in /workspace|/workspace/*) printf \"cd -- %q\\n\" \"$PWD\";; esac; \
+    export -p; } >&6 2>/dev/null; exec 6>&-' EXIT\n";
+
+/// What the shell reads before the command (its `BASH_ENV`): the exit
+/// trap, then the `state` an earlier call of the session left, then the
+/// descriptor closed. The state is shell code the sandbox itself wrote: it
+/// only ever runs there.
+pub(super) fn environment(state: &[u8]) -> Vec<u8> {
+    let mut environment = SAVE_ON_EXIT.as_bytes().to_vec();
+    environment.extend_from_slice(state);
+    environment.push(b'\n');
+    environment
+}
 
 /// The descriptor bubblewrap reads the seccomp filter from.
 pub(super) const SECCOMP_FD: i32 = 5;

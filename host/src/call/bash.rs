@@ -39,7 +39,11 @@ impl Call<'_> {
             .get("timeout_ms")
             .and_then(Value::as_u64)
             .map_or(limit, |asked| Duration::from_millis(asked).min(limit));
-        let ran = match bash.run(command, workspace, timeout).await {
+        // A session's calls share a shell; a call in a scratch workspace
+        // (no session to return to) gets a fresh one.
+        let shell = (!done.scratch_workspace).then(|| self.session.id());
+        let restart = self.input.get("restart").and_then(Value::as_bool) == Some(true);
+        let ran = match bash.run(command, workspace, timeout, shell, restart).await {
             Ok(ran) => ran,
             Err(problem) => return self.failed(done, &problem, None),
         };
