@@ -106,9 +106,10 @@ impl Inbox {
     }
 
     /// The messages waiting in inbox `id`, oldest first, at most a batch
-    /// at a time; ones not sealed by the fleet are dropped, and a store
-    /// that does not answer gives none (logged).
-    pub async fn take(&self, id: &str) -> Vec<String> {
+    /// at a time, read as JSON; ones not sealed by the fleet, or not of
+    /// type `T`, are dropped, and a store that does not answer gives none
+    /// (logged).
+    pub async fn take<T: serde::de::DeserializeOwned>(&self, id: &str) -> Vec<T> {
         let key = self.key(id);
         let taken: redis::RedisResult<Option<Vec<String>>> = redis::cmd("LPOP")
             .arg(&key)
@@ -126,7 +127,7 @@ impl Inbox {
             .into_iter()
             .filter_map(
                 |sealed| match self.store.seal().open(self.purpose, &key, "", &sealed) {
-                    Ok(body) => Some(body.to_string()),
+                    Ok(body) => serde_json::from_str(body).ok(),
                     Err(e) => {
                         tracing::warn!("a message is dropped: {e}");
                         None

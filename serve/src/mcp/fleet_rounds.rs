@@ -217,11 +217,7 @@ impl FleetRounds {
 
     /// The retries and cancels waiting for `call`, oldest first.
     pub async fn take(&self, call: &str) -> Vec<Message> {
-        let taken = self.inbox.take(call).await;
-        taken
-            .iter()
-            .filter_map(|body| serde_json::from_str(body).ok())
-            .collect()
+        self.inbox.take(call).await
     }
 
     /// How often a waiting call's inbox is read without a wake-up.

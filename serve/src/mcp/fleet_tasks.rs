@@ -210,11 +210,7 @@ impl FleetTasks {
     /// The messages waiting for task `id`, oldest first; ones not sealed
     /// by the fleet are dropped.
     pub async fn take(&self, id: &str) -> Vec<Message> {
-        let taken = self.inbox.take(id).await;
-        taken
-            .iter()
-            .filter_map(|body| serde_json::from_str(body).ok())
-            .collect()
+        self.inbox.take(id).await
     }
 
     /// How often an inbox is read without a wake-up.
