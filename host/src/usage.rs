@@ -105,6 +105,7 @@ pub struct Meter {
     messages_sent: AtomicU32,
     reminders_scheduled: AtomicU32,
     epoch_ticks: AtomicU64,
+    sandbox: std::sync::OnceLock<SandboxUsage>,
     limit_hit: std::sync::OnceLock<LimitHit>,
 }
 
@@ -128,6 +129,7 @@ impl Meter {
             messages_sent: AtomicU32::new(0),
             reminders_scheduled: AtomicU32::new(0),
             epoch_ticks: AtomicU64::new(0),
+            sandbox: std::sync::OnceLock::new(),
             limit_hit: std::sync::OnceLock::new(),
         })
     }
@@ -248,6 +250,11 @@ impl Meter {
         self.reminders_scheduled.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Record what the call's OS sandbox (`bash`'s) used.
+    pub fn sandbox_used(&self, used: SandboxUsage) {
+        let _ = self.sandbox.set(used);
+    }
+
     /// Record the limit that ended (or refused part of) the call; the first
     /// one is kept.
     pub fn hit(&self, name: Limit, value: u64) {
@@ -276,6 +283,7 @@ impl Meter {
             metric_updates: self.metric_updates.load(Ordering::Relaxed),
             messages_sent: self.messages_sent.load(Ordering::Relaxed),
             reminders_scheduled: self.reminders_scheduled.load(Ordering::Relaxed),
+            sandbox: self.sandbox.get().copied(),
             limit: self.limit_hit.get().copied(),
         }
     }
@@ -326,11 +334,17 @@ pub enum Limit {
     Stack,
     /// The result's size and shape (`max_output_bytes`).
     Output,
+    /// CPU time of an OS sandbox's processes together (`bash.cpu_ms`).
+    Cpu,
+    /// Processes an OS sandbox may run at once (`bash.processes`).
+    Processes,
+    /// The largest file an OS sandbox's process may write.
+    FileSize,
 }
 
 impl Limit {
     /// The limit's name: `timeout`, `memory`, `host_memory`, `handles`,
-    /// `open_files`, `stack` or `output`.
+    /// `open_files`, `stack`, `output`, `cpu`, `processes` or `file_size`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Timeout => "timeout",
@@ -340,6 +354,9 @@ impl Limit {
             Self::OpenFiles => "open_files",
             Self::Stack => "stack",
             Self::Output => "output",
+            Self::Cpu => "cpu",
+            Self::Processes => "processes",
+            Self::FileSize => "file_size",
         }
     }
 }
@@ -402,9 +419,31 @@ pub struct Usage {
     pub messages_sent: u32,
     /// Reminders it asked to schedule, refused ones included.
     pub reminders_scheduled: u32,
+    /// What the call's OS sandbox used, for a tool that runs in one
+    /// (`bash`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxUsage>,
     /// The limit that ended the call or refused part of it, if one did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limit: Option<LimitHit>,
+}
+
+/// What the processes of a call's OS sandbox used together.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SandboxUsage {
+    /// Their CPU time, in microseconds, where the host's control groups
+    /// count it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_us: Option<u64>,
+    /// The most memory they held at once, in bytes, likewise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_memory_bytes: Option<u64>,
+    /// The most of them running at once, likewise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_processes: Option<u64>,
+    /// Bytes they wrote to standard output and error, kept or not.
+    pub output_bytes: u64,
 }
 
 #[cfg(test)]

@@ -207,7 +207,7 @@ impl Metrics {
         registry.register(
             "limit_hits",
             "Calls ended or refused in part by a limit (timeout, memory, host_memory, handles, \
-             stack, output), by tool",
+             open_files, stack, output, cpu, processes, file_size), by tool",
             limits.clone(),
         );
         let usage = UsageHistograms::register(&mut registry);

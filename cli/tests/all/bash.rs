@@ -25,8 +25,15 @@ struct Shell {
 
 impl Shell {
     async fn new() -> Option<Self> {
-        let config = "[toolset]\ntype = \"agent_toolset\"\n[tools.bash]\ntimeout_ms = 8000\n";
-        let (dir, host) = common::host(&[], config).await;
+        Self::with("").await
+    }
+
+    /// The same, the toolset's `bash` settings given `bash` (TOML keys).
+    async fn with(bash: &str) -> Option<Self> {
+        let config = format!(
+            "[toolset]\ntype = \"agent_toolset\"\nbash = {{ {bash} }}\n[tools.bash]\ntimeout_ms = 8000\n"
+        );
+        let (dir, host) = common::host(&[], &config).await;
         if host.registry().get("bash").is_none() {
             let why = host.listing()["unavailable"].to_string();
             assert!(
@@ -213,6 +220,24 @@ async fn bash_works_in_the_workspace_and_sees_nothing_else_of_the_host() {
 }
 
 /// The processes of the host's sandbox user still alive.
+/// Whether the sandbox's processes are bounded and counted in control
+/// groups here: a host running as root with cgroup v1's controllers (CI's
+/// machines and these), where nothing less is accepted in CI.
+fn grouped() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let v1 = ["memory", "pids", "cpuacct"].iter().all(|c| {
+        std::path::Path::new("/sys/fs/cgroup")
+            .join(c)
+            .join("cgroup.procs")
+            .exists()
+    });
+    if std::env::var_os("CI").is_some() {
+        assert!(root && v1, "CI runs as root with cgroup v1 controllers");
+    }
+    root && v1
+}
+
 fn sandbox_processes() -> Vec<String> {
     use std::os::unix::fs::MetadataExt as _;
     std::fs::read_dir("/proc")
@@ -263,8 +288,9 @@ async fn bash_ends_at_its_deadline_and_nothing_outlives_a_call() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(sandbox_processes(), Vec::<String>::new());
 
-    // A fork bomb meets the process bound, then the deadline; nothing of
-    // it is left, and the next call runs.
+    // A fork bomb meets the process bound: with control groups it ends the
+    // call by name at once, with process limits alone at the deadline;
+    // nothing of it is left, and the next call runs.
     let started = Instant::now();
     let bomb = shell
         .call(
@@ -277,29 +303,54 @@ async fn bash_ends_at_its_deadline_and_nothing_outlives_a_call() {
         "{:?}",
         started.elapsed()
     );
+    let expected = if grouped() { "processes" } else { "timeout" };
     assert_eq!(
         bomb.trace.limit.map(|l| l.name()),
-        Some("timeout"),
+        Some(expected),
         "{}",
         bomb.result
     );
     let (code, out, _) = shell.run("echo alive").await;
     assert_eq!((code, out.as_str()), (0, "alive\n"));
-    // The bounds, as the sandbox sees them (processes, address space in
-    // KiB, file size in KiB, open files).
+    // The bounds, as the sandbox sees them (address space in KiB, file
+    // size in KiB, open files): grouped, memory is bounded in total
+    // instead of in each process's address space.
     let (code, bounds, _) = shell
-        .run("ulimit -u -v -f -n | awk '{print $NF}' | tr '\\n' ' '")
+        .run("ulimit -v -f -n | awk '{print $NF}' | tr '\\n' ' '")
         .await;
-    assert_eq!(
-        (code, bounds.trim()),
-        (0, "256 1048576 1048576 1024"),
-        "{bounds}"
-    );
+    let expected = if grouped() {
+        "unlimited 1048576 1024"
+    } else {
+        "1048576 1048576 1024"
+    };
+    assert_eq!((code, bounds.trim()), (0, expected), "{bounds}");
 
-    // A memory bomb meets the address-space bound at once.
-    let (code, _, err) = shell.run("python3 -c 'bytearray(2_000_000_000)'").await;
-    assert_ne!(code, 0, "2 GB were held");
-    assert!(err.contains("MemoryError"), "{err}");
+    // A memory bomb: grouped, the kernel kills it past 1 GiB in total and
+    // the call ends naming memory; otherwise it meets the address-space
+    // bound at once.
+    let bomb = shell
+        .call(
+            "bash",
+            json!({ "command": "python3 -c 'b = b\"x\" * 2_000_000_000'" }),
+        )
+        .await;
+    if grouped() {
+        assert_eq!(
+            bomb.trace.limit.map(|l| l.name()),
+            Some("memory"),
+            "{}",
+            bomb.result
+        );
+        assert!(
+            bomb.result.to_string().contains("bash.memory_mb"),
+            "{}",
+            bomb.result
+        );
+        assert_eq!(bomb.usage.limit.map(|l| l.value), Some(1 << 30));
+    } else {
+        let err = bomb.output.structured.as_ref().unwrap()["stderr"].to_string();
+        assert!(err.contains("MemoryError"), "{err}");
+    }
 
     // An output flood is cut.
     let flood = shell
@@ -308,6 +359,89 @@ async fn bash_ends_at_its_deadline_and_nothing_outlives_a_call() {
     let ran = flood.output.structured.clone().unwrap();
     assert_eq!(ran["truncated"], true);
     assert_eq!(ran["stdout"].as_str().unwrap().len(), 64 << 10);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_limits_end_the_call_by_name_and_the_receipt_counts_what_it_used() {
+    let Some(shell) = Shell::with("cpu_ms = 300, file_mb = 1, processes = 16").await else {
+        return;
+    };
+    let limit = |result: &CallResult| result.usage.limit.map(|l| (l.name.name(), l.value));
+
+    // CPU time: a busy loop ends at its 300 ms (grouped) or its process's
+    // CPU second, well before the 8 s timeout.
+    let started = Instant::now();
+    let busy = shell
+        .call(
+            "bash",
+            json!({ "command": "echo looping; while :; do :; done" }),
+        )
+        .await;
+    assert!(busy.is_error, "{}", busy.result);
+    assert_eq!(limit(&busy), Some(("cpu", 300)), "{}", busy.result);
+    let said = busy.result.to_string();
+    assert!(
+        said.contains("bash.cpu_ms") && said.contains("looping"),
+        "{said}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(7),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // A file past `file_mb`: the process writing it ends there, and the
+    // call names the limit; the file holds exactly the bound.
+    let big = shell
+        .call(
+            "bash",
+            json!({ "command": "echo before; head -c 2000000 /dev/zero > big" }),
+        )
+        .await;
+    assert_eq!(limit(&big), Some(("file_size", 1 << 20)), "{}", big.result);
+    assert!(
+        big.result.to_string().contains("bash.file_mb"),
+        "{}",
+        big.result
+    );
+    let written = std::fs::metadata(shell.workspace.path().join("big")).unwrap();
+    assert_eq!(written.len(), 1 << 20);
+
+    if grouped() {
+        // Processes, counted per call: the 17th ends it.
+        let started = Instant::now();
+        let many = shell
+            .call(
+                "bash",
+                json!({ "command": "for i in $(seq 40); do sleep 5 & done; wait" }),
+            )
+            .await;
+        assert_eq!(limit(&many), Some(("processes", 16)), "{}", many.result);
+        assert!(
+            started.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    // The receipt: output written (kept or not) and, grouped, CPU time,
+    // the most memory and the most processes at once.
+    let counted = shell
+        .call(
+            "bash",
+            json!({ "command": "yes | head -c 100000; python3 -c 'b = b\"x\" * 50_000_000'" }),
+        )
+        .await;
+    assert!(!counted.is_error, "{}", counted.result);
+    let used = counted.usage.sandbox.expect("a sandbox's receipt");
+    assert_eq!(used.output_bytes, 100_000);
+    if grouped() {
+        assert!(used.cpu_us.unwrap() > 0, "{used:?}");
+        assert!(used.peak_memory_bytes.unwrap() >= 50_000_000, "{used:?}");
+        assert!(used.peak_processes.unwrap_or(3) >= 3, "{used:?}");
+    }
+    let (code, out, _) = shell.run("echo alive").await;
+    assert_eq!((code, out.as_str()), (0, "alive\n"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -14,6 +14,7 @@
 //! with the same flags ([`Bash::probe`]); where it does not, `bash` is
 //! listed as unavailable with the reason and never runs unsandboxed.
 
+mod cgroup;
 mod ownership;
 mod run;
 mod sandbox;
@@ -24,9 +25,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+pub use cgroup::Counted;
 pub use run::{Ended, Ran};
 
 use crate::config::toolset::BashSettings;
+use crate::usage::Limit;
 
 /// What `bash` tells the model it does.
 pub const DESCRIPTION: &str = "Run a shell command with /bin/bash in a sandbox over the \
@@ -77,6 +80,9 @@ pub struct Bash {
     filter: Vec<u8>,
     /// What the sessions' shells left for their next calls.
     shells: Shells,
+    /// Where each call's control groups are made, where the host has them
+    /// (otherwise process limits alone bound the sandbox).
+    groups: Option<cgroup::Groups>,
 }
 
 /// The most sessions whose shell state is kept; the longest unused is
@@ -134,6 +140,14 @@ impl Bash {
                 .map_err(|e| format!("cannot write the sandbox's /etc: {e}"))?,
             filter: seccomp::program(),
             shells: Shells::default(),
+            groups: cgroup::Groups::detect()
+                .inspect_err(|why| {
+                    tracing::info!(
+                        "bash: each call is bounded by process limits alone, not control \
+                         groups: {why}"
+                    );
+                })
+                .ok(),
         };
         let scratch =
             tempfile::tempdir().map_err(|e| format!("cannot make a scratch folder: {e}"))?;
@@ -183,6 +197,42 @@ impl Bash {
             (Some(shell), false) => self.shells.state(shell),
             _ => Vec::new(),
         };
+        let groups = match &self.groups {
+            Some(groups) => Some(
+                groups
+                    .make(self.settings.memory_mb << 20, self.settings.processes)
+                    .map_err(|e| format!("cannot make the call's control groups: {e}"))?,
+            ),
+            None => None,
+        };
+        let cpu = self.settings.cpu_ms.map_or(timeout, Duration::from_millis);
+        let ran = self
+            .run_in(command, &opened, &state, timeout, cpu, groups.as_ref())
+            .await;
+        if let Some(groups) = groups {
+            groups.remove();
+        }
+        let ran = ran?;
+        // A call its deadline or a limit ended keeps the state before it.
+        match (shell, &ran.state) {
+            (Some(shell), Some(left)) => self.shells.keep(shell, left.clone()),
+            (Some(shell), None) if restart => self.shells.keep(shell, Vec::new()),
+            _ => {}
+        }
+        Ok(ran)
+    }
+
+    /// Run `command` over the open `workspace` from `state` in a sandbox
+    /// made again, a few times, while bubblewrap could not set it up.
+    async fn run_in(
+        &self,
+        command: &str,
+        workspace: &std::fs::File,
+        state: &[u8],
+        timeout: Duration,
+        cpu: Duration,
+        groups: Option<&cgroup::CallGroups>,
+    ) -> Result<Ran, String> {
         let deadline = tokio::time::Instant::now() + timeout;
         let mut tries = 0;
         loop {
@@ -193,10 +243,12 @@ impl Bash {
                 run_as: self.run_as,
                 etc: self.etc.path(),
                 filter: &self.filter,
-                workspace: &opened,
+                workspace,
                 command,
-                state: &state,
+                state,
                 timeout: left,
+                cpu,
+                groups,
                 cap: OUTPUT_BYTES,
             })
             .await
@@ -215,12 +267,6 @@ impl Bash {
                         String::from_utf8_lossy(&ran.stderr).trim()
                     ));
                 }
-                // A call its deadline ended keeps the state before it.
-                match (shell, &ran.state) {
-                    (Some(shell), Some(left)) => self.shells.keep(shell, left.clone()),
-                    (Some(shell), None) if restart => self.shells.keep(shell, Vec::new()),
-                    _ => {}
-                }
                 return Ok(ran);
             }
             tracing::debug!(
@@ -228,6 +274,50 @@ impl Bash {
                 String::from_utf8_lossy(&ran.stderr).trim()
             );
             tokio::time::sleep(SETUP_BACKOFF * tries).await;
+        }
+    }
+}
+
+impl Bash {
+    /// The value of the sandbox's `limit` for a call of `timeout`, as its
+    /// receipt reports it (bytes, a count, or milliseconds).
+    pub fn bound(&self, limit: Limit, timeout: Duration) -> u64 {
+        let millis = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        match limit {
+            Limit::Memory => self.settings.memory_mb << 20,
+            Limit::Processes => self.settings.processes,
+            Limit::Cpu => self.settings.cpu_ms.unwrap_or(millis(timeout)),
+            Limit::FileSize => self.settings.file_mb << 20,
+            Limit::Timeout => millis(timeout),
+            _ => 0,
+        }
+    }
+
+    /// What `limit` ending a call of `timeout` means, said to the model.
+    pub fn explain(&self, limit: Limit, timeout: Duration) -> String {
+        let value = self.bound(limit, timeout);
+        match limit {
+            Limit::Memory => format!(
+                "its processes held more than {} MiB of memory together (bash.memory_mb): the \
+                 kernel killed one, and the sandbox was ended",
+                value >> 20
+            ),
+            Limit::Processes => format!(
+                "it tried to run more than {value} processes at once (bash.processes): the \
+                 sandbox was ended"
+            ),
+            Limit::Cpu => format!(
+                "its processes used more than {value} ms of CPU time together (bash.cpu_ms): the \
+                 sandbox was ended"
+            ),
+            Limit::FileSize => format!(
+                "it wrote a file larger than {} MiB (bash.file_mb)",
+                value >> 20
+            ),
+            _ => format!(
+                "the command ran past {value} ms (timeout_ms): it and every process it started \
+                 were ended"
+            ),
         }
     }
 }

@@ -10,21 +10,25 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 
+use super::cgroup::{CallGroups, Counted};
 use super::sandbox::{
-    self, ENVIRONMENT_FD, FILE_BYTES, OPEN_FILES, SECCOMP_FD, STARTED_FD, STATE_FD, WORKSPACE_FD,
+    self, ENVIRONMENT_FD, OPEN_FILES, SECCOMP_FD, STARTED_FD, STATE_FD, WORKSPACE_FD,
 };
 use crate::config::toolset::BashSettings;
+use crate::usage::Limit;
 
 /// How a sandboxed command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ended {
     /// It exited with this status.
     Exited(i32),
-    /// A signal ended it (a limit, e.g. `SIGXCPU` for CPU time, `SIGXFSZ`
-    /// for a file too large, or `SIGKILL` for memory).
+    /// A signal ended it.
     Signalled(i32),
     /// The call's deadline ended it.
     TimedOut,
+    /// It met one of the sandbox's bounds (memory, processes, CPU time, or
+    /// file size), and was ended for it.
+    OverLimit(Limit),
 }
 
 /// What a sandboxed command did.
@@ -38,12 +42,16 @@ pub struct Ran {
     pub stderr: Vec<u8>,
     /// Whether either was cut at the cap.
     pub cut: bool,
+    /// Bytes written to both, kept or not.
+    pub output_bytes: u64,
+    /// What its processes used, where control groups counted it.
+    pub counted: Option<Counted>,
     /// Whether bubblewrap set the sandbox up and started the command (when
     /// not, the command never ran, and may be tried again).
     pub started: bool,
     /// What its shell left for the next call of the session (its working
     /// directory and exported variables, as shell code), when it left it
-    /// whole.
+    /// whole and was not ended.
     pub state: Option<Vec<u8>>,
 }
 
@@ -78,13 +86,31 @@ pub(super) struct Job<'a> {
     /// left (shell code, run inside the sandbox only).
     pub(super) state: &'a [u8],
     pub(super) timeout: Duration,
+    /// The CPU time its processes may use together.
+    pub(super) cpu: Duration,
+    /// The control groups that bound and count its processes together,
+    /// where the host has them.
+    pub(super) groups: Option<&'a CallGroups>,
     /// The most bytes kept of each output.
     pub(super) cap: usize,
 }
 
-/// Run the job's command with `/bin/bash` in its sandbox until it ends or
-/// its timeout passes; each of its outputs kept up to the cap (the rest
-/// read and dropped), and the state its shell left, when it left one.
+/// How often a running sandbox's control groups are read for a limit met.
+const WATCH_EVERY: Duration = Duration::from_millis(50);
+
+/// How long an ended sandbox's last output is read for, once its
+/// processes were killed.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// The most processes the sandbox's uid may run at once on the host when
+/// each call's are counted in a control group of its own: the rlimit then
+/// only keeps every call together in check.
+const PROCESSES_PER_UID: u64 = 16_384;
+
+/// Run the job's command with `/bin/bash` in its sandbox until it ends, its
+/// timeout passes or it meets a limit; each of its outputs kept up to the
+/// cap (the rest read and dropped), and the state its shell left, when it
+/// left one.
 pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
     let mut bwrap = tokio::process::Command::new("bwrap");
     bwrap
@@ -98,10 +124,17 @@ pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
         // Started as root, std drops the supplementary groups too.
         bwrap.uid(uid).gid(gid);
     }
+    // Grouped, the processes are bounded in memory together; otherwise
+    // each in the address space it may map.
     let limits = Limits {
-        memory: job.settings.memory_mb << 20,
-        processes: job.settings.processes,
-        cpu_seconds: sandbox::cpu_seconds(job.timeout),
+        memory: job.groups.is_none().then_some(job.settings.memory_mb << 20),
+        processes: match job.groups {
+            Some(_) => PROCESSES_PER_UID,
+            None => job.settings.processes,
+        },
+        cpu_seconds: job.cpu.as_secs() + 1,
+        file_bytes: job.settings.file_mb << 20,
+        joins: job.groups.map(CallGroups::join_fds),
     };
     let (started, started_writer) = std::io::pipe()?;
     // The filter and the shell's starting state are far smaller than a
@@ -117,44 +150,71 @@ pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
         state: state_writer.as_raw_fd(),
     };
     // SAFETY: between fork and exec only async-signal-safe calls are made
-    // (fcntl, dup2, setrlimit, prctl), on values computed before the fork.
+    // (write, fcntl, dup2, setrlimit, prctl), on values computed before the
+    // fork.
     unsafe {
         bwrap.pre_exec(move || limits.apply(fds));
     }
     let mut child = bwrap.spawn()?;
+    let pid = child.id();
     // Only the sandbox holds these now.
     drop((started_writer, seccomp, environment, state_writer));
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let state = tokio::net::unix::pipe::Receiver::from_owned_fd(state.into())?;
-    let finished = {
-        let waiting = async {
-            let ((stdout, out_cut), (stderr, err_cut), (state, state_cut)) = tokio::join!(
-                read_capped(stdout, job.cap),
-                read_capped(stderr, job.cap),
-                read_capped(Some(state), sandbox::STATE_BYTES),
-            );
-            let status = child.wait().await;
-            let state = (!state_cut && !state.is_empty()).then_some(state);
-            (status, stdout, stderr, out_cut || err_cut, state)
-        };
-        tokio::time::timeout(job.timeout, waiting).await
+    let waiting = async {
+        let ((stdout, out_total), (stderr, err_total), (state, state_total)) = tokio::join!(
+            read_capped(stdout, job.cap),
+            read_capped(stderr, job.cap),
+            read_capped(Some(state), sandbox::STATE_BYTES),
+        );
+        let status = child.wait().await;
+        let whole = state_total == state.len() as u64 && !state.is_empty();
+        Finished {
+            status,
+            cut: out_total > stdout.len() as u64 || err_total > stderr.len() as u64,
+            output_bytes: out_total + err_total,
+            stdout,
+            stderr,
+            state: whole.then_some(state),
+        }
     };
-    let Ok((status, stdout, stderr, cut, state)) = finished else {
-        // Killing bubblewrap takes the sandbox's PID namespace down with
-        // it; the call answers once it is gone.
-        child.kill().await?;
-        return Ok(Ran {
-            ended: Ended::TimedOut,
-            stdout: Vec::new(),
-            stderr: Vec::new(),
-            cut: false,
-            started: true,
-            state: None,
-        });
+    let mut waiting = std::pin::pin!(waiting);
+    let cpu_us = u64::try_from(job.cpu.as_micros()).unwrap_or(u64::MAX);
+    let stopped = tokio::select! {
+        finished = &mut waiting => Err(finished),
+        () = tokio::time::sleep(job.timeout) => Ok(Ended::TimedOut),
+        limit = limit_met(job.groups, cpu_us) => Ok(Ended::OverLimit(limit)),
     };
-    let status = status?;
-    let ended = match (
+    let (ended, finished) = match stopped {
+        Err(finished) => (None, finished),
+        Ok(ended) => {
+            // Killing bubblewrap takes the sandbox's PID namespace down with
+            // it, and every process in it; what they wrote is still read.
+            if let Some(pid) = pid.and_then(|pid| libc::pid_t::try_from(pid).ok()) {
+                // SAFETY: the child is not reaped yet (its wait has not
+                // returned), so the pid is still its own.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            match tokio::time::timeout(KILL_GRACE, &mut waiting).await {
+                Ok(finished) => (Some(ended), finished),
+                Err(_) => {
+                    return Ok(Ran {
+                        ended,
+                        stdout: Vec::new(),
+                        stderr: Vec::new(),
+                        cut: false,
+                        output_bytes: 0,
+                        counted: job.groups.map(CallGroups::counted),
+                        started: true,
+                        state: None,
+                    });
+                }
+            }
+        }
+    };
+    let status = finished.status?;
+    let exited = match (
         status.code(),
         std::os::unix::process::ExitStatusExt::signal(&status),
     ) {
@@ -162,14 +222,67 @@ pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
         (None, Some(signal)) => Ended::Signalled(signal),
         (None, None) => Ended::Exited(-1),
     };
+    // A limit met in the last moments, or one a process met alone (a
+    // process the kernel killed for its memory, a fork refused, a signal
+    // for CPU time or file size the shell passed on), ends the call too.
+    let ended = ended
+        .or_else(|| {
+            job.groups
+                .and_then(|groups| groups.limit_met(cpu_us))
+                .map(Ended::OverLimit)
+        })
+        .or_else(|| signal_limit(exited).map(Ended::OverLimit))
+        .unwrap_or(exited);
     Ok(Ran {
         ended,
-        stdout,
-        stderr,
-        cut,
+        cut: finished.cut,
+        output_bytes: finished.output_bytes,
+        stdout: finished.stdout,
+        stderr: finished.stderr,
+        counted: job.groups.map(CallGroups::counted),
         started: said_started(started),
-        state,
+        state: finished.state.filter(|_| matches!(ended, Ended::Exited(_))),
     })
+}
+
+/// What the sandbox's processes left once they all ended.
+struct Finished {
+    status: std::io::Result<std::process::ExitStatus>,
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    cut: bool,
+    output_bytes: u64,
+    state: Option<Vec<u8>>,
+}
+
+/// The first limit the processes in `groups` meet, checked every
+/// [`WATCH_EVERY`]; never, without groups.
+async fn limit_met(groups: Option<&CallGroups>, cpu_us: u64) -> Limit {
+    let Some(groups) = groups else {
+        return std::future::pending().await;
+    };
+    let mut every = tokio::time::interval(WATCH_EVERY);
+    loop {
+        every.tick().await;
+        if let Some(limit) = groups.limit_met(cpu_us) {
+            return limit;
+        }
+    }
+}
+
+/// The limit a signal that ended the shell, or its last command (whose
+/// status the shell exits with, as 128 and the signal), stands for.
+fn signal_limit(ended: Ended) -> Option<Limit> {
+    let signal = match ended {
+        Ended::Signalled(signal) => signal,
+        Ended::Exited(code) if code > 128 => code - 128,
+        _ => return None,
+    };
+    match signal {
+        libc::SIGXCPU => Some(Limit::Cpu),
+        libc::SIGXFSZ => Some(Limit::FileSize),
+        _ => None,
+    }
 }
 
 /// A pipe holding `bytes` and closed for writing: its reading end.
@@ -207,12 +320,16 @@ struct Fds {
 }
 
 /// The process bounds the sandbox runs under, inherited by every process
-/// in it.
+/// in it, and the control groups it joins.
 #[derive(Clone, Copy)]
 struct Limits {
-    memory: u64,
+    /// Address space each process may map, when no group bounds memory.
+    memory: Option<u64>,
     processes: u64,
     cpu_seconds: u64,
+    file_bytes: u64,
+    /// Each group's `cgroup.procs`, open for writing.
+    joins: Option<[i32; 3]>,
 }
 
 impl Limits {
@@ -229,8 +346,15 @@ impl Limits {
                 Ok(())
             }
         };
-        // SAFETY: plain system calls on integers.
+        // SAFETY: plain system calls on integers and a static byte.
         unsafe {
+            // Into the call's groups first (`0` is the writer itself): the
+            // sandbox's every process is made in them.
+            for join in self.joins.into_iter().flatten() {
+                if libc::write(join, b"0".as_ptr().cast(), 1) != 1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
             // Each moved above the targets first: a source may be one of
             // them already (dup2 onto itself would keep it close-on-exec)
             // or be overwritten by an earlier dup2.
@@ -256,14 +380,28 @@ impl Limits {
             // other descriptor this process holds is closed.
             let from = libc::c_uint::try_from(STATE_FD.max(ENVIRONMENT_FD) + 1).unwrap_or(8);
             check(libc::syscall(libc::SYS_close_range, from, libc::c_uint::MAX, 0) as libc::c_int)?;
+            if let Some(memory) = self.memory {
+                let limit = libc::rlimit {
+                    rlim_cur: memory,
+                    rlim_max: memory,
+                };
+                check(libc::setrlimit(libc::RLIMIT_AS, &limit))?;
+            }
             for (resource, value) in [
-                (libc::RLIMIT_AS, self.memory),
                 (libc::RLIMIT_NPROC, self.processes),
                 (libc::RLIMIT_CPU, self.cpu_seconds),
-                (libc::RLIMIT_FSIZE, FILE_BYTES),
+                (libc::RLIMIT_FSIZE, self.file_bytes),
                 (libc::RLIMIT_NOFILE, OPEN_FILES),
                 (libc::RLIMIT_CORE, 0),
             ] {
+                // Never above what the host allows (raising a hard limit
+                // needs a privilege the sandbox's uid has not).
+                let mut limit = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                check(libc::getrlimit(resource, &mut limit))?;
+                let value = value.min(limit.rlim_max);
                 let limit = libc::rlimit {
                     rlim_cur: value,
                     rlim_max: value,
@@ -277,21 +415,21 @@ impl Limits {
 }
 
 /// Everything `pipe` gives until it closes, the first `cap` bytes kept;
-/// whether more came.
-async fn read_capped(pipe: Option<impl AsyncRead + Unpin>, cap: usize) -> (Vec<u8>, bool) {
+/// how many came.
+async fn read_capped(pipe: Option<impl AsyncRead + Unpin>, cap: usize) -> (Vec<u8>, u64) {
     let Some(mut pipe) = pipe else {
-        return (Vec::new(), false);
+        return (Vec::new(), 0);
     };
     let mut kept = Vec::new();
-    let mut cut = false;
+    let mut total = 0u64;
     let mut buffer = [0u8; 8192];
     loop {
         match pipe.read(&mut buffer).await {
-            Ok(0) | Err(_) => return (kept, cut),
+            Ok(0) | Err(_) => return (kept, total),
             Ok(n) => {
                 let room = cap.saturating_sub(kept.len());
                 kept.extend_from_slice(&buffer[..n.min(room)]);
-                cut |= n > room;
+                total += n as u64;
             }
         }
     }

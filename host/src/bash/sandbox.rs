@@ -6,7 +6,6 @@
 
 use std::ffi::OsString;
 use std::path::Path;
-use std::time::Duration;
 
 use crate::config::toolset::BashSettings;
 
@@ -62,9 +61,6 @@ const TMP_BYTES: u64 = 256 << 20;
 
 /// The largest private `/dev/shm`, in bytes (memory too).
 const SHM_BYTES: u64 = 64 << 20;
-
-/// The largest file a call may write, in bytes.
-pub(super) const FILE_BYTES: u64 = 1 << 30;
 
 /// The most files one process may hold open.
 pub(super) const OPEN_FILES: u64 = 1024;
@@ -206,10 +202,4 @@ pub(super) fn identity_files(uid: u32, gid: u32) -> [(&'static str, String); 2] 
             format!("root:x:0:\nsandbox:x:{gid}:\nnogroup:x:65534:\n"),
         ),
     ]
-}
-
-/// The CPU seconds a call of `timeout` may use in each process: the wall
-/// time, rounded up, and one more.
-pub(super) fn cpu_seconds(timeout: Duration) -> u64 {
-    timeout.as_secs() + 2
 }

@@ -13,7 +13,7 @@ use super::context::{Call, Done};
 use crate::bash::{Bash, Ended};
 use crate::envelope::CallResult;
 use crate::output::{ContentBlock, ToolOutput};
-use crate::usage::Limit;
+use crate::usage::{Limit, LimitHit, SandboxUsage};
 
 impl Call<'_> {
     /// Run the call's command in `bash`'s sandbox over `workspace`.
@@ -47,16 +47,16 @@ impl Call<'_> {
             Ok(ran) => ran,
             Err(problem) => return self.failed(done, &problem, None),
         };
+        self.meter.sandbox_used(SandboxUsage {
+            cpu_us: ran.counted.map(|counted| counted.cpu_us),
+            peak_memory_bytes: ran.counted.map(|counted| counted.peak_memory_bytes),
+            peak_processes: ran.counted.and_then(|counted| counted.peak_processes),
+            output_bytes: ran.output_bytes,
+        });
         let code = match ran.ended {
             Ended::Exited(code) => code,
-            Ended::TimedOut => {
-                let message = format!(
-                    "the command ran past {} ms (timeout_ms): it and every process it started \
-                     were ended",
-                    timeout.as_millis()
-                );
-                return self.failed(done, &message, Some(Limit::Timeout));
-            }
+            Ended::TimedOut => return self.ended_by(bash, done, Limit::Timeout, timeout, &ran),
+            Ended::OverLimit(limit) => return self.ended_by(bash, done, limit, timeout, &ran),
             Ended::Signalled(signal) => 128 + signal,
         };
         let stdout = String::from_utf8_lossy(&ran.stdout).into_owned();
@@ -69,7 +69,7 @@ impl Call<'_> {
             text.push_str(&stderr);
         }
         if let Ended::Signalled(signal) = ran.ended {
-            text.push_str(&format!("\n[{}]", signal_meaning(signal)));
+            text.push_str(&format!("\n[ended by signal {signal}]"));
         } else if code != 0 {
             text.push_str(&format!("\n[exit status {code}]"));
         }
@@ -95,16 +95,30 @@ impl Call<'_> {
         }
         self.finish(done, output, None)
     }
-}
 
-/// What ended a process killed by `signal`, named for the model: the
-/// sandbox's bounds end a command with these.
-fn signal_meaning(signal: i32) -> String {
-    match signal {
-        libc::SIGXCPU => "ended: it used more CPU time than the call allows".into(),
-        libc::SIGXFSZ => "ended: it wrote a file larger than 1 GiB".into(),
-        libc::SIGKILL => "killed (SIGKILL)".into(),
-        libc::SIGSEGV => "crashed (SIGSEGV)".into(),
-        other => format!("ended by signal {other}"),
+    /// The call's result when `limit` ended its sandbox: an error naming
+    /// the limit, with what the command wrote before it.
+    fn ended_by(
+        &self,
+        bash: &Bash,
+        done: Done,
+        limit: Limit,
+        timeout: Duration,
+        ran: &crate::bash::Ran,
+    ) -> CallResult {
+        let mut message = bash.explain(limit, timeout);
+        for (name, written) in [("stdout", &ran.stdout), ("stderr", &ran.stderr)] {
+            if !written.is_empty() {
+                message.push_str(&format!(
+                    "\n[{name} before it]\n{}",
+                    String::from_utf8_lossy(written).trim_end()
+                ));
+            }
+        }
+        let hit = LimitHit {
+            name: limit,
+            value: bash.bound(limit, timeout),
+        };
+        self.failed_at(done, &message, hit)
     }
 }

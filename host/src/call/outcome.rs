@@ -7,7 +7,7 @@ use crate::bindings::types;
 use crate::caps::progress::MAX_PROGRESS_REPORTS;
 use crate::envelope::{CallResult, CallTrace};
 use crate::output::ToolOutput;
-use crate::usage::Limit;
+use crate::usage::{Limit, LimitHit};
 
 impl Call<'_> {
     /// Convert a guest's output, enforcing the output cap before parsing it.
@@ -46,8 +46,10 @@ impl Call<'_> {
     pub(super) fn failed(&self, done: Done, message: &str, limit: Option<Limit>) -> CallResult {
         let message = format!("tool `{}` failed: {message}", self.tool.name());
         let output = ToolOutput::text(message.clone(), true);
-        if let Some(limit) = limit {
-            self.meter.hit(limit, self.limit_value(limit));
+        if let Some(limit) = limit
+            && let Some(value) = self.limit_value(limit)
+        {
+            self.meter.hit(limit, value);
         }
         let mut result = self.finish(done, output, Some(message));
         result.trace.limit = limit;
@@ -100,19 +102,28 @@ impl Call<'_> {
         }
     }
 
+    /// Like [`Call::failed`], for a limit whose value the failure knows
+    /// (an OS sandbox's).
+    pub(super) fn failed_at(&self, done: Done, message: &str, hit: LimitHit) -> CallResult {
+        self.meter.hit(hit.name, hit.value);
+        self.failed(done, message, Some(hit.name))
+    }
+
     /// The configured value of `limit` for this call, as the receipt
-    /// reports it.
-    fn limit_value(&self, limit: Limit) -> u64 {
+    /// reports it; `None` for an OS sandbox's limits, which
+    /// [`Call::failed_at`] records with theirs.
+    fn limit_value(&self, limit: Limit) -> Option<u64> {
         let policy = self.tool.policy();
-        let bytes = |n: usize| n as u64;
+        let bytes = |n: usize| Some(n as u64);
         match limit {
-            Limit::Timeout => u64::try_from(policy.timeout.as_millis()).unwrap_or(u64::MAX),
+            Limit::Timeout => Some(u64::try_from(policy.timeout.as_millis()).unwrap_or(u64::MAX)),
             Limit::Memory => bytes(policy.memory_bytes),
             Limit::HostMemory => bytes(policy.limits.host.bytes),
-            Limit::Handles => u64::from(policy.limits.host.handles),
-            Limit::OpenFiles => u64::from(self.host.file_slots().cap()),
+            Limit::Handles => Some(u64::from(policy.limits.host.handles)),
+            Limit::OpenFiles => Some(u64::from(self.host.file_slots().cap())),
             Limit::Output => bytes(policy.limits.output_bytes),
             Limit::Stack => bytes(crate::sandbox::engine::MAX_WASM_STACK_BYTES),
+            Limit::Cpu | Limit::Processes | Limit::FileSize => None,
         }
     }
 }

@@ -5,7 +5,7 @@
 //! ```toml
 //! [toolset]
 //! type = "agent_toolset"
-//! bash = { uid = 65534, gid = 65534, read_only = ["/opt/tools"], memory_mb = 1024, processes = 256 }
+//! bash = { uid = 65534, gid = 65534, read_only = ["/opt/tools"], memory_mb = 1024, processes = 256, cpu_ms = 60000, file_mb = 1024 }
 //! ```
 
 use std::path::PathBuf;
@@ -31,12 +31,21 @@ pub struct BashSettings {
     /// the few `/etc` files programs need.
     #[serde(default)]
     pub read_only: Vec<PathBuf>,
-    /// The most address space one call's processes may map each, in MiB.
+    /// The most memory one call's processes may hold together, in MiB
+    /// (where the host's control groups bound it; otherwise the address
+    /// space each may map).
     #[serde(default = "default_memory_mb")]
     pub memory_mb: u64,
-    /// The most processes the sandbox uid may run at once.
+    /// The most processes one call's sandbox may run at once.
     #[serde(default = "default_processes")]
     pub processes: u64,
+    /// The most CPU time one call's processes may use together, in
+    /// milliseconds; the call's timeout when unset (one core's worth).
+    #[serde(default)]
+    pub cpu_ms: Option<u64>,
+    /// The largest file one of its processes may write, in MiB.
+    #[serde(default = "default_file_mb")]
+    pub file_mb: u64,
 }
 
 fn default_id() -> u32 {
@@ -51,6 +60,10 @@ fn default_processes() -> u64 {
     256
 }
 
+fn default_file_mb() -> u64 {
+    1024
+}
+
 impl Default for BashSettings {
     fn default() -> Self {
         Self {
@@ -59,6 +72,8 @@ impl Default for BashSettings {
             read_only: Vec::new(),
             memory_mb: default_memory_mb(),
             processes: default_processes(),
+            cpu_ms: None,
+            file_mb: default_file_mb(),
         }
     }
 }
@@ -105,6 +120,14 @@ impl BashSettings {
             "`bash.processes` = {} must be between 8 and 4096",
             self.processes
         );
+        anyhow::ensure!(
+            (1..=1 << 20).contains(&self.file_mb),
+            "`bash.file_mb` = {} must be between 1 and 1048576",
+            self.file_mb
+        );
+        if let Some(cpu_ms) = self.cpu_ms {
+            anyhow::ensure!(cpu_ms >= 10, "`bash.cpu_ms` = {cpu_ms} must be at least 10");
+        }
         Ok(())
     }
 }
@@ -128,5 +151,7 @@ mod tests {
         assert!(with(|s| s.read_only = vec!["/opt/../etc".into()]).contains("absolute"));
         assert!(with(|s| s.memory_mb = 1).contains("bash.memory_mb"));
         assert!(with(|s| s.processes = 1_000_000).contains("bash.processes"));
+        assert!(with(|s| s.cpu_ms = Some(0)).contains("bash.cpu_ms"));
+        assert!(with(|s| s.file_mb = 0).contains("bash.file_mb"));
     }
 }
