@@ -30,8 +30,13 @@ impl Shell {
 
     /// The same, the toolset's `bash` settings given `bash` (TOML keys).
     async fn with(bash: &str) -> Option<Self> {
+        Self::configured(&format!("bash = {{ {bash} }}")).await
+    }
+
+    /// The same, the toolset given `toolset` (TOML lines).
+    async fn configured(toolset: &str) -> Option<Self> {
         let config = format!(
-            "[toolset]\ntype = \"agent_toolset\"\nbash = {{ {bash} }}\n[tools.bash]\ntimeout_ms = 8000\n"
+            "[toolset]\ntype = \"agent_toolset\"\n{toolset}\n[tools.bash]\ntimeout_ms = 8000\n"
         );
         let (dir, host) = common::host(&[], &config).await;
         if host.registry().get("bash").is_none() {
@@ -439,6 +444,200 @@ async fn bash_limits_end_the_call_by_name_and_the_receipt_counts_what_it_used() 
         assert!(used.cpu_us.unwrap() > 0, "{used:?}");
         assert!(used.peak_memory_bytes.unwrap() >= 50_000_000, "{used:?}");
         assert!(used.peak_processes.unwrap_or(3) >= 3, "{used:?}");
+    }
+    let (code, out, _) = shell.run("echo alive").await;
+    assert_eq!((code, out.as_str()), (0, "alive\n"));
+}
+
+/// A loopback HTTP server answering every request with `body`; each
+/// connection it holds open counted in the returned gauge.
+async fn web_server(body: &'static str) -> (u16, Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let open = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let gauge = Arc::clone(&open);
+    tokio::spawn(async move {
+        loop {
+            let (mut stream, _) = listener.accept().await.unwrap();
+            let gauge = Arc::clone(&gauge);
+            tokio::spawn(async move {
+                gauge.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).await.unwrap_or(0) == 1
+                {
+                    head.push(byte[0]);
+                }
+                if body == "hang" {
+                    // Never answers; holds the connection until the peer closes it.
+                    let _ = stream.read(&mut byte).await;
+                } else {
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = stream.write_all(answer.as_bytes()).await;
+                }
+                gauge.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            });
+        }
+    });
+    (port, open)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_reaches_only_what_the_toolsets_http_names_through_the_hosts_proxy() {
+    let (allowed, _) = web_server("hello from the allowed origin").await;
+    let (other, _) = web_server("the other origin's secret").await;
+    let (hanging, open) = web_server("hang").await;
+    let toolset = format!(
+        "http = [\"http://127.0.0.1:{allowed}\", \"https://127.0.0.1:{allowed}\", \
+         \"http://localhost:{other}\", \"http://127.0.0.1:{hanging}\"]"
+    );
+    let Some(shell) = Shell::configured(&toolset).await else {
+        return;
+    };
+    if !grouped() {
+        // The proxy's socket is made in the sandbox's network namespace,
+        // which takes a host running as root.
+        eprintln!("skipped: the host does not run as root");
+        return;
+    }
+    let registry = shell.host.registry();
+    let description = &registry.get("bash").unwrap().metadata().description;
+    assert!(
+        description.contains(&format!("http://127.0.0.1:{allowed}")),
+        "{description}"
+    );
+
+    // Plain HTTP, and HTTPS's tunnel (CONNECT, here carrying plain bytes),
+    // to the origin the list names.
+    let (code, out, err) = shell
+        .run(&format!("curl -sS http://127.0.0.1:{allowed}/a"))
+        .await;
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "hello from the allowed origin"),
+        "{err}"
+    );
+    let (code, out, err) = shell
+        .run(&format!(
+            "curl -sS --proxytunnel http://127.0.0.1:{allowed}/b"
+        ))
+        .await;
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "hello from the allowed origin"),
+        "{err}"
+    );
+    let (code, out, err) = shell
+        .run(&format!(
+            "python3 -c \"import urllib.request as u; print(u.urlopen('http://127.0.0.1:{allowed}/c').read().decode())\""
+        ))
+        .await;
+    assert_eq!(
+        (code, out.trim()),
+        (0, "hello from the allowed origin"),
+        "{err}"
+    );
+
+    // What the list does not name: another port, another scheme, a name
+    // resolving to loopback (only a literal address the list names is
+    // reached), a public name; each refused, and said why.
+    let refused = [
+        (
+            format!("http://127.0.0.1:{other}/"),
+            "is not in the toolset's `http` allow-list",
+        ),
+        (
+            format!("https://127.0.0.1:{other}/"),
+            "is not in the toolset's `http` allow-list",
+        ),
+        (
+            format!("http://localhost:{other}/"),
+            "not globally routable",
+        ),
+        (
+            "https://example.org/".to_string(),
+            "is not in the toolset's `http` allow-list",
+        ),
+    ];
+    for (url, why) in refused {
+        let result = shell
+            .call("bash", json!({ "command": format!("curl -sSf {url}") }))
+            .await;
+        let said = result.result.to_string();
+        assert!(result.is_error, "{url} was reached: {said}");
+        assert!(!said.contains("secret"), "{said}");
+        assert!(said.contains(why), "{url}: {said}");
+    }
+    // bubblewrap's info and block descriptors are not left to the shell.
+    let (_, fds, _) = shell.run("ls /proc/self/fd | tr '\\n' ' '").await;
+    assert_eq!(fds.trim(), "0 1 2 3 6", "3 is ls's own");
+    // Around the proxy: nothing else listens in the sandbox, and nothing
+    // routes out.
+    for target in [
+        format!("127.0.0.1', {allowed}"),
+        "10.0.0.1', 80".to_string(),
+        "1.1.1.1', 53".to_string(),
+    ] {
+        let (code, _, err) = shell
+            .run(&format!(
+                "python3 -c \"import socket; socket.create_connection(('{target}), timeout=2)\""
+            ))
+            .await;
+        assert_ne!(code, 0, "{target} was reached");
+        assert!(err.contains("Error"), "{err}");
+    }
+    // Hostile clients of the proxy: a head past 16 KiB, not HTTP, many at
+    // once; each answered, the next call fine.
+    let (code, out, _) = shell
+        .run(&format!(
+            "curl -s -o /dev/null -w '%{{http_code}}' -H \"X-Big: $(head -c 20000 /dev/zero | tr '\\0' a)\" \
+             http://127.0.0.1:{allowed}/"
+        ))
+        .await;
+    assert_eq!((code, out.as_str()), (0, "400"));
+    let (code, out, _) = shell
+        .run("exec 3<>/dev/tcp/127.0.0.1/3128; printf 'hello\\r\\n\\r\\n' >&3; head -c 12 <&3")
+        .await;
+    assert_eq!((code, out.as_str()), (0, "HTTP/1.1 400"));
+    let (code, out, err) = shell
+        .run(&format!(
+            "for i in $(seq 24); do curl -sS -o /tmp/got$i http://127.0.0.1:{allowed}/$i & done; wait; cat /tmp/got* | grep -o hello | wc -l"
+        ))
+        .await;
+    assert_eq!((code, out.trim()), (0, "24"), "{err}");
+    // Each connection is counted as a request in the receipt.
+    let counted = shell
+        .call("bash", json!({ "command": format!("curl -sS http://127.0.0.1:{allowed}/ http://127.0.0.1:{allowed}/") }))
+        .await;
+    assert_eq!(counted.usage.http_requests, 2, "{}", counted.result);
+    assert!(counted.usage.http_bytes_received > 0);
+
+    // A server that never answers: the call ends at its deadline, and the
+    // connection through the proxy ends with it.
+    let started = Instant::now();
+    let stuck = shell
+        .call(
+            "bash",
+            json!({ "command": format!("curl -sS http://127.0.0.1:{hanging}/"), "timeout_ms": 1500 }),
+        )
+        .await;
+    assert_eq!(stuck.usage.limit.map(|l| l.name.name()), Some("timeout"));
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    let closed = Instant::now();
+    while open.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+        assert!(
+            closed.elapsed() < Duration::from_secs(5),
+            "the upstream connection outlived the call"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let (code, out, _) = shell.run("echo alive").await;
     assert_eq!((code, out.as_str()), (0, "alive\n"));

@@ -16,6 +16,7 @@
 
 mod cgroup;
 mod ownership;
+mod proxy;
 mod run;
 mod sandbox;
 mod seccomp;
@@ -26,19 +27,35 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 pub use cgroup::Counted;
+pub use proxy::Egress;
 pub use run::{Ended, Ran};
 
 use crate::config::toolset::BashSettings;
 use crate::usage::Limit;
 
-/// What `bash` tells the model it does.
-pub const DESCRIPTION: &str = "Run a shell command with /bin/bash in a sandbox over the \
-    session's workspace (/workspace). `command` is the script; `timeout_ms` ends it sooner \
-    than the tool's timeout. The next call in the session starts in the directory this one \
-    ended in (inside the workspace) with the variables it exported; no process outlives a \
-    call; `restart` starts a fresh shell. There is no network, and only the workspace and a \
-    private /tmp are writable; standard output and error come back, each cut at 64 KiB, \
-    with the exit status.";
+/// What `bash` tells the model it does, when it may reach the origins
+/// `allowed` names (through the host's proxy) or, when it names none,
+/// nothing.
+pub fn description(allowed: &crate::caps::http::AllowList) -> String {
+    let network = if allowed.is_empty() {
+        "There is no network".to_string()
+    } else {
+        format!(
+            "HTTP and HTTPS reach only {} (through a proxy that $https_proxy names; curl, pip, \
+             git and python use it), nothing else",
+            allowed.canonical().join(", ")
+        )
+    };
+    format!(
+        "Run a shell command with /bin/bash in a sandbox over the session's workspace \
+         (/workspace). `command` is the script; `timeout_ms` ends it sooner than the tool's \
+         timeout. The next call in the session starts in the directory this one ended in \
+         (inside the workspace) with the variables it exported; no process outlives a call; \
+         `restart` starts a fresh shell. {network}, and only the workspace and a private /tmp \
+         are writable; standard output and error come back, each cut at 64 KiB, with the exit \
+         status."
+    )
+}
 
 /// The most bytes of standard output, and of standard error, a call returns.
 pub const OUTPUT_BYTES: usize = 64 << 10;
@@ -158,6 +175,7 @@ impl Bash {
                 Duration::from_secs(10),
                 None,
                 false,
+                None,
             )
             .await;
         match probed {
@@ -176,7 +194,8 @@ impl Bash {
 
     /// Run `command` over `workspace` for at most `timeout`, in the shell
     /// `shell` (a session's, which starts where the session's last call
-    /// left it unless `restart`) or in a fresh one (`None`).
+    /// left it unless `restart`) or in a fresh one (`None`); connecting
+    /// where `egress` lets it through the host's proxy, or nowhere.
     pub async fn run(
         &self,
         command: &str,
@@ -184,6 +203,7 @@ impl Bash {
         timeout: Duration,
         shell: Option<&str>,
         restart: bool,
+        egress: Option<&Egress>,
     ) -> Result<Ran, String> {
         if let Some((uid, gid)) = self.run_as.ids {
             let (root, owner) = (workspace.to_path_buf(), (uid, gid));
@@ -207,7 +227,15 @@ impl Bash {
         };
         let cpu = self.settings.cpu_ms.map_or(timeout, Duration::from_millis);
         let ran = self
-            .run_in(command, &opened, &state, timeout, cpu, groups.as_ref())
+            .run_in(Attempt {
+                command,
+                workspace: &opened,
+                state: &state,
+                timeout,
+                cpu,
+                groups: groups.as_ref(),
+                egress,
+            })
             .await;
         if let Some(groups) = groups {
             groups.remove();
@@ -222,17 +250,18 @@ impl Bash {
         Ok(ran)
     }
 
-    /// Run `command` over the open `workspace` from `state` in a sandbox
-    /// made again, a few times, while bubblewrap could not set it up.
-    async fn run_in(
-        &self,
-        command: &str,
-        workspace: &std::fs::File,
-        state: &[u8],
-        timeout: Duration,
-        cpu: Duration,
-        groups: Option<&cgroup::CallGroups>,
-    ) -> Result<Ran, String> {
+    /// Run the attempt's command in a sandbox made again, a few times,
+    /// while bubblewrap could not set it up.
+    async fn run_in(&self, attempt: Attempt<'_>) -> Result<Ran, String> {
+        let Attempt {
+            command,
+            workspace,
+            state,
+            timeout,
+            cpu,
+            groups,
+            egress,
+        } = attempt;
         let deadline = tokio::time::Instant::now() + timeout;
         let mut tries = 0;
         loop {
@@ -249,6 +278,7 @@ impl Bash {
                 timeout: left,
                 cpu,
                 groups,
+                egress,
                 cap: OUTPUT_BYTES,
             })
             .await
@@ -276,6 +306,19 @@ impl Bash {
             tokio::time::sleep(SETUP_BACKOFF * tries).await;
         }
     }
+}
+
+/// One call's command and what its sandbox is made with.
+struct Attempt<'a> {
+    command: &'a str,
+    /// The workspace, an open directory.
+    workspace: &'a std::fs::File,
+    /// The shell's starting state.
+    state: &'a [u8],
+    timeout: Duration,
+    cpu: Duration,
+    groups: Option<&'a cgroup::CallGroups>,
+    egress: Option<&'a Egress>,
 }
 
 impl Bash {

@@ -6,13 +6,16 @@
 use std::os::fd::AsRawFd as _;
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 
 use super::cgroup::{CallGroups, Counted};
+use super::proxy::{self, Egress, Refusals};
 use super::sandbox::{
-    self, ENVIRONMENT_FD, OPEN_FILES, SECCOMP_FD, STARTED_FD, STATE_FD, WORKSPACE_FD,
+    self, BLOCK_FD, ENVIRONMENT_FD, INFO_FD, OPEN_FILES, SECCOMP_FD, STARTED_FD, STATE_FD,
+    WORKSPACE_FD,
 };
 use crate::config::toolset::BashSettings;
 use crate::usage::Limit;
@@ -46,6 +49,9 @@ pub struct Ran {
     pub output_bytes: u64,
     /// What its processes used, where control groups counted it.
     pub counted: Option<Counted>,
+    /// What its way out refused it, or why it had none though the
+    /// allow-list names one.
+    pub network_refused: Vec<String>,
     /// Whether bubblewrap set the sandbox up and started the command (when
     /// not, the command never ran, and may be tried again).
     pub started: bool,
@@ -91,6 +97,9 @@ pub(super) struct Job<'a> {
     /// The control groups that bound and count its processes together,
     /// where the host has them.
     pub(super) groups: Option<&'a CallGroups>,
+    /// Where its processes may connect through the host's proxy, if
+    /// anywhere.
+    pub(super) egress: Option<&'a Egress>,
     /// The most bytes kept of each output.
     pub(super) cap: usize,
 }
@@ -114,7 +123,12 @@ const PROCESSES_PER_UID: u64 = 16_384;
 pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
     let mut bwrap = tokio::process::Command::new("bwrap");
     bwrap
-        .args(sandbox::arguments(job.settings, job.etc, job.command))
+        .args(sandbox::arguments(
+            job.settings,
+            job.etc,
+            job.command,
+            job.egress.is_some(),
+        ))
         .env_clear()
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -142,12 +156,19 @@ pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
     let seccomp = filled_pipe(job.filter)?;
     let environment = filled_pipe(&sandbox::environment(job.state))?;
     let (state, state_writer) = std::io::pipe()?;
+    let doors = match job.egress {
+        Some(_) => Some((std::io::pipe()?, std::io::pipe()?)),
+        None => None,
+    };
     let fds = Fds {
         workspace: job.workspace.as_raw_fd(),
         started: started_writer.as_raw_fd(),
         seccomp: seccomp.as_raw_fd(),
         environment: environment.as_raw_fd(),
         state: state_writer.as_raw_fd(),
+        proxied: doors
+            .as_ref()
+            .map(|((_, info), (block, _))| (info.as_raw_fd(), block.as_raw_fd())),
     };
     // SAFETY: between fork and exec only async-signal-safe calls are made
     // (write, fcntl, dup2, setrlimit, prctl), on values computed before the
@@ -159,6 +180,14 @@ pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
     let pid = child.id();
     // Only the sandbox holds these now.
     drop((started_writer, seccomp, environment, state_writer));
+    let refusals = Arc::new(Refusals::default());
+    let _proxy = match (doors, job.egress) {
+        (Some(((info, info_writer), (block, block_writer))), Some(egress)) => {
+            drop((info_writer, block));
+            open_way_out(info, block_writer, egress, &refusals, job.timeout).await
+        }
+        _ => None,
+    };
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let state = tokio::net::unix::pipe::Receiver::from_owned_fd(state.into())?;
@@ -206,6 +235,7 @@ pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
                         cut: false,
                         output_bytes: 0,
                         counted: job.groups.map(CallGroups::counted),
+                        network_refused: refusals.taken(),
                         started: true,
                         state: None,
                     });
@@ -240,9 +270,74 @@ pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
         stdout: finished.stdout,
         stderr: finished.stderr,
         counted: job.groups.map(CallGroups::counted),
+        network_refused: refusals.taken(),
         started: said_started(started),
         state: finished.state.filter(|_| matches!(ended, Ended::Exited(_))),
     })
+}
+
+/// Open the sandbox's way out: its first process's host pid read from
+/// bubblewrap's `info`, the proxy's socket made in its network namespace
+/// and served, then the sandbox let go on (`block`). The proxy runs until
+/// the returned task is dropped; where it could not be made, the sandbox
+/// goes on without it and `refusals` says why.
+async fn open_way_out(
+    info: std::io::PipeReader,
+    block: std::io::PipeWriter,
+    egress: &Egress,
+    refusals: &Arc<Refusals>,
+    timeout: Duration,
+) -> Option<AbortOnDrop> {
+    let opened = async {
+        let mut info = tokio::net::unix::pipe::Receiver::from_owned_fd(info.into())
+            .map_err(|e| e.to_string())?;
+        let mut told = Vec::new();
+        let pid = loop {
+            let mut chunk = [0u8; 256];
+            let n = info.read(&mut chunk).await.map_err(|e| e.to_string())?;
+            if n == 0 || told.len() > 4096 {
+                return Err("bubblewrap did not say which process the sandbox is".to_string());
+            }
+            told.extend_from_slice(&chunk[..n]);
+            if let Ok(said) = serde_json::from_slice::<serde_json::Value>(&told)
+                && let Some(pid) = said["child-pid"].as_u64()
+            {
+                break u32::try_from(pid).map_err(|e| e.to_string())?;
+            }
+        };
+        proxy::listen_in(pid).map_err(|e| {
+            format!(
+                "no way out: the proxy's socket could not be made in the sandbox's network \
+                 (the host must run as root for it): {e}"
+            )
+        })
+    };
+    let opened = tokio::time::timeout(timeout, opened)
+        .await
+        .unwrap_or_else(|_| Err("the sandbox was not made in time".into()));
+    let proxy = match opened {
+        Ok(listener) => {
+            let serving = proxy::serve(listener, egress.clone(), Arc::clone(refusals));
+            Some(AbortOnDrop(tokio::spawn(serving)))
+        }
+        Err(problem) => {
+            refusals.note(problem);
+            None
+        }
+    };
+    // The sandbox goes on (without a way out where none was made); a
+    // sandbox that was never made has no reader left.
+    let _ = std::io::Write::write_all(&mut { block }, b"1");
+    proxy
+}
+
+/// A task ended when this is dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// What the sandbox's processes left once they all ended.
@@ -317,6 +412,9 @@ struct Fds {
     seccomp: i32,
     environment: i32,
     state: i32,
+    /// bubblewrap's info and block descriptors, for a sandbox with a way
+    /// out.
+    proxied: Option<(i32, i32)>,
 }
 
 /// The process bounds the sandbox runs under, inherited by every process
@@ -373,12 +471,21 @@ impl Limits {
                 (moved(fds.environment)?, ENVIRONMENT_FD),
                 (moved(fds.state)?, STATE_FD),
             ];
-            for (source, target) in placed {
+            let proxied = match fds.proxied {
+                Some((info, block)) => Some([(moved(info)?, INFO_FD), (moved(block)?, BLOCK_FD)]),
+                None => None,
+            };
+            for (source, target) in placed.into_iter().chain(proxied.into_iter().flatten()) {
                 check(libc::dup2(source, target))?;
             }
             // Nothing else of the host's passes into the sandbox: every
             // other descriptor this process holds is closed.
-            let from = libc::c_uint::try_from(STATE_FD.max(ENVIRONMENT_FD) + 1).unwrap_or(8);
+            let last = if proxied.is_some() {
+                BLOCK_FD
+            } else {
+                STATE_FD.max(ENVIRONMENT_FD)
+            };
+            let from = libc::c_uint::try_from(last + 1).unwrap_or(10);
             check(libc::syscall(libc::SYS_close_range, from, libc::c_uint::MAX, 0) as libc::c_int)?;
             if let Some(memory) = self.memory {
                 let limit = libc::rlimit {

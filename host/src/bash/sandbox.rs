@@ -53,6 +53,15 @@ pub(super) fn environment(state: &[u8]) -> Vec<u8> {
     environment
 }
 
+/// The descriptor bubblewrap tells the sandbox's first process's host pid
+/// on (`--info-fd`), for a sandbox with a way out.
+pub(super) const INFO_FD: i32 = 8;
+
+/// The descriptor the sandbox waits on before the command starts
+/// (`--block-fd`), for a sandbox with a way out: the host makes the
+/// proxy's socket in its network namespace first.
+pub(super) const BLOCK_FD: i32 = 9;
+
 /// The descriptor bubblewrap reads the seccomp filter from.
 pub(super) const SECCOMP_FD: i32 = 5;
 
@@ -84,10 +93,20 @@ const ETC_FILES: &[&str] = &[
 
 /// bubblewrap's arguments for running `command` with `/bin/bash`, the
 /// workspace on [`WORKSPACE_FD`], the synthetic `passwd` and `group` in
-/// `etc`.
-pub(super) fn arguments(settings: &BashSettings, etc: &Path, command: &str) -> Vec<OsString> {
+/// `etc`; `proxied`, the sandbox waits for the host's proxy and its
+/// programs are told to use it.
+pub(super) fn arguments(
+    settings: &BashSettings,
+    etc: &Path,
+    command: &str,
+    proxied: bool,
+) -> Vec<OsString> {
     let mut args: Vec<OsString> = Vec::new();
     let mut push = |parts: &[&str]| args.extend(parts.iter().map(OsString::from));
+    if proxied {
+        let (info, block) = (INFO_FD.to_string(), BLOCK_FD.to_string());
+        push(&["--info-fd", &info, "--block-fd", &block]);
+    }
     let seccomp = SECCOMP_FD.to_string();
     push(&[
         "--seccomp",
@@ -174,6 +193,16 @@ pub(super) fn arguments(settings: &BashSettings, etc: &Path, command: &str) -> V
         "--setenv",
         "USER",
         "sandbox",
+    ]);
+    if proxied {
+        let proxy = format!("http://127.0.0.1:{}", super::proxy::PORT);
+        for name in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"] {
+            push(&["--setenv", name, &proxy]);
+        }
+        // Node reads them only when asked to.
+        push(&["--setenv", "NODE_USE_ENV_PROXY", "1"]);
+    }
+    push(&[
         "--",
         "/bin/bash",
         "--noprofile",

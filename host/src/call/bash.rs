@@ -5,12 +5,13 @@
 //! limit that ended it named.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::context::{Call, Done};
-use crate::bash::{Bash, Ended};
+use crate::bash::{Bash, Egress, Ended};
 use crate::envelope::CallResult;
 use crate::output::{ContentBlock, ToolOutput};
 use crate::usage::{Limit, LimitHit, SandboxUsage};
@@ -43,7 +44,15 @@ impl Call<'_> {
         // (no session to return to) gets a fresh one.
         let shell = (!done.scratch_workspace).then(|| self.session.id());
         let restart = self.input.get("restart").and_then(Value::as_bool) == Some(true);
-        let ran = match bash.run(command, workspace, timeout, shell, restart).await {
+        // A way out only to what the toolset's `http` allow-list names.
+        let allowed = &self.tool.policy().grants.http;
+        let egress = (!allowed.is_empty()).then(|| Egress {
+            allowed: Arc::clone(allowed),
+            network: self.network.clone(),
+            budget: self.http_budget.clone(),
+        });
+        let ran = bash.run(command, workspace, timeout, shell, restart, egress.as_ref());
+        let ran = match ran.await {
             Ok(ran) => ran,
             Err(problem) => return self.failed(done, &problem, None),
         };
@@ -73,6 +82,9 @@ impl Call<'_> {
         } else if code != 0 {
             text.push_str(&format!("\n[exit status {code}]"));
         }
+        for refused in &ran.network_refused {
+            text.push_str(&format!("\n[network: {refused}]"));
+        }
         if ran.cut {
             text.push_str(&format!(
                 "\n[output cut at {} KiB per stream]",
@@ -84,6 +96,7 @@ impl Call<'_> {
             "stdout": stdout,
             "stderr": stderr,
             "truncated": ran.cut,
+            "network_refused": ran.network_refused,
         });
         let output = ToolOutput {
             content: vec![ContentBlock::Text { text }],

@@ -8,7 +8,7 @@
 //! type = "agent_toolset"            # or the dated "agent_toolset_20260401"
 //! default_config = { enabled = true, permission_policy = "always_allow" }
 //! configs = [{ name = "write", permission_policy = "always_ask" }]
-//! http = ["https://docs.rs"]         # what web_fetch may fetch
+//! http = ["https://docs.rs"]         # what web_fetch may fetch, and bash reach
 //! web_search = { provider = "searxng", url = "http://127.0.0.1:8888" }
 //! ```
 //!
@@ -231,7 +231,8 @@ impl Toolset {
 
     /// The settings a toolset tool gets from the toolset: its resolved
     /// `enabled` and permission, and its implied grants (workspace access
-    /// by what it does, HTTP only for `web_fetch`, nothing else). A
+    /// by what it does, HTTP only for `web_fetch` and `bash` (through its
+    /// proxy), nothing else). A
     /// `[tools.<name>]` entry overrides them; `None` if `name` is no
     /// toolset component.
     pub fn settings_for(&self, name: &str) -> Option<ToolSettings> {
@@ -241,7 +242,7 @@ impl Toolset {
             .find(|(tool, _)| *tool == name)?;
         let resolved = self.resolve(name);
         let (http, env) = match (name, &self.web_search) {
-            ("web_fetch", _) => (self.http.clone(), Env::default()),
+            ("web_fetch" | "bash", _) => (self.http.clone(), Env::default()),
             ("web_search", Some(engine)) => (vec![engine.origin()], engine.env()),
             _ => (Vec::new(), Env::default()),
         };

@@ -30,7 +30,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use wasmtime_wasi_http::io::TokioIo;
 
 use crate::caps::http::AllowList;
-use crate::caps::http::Network;
+use crate::caps::http::{Network, Screen};
 use crate::config::mcp::RESERVED_HEADERS;
 
 const SESSION_ID: &str = "mcp-session-id";
@@ -99,9 +99,11 @@ impl EgressClient {
             .dial_checked(
                 &host,
                 port,
-                self.screened
-                    .as_deref()
-                    .map(|allowed| (allowed, if https { "https" } else { "http" })),
+                self.screened.as_deref().map(|allowed| Screen {
+                    allowed,
+                    scheme: if https { "https" } else { "http" },
+                    key: "`[server] agent_mcp_servers`",
+                }),
             )
             .await
             .map_err(EgressError)?;

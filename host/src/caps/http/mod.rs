@@ -34,7 +34,8 @@ use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpH
 pub use net::{
     BoxFuture, DEFAULT_BETWEEN_BYTES_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_DNS_TIMEOUT,
     DEFAULT_FIRST_BYTE_TIMEOUT, DEFAULT_MAX_REQUESTS_PER_CALL, DEFAULT_MAX_RESPONSE_BODY_BYTES,
-    DEFAULT_REQUEST_TIMEOUT, Dialer, HttpLimits, Network, Resolver, SystemDialer, SystemResolver,
+    DEFAULT_REQUEST_TIMEOUT, Dialer, HttpLimits, Network, Resolver, Screen, SystemDialer,
+    SystemResolver,
 };
 
 pub use allow_list::{AllowList, AllowListError};
@@ -99,6 +100,18 @@ impl RequestBudget {
             bytes_sent: self.counts.sent.load(Ordering::Relaxed),
             bytes_received: self.counts.received.load(Ordering::Relaxed),
         }
+    }
+
+    /// Count one connection the host relays for the call (`bash`'s
+    /// proxy) as a request: whether it fits the cap.
+    pub fn admit_relayed(&self) -> bool {
+        self.admit() == Admission::Within
+    }
+
+    /// Count the bytes a relayed connection carried each way.
+    pub fn count_relayed(&self, sent: u64, received: u64) {
+        self.counts.sent.fetch_add(sent, Ordering::Relaxed);
+        self.counts.received.fetch_add(received, Ordering::Relaxed);
     }
 
     fn count_sent(&self, bytes: usize) {

@@ -255,28 +255,29 @@ impl Network {
     /// server's `url`), under the same address rules as a tool's: a name
     /// is resolved once and only its globally routable addresses are
     /// dialed; an IP literal is dialed whatever its class when the operator
-    /// wrote it (`screened` is `None`). For a server an agent made over the
-    /// API declared, `screened` holds the origins the operator lets such
-    /// agents reach (and the scheme): every address, a literal's too, is
-    /// dialed only if globally routable or named literally there, as a
-    /// tool's request is. The connection slot is held while the stream
-    /// lives.
+    /// wrote it (`screened` is `None`). For a connection someone other than
+    /// the operator asked for (a server an agent made over the API
+    /// declared, a request from `bash`'s sandbox), `screened` holds the
+    /// allow-list the operator wrote for it: every address, a literal's
+    /// too, is dialed only if globally routable or named literally there,
+    /// as a tool's request is. The connection slot is held while the
+    /// stream lives.
     pub(crate) async fn dial_checked(
         &self,
         host: &str,
         port: u16,
-        screened: Option<(&super::AllowList, &str)>,
+        screened: Option<Screen<'_>>,
     ) -> Result<(TcpStream, SocketAddr, OwnedSemaphorePermit), String> {
         let limits = &self.limits;
         let candidates = match host.parse::<IpAddr>() {
             Ok(ip) => {
-                if let Some((allowed, scheme)) = screened
+                if let Some(screen) = screened
                     && !super::addr::is_globally_routable(ip)
-                    && !allowed.names_ip(scheme, ip, port)
+                    && !screen.allowed.names_ip(screen.scheme, ip, port)
                 {
                     return Err(format!(
-                        "{ip} is not a globally routable address, and `[server] \
-                         agent_mcp_servers` does not name it"
+                        "{ip} is not a globally routable address, and {} does not name it",
+                        screen.key
                     ));
                 }
                 vec![ip]
@@ -295,8 +296,8 @@ impl Network {
                 let (global, special): (Vec<IpAddr>, Vec<IpAddr>) =
                     ips.into_iter().partition(|ip| {
                         super::addr::is_globally_routable(*ip)
-                            || screened.is_some_and(|(allowed, scheme)| {
-                                allowed.names_ip(scheme, *ip, port)
+                            || screened.is_some_and(|screen| {
+                                screen.allowed.names_ip(screen.scheme, *ip, port)
                             })
                     });
                 if global.is_empty() {
@@ -311,9 +312,10 @@ impl Network {
                             "{host} resolves to {shown}, and only globally routable addresses \
                              are reached by name; write the address itself in `url` to reach it"
                         ),
-                        Some(_) => format!(
-                            "{host} resolves to {shown}: not globally routable, and `[server] \
-                             agent_mcp_servers` names none of them"
+                        Some(screen) => format!(
+                            "{host} resolves to {shown}: not globally routable, and {} names \
+                             none of them",
+                            screen.key
                         ),
                     });
                 }
@@ -352,6 +354,18 @@ async fn acquire(
         Ok(Ok(permit)) => Ok(permit),
         _ => Err(NoSlot { max }),
     }
+}
+
+/// The allow-list a connection someone other than the operator asked for
+/// is screened by ([`Network::dial_checked`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Screen<'a> {
+    /// What the operator wrote for it.
+    pub allowed: &'a super::AllowList,
+    /// The scheme the connection is for (`http` or `https`).
+    pub scheme: &'a str,
+    /// Where the operator wrote it, as errors name it.
+    pub key: &'a str,
 }
 
 impl Default for Network {

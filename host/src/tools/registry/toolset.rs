@@ -69,7 +69,7 @@ pub async fn load_bash(settings: &BashSettings, policy: ToolPolicy) -> Result<To
             .map_err(|e| e.to_string())?;
     let described = Described {
         metadata: crate::tool::ToolMetadata {
-            description: crate::bash::DESCRIPTION.to_string(),
+            description: crate::bash::description(&policy.grants.http),
             input_schema,
             output_schema: None,
             effect: crate::tool::EffectDecl::Fixed(crate::tool::Effect::Write),
