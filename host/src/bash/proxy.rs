@@ -37,6 +37,9 @@ const MAX_CONNECTIONS: usize = 16;
 /// How long a client may take to send its request head.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long the sandbox's loopback is waited for to come up.
+const LOOPBACK_WAIT: Duration = Duration::from_secs(5);
+
 /// The most refusals kept to tell the call.
 const MAX_REFUSALS: usize = 8;
 
@@ -74,7 +77,9 @@ impl Refusals {
 /// A listener on `127.0.0.1:`[`PORT`] in the network namespace process
 /// `pid` is in, made from a thread of its own that enters that namespace
 /// and ends (so no other of the host's threads ever changes namespace).
-pub(super) fn listen_in(pid: u32) -> std::io::Result<TcpListener> {
+/// It blocks until the namespace's loopback is up: call it where blocking
+/// is allowed.
+pub(super) fn listen_in(pid: u32) -> std::io::Result<std::net::TcpListener> {
     let namespace = std::fs::File::open(format!("/proc/{pid}/ns/net"))?;
     let listener = std::thread::scope(|scope| {
         scope
@@ -84,13 +89,27 @@ pub(super) fn listen_in(pid: u32) -> std::io::Result<TcpListener> {
                 if unsafe { libc::setns(namespace.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-                std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, PORT))
+                // bubblewrap brings the namespace's loopback up once the
+                // sandbox's first process runs, which may be a moment
+                // after it names that process.
+                let waiting = std::time::Instant::now();
+                loop {
+                    match std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, PORT)) {
+                        Err(e)
+                            if e.raw_os_error() == Some(libc::EADDRNOTAVAIL)
+                                && waiting.elapsed() < LOOPBACK_WAIT =>
+                        {
+                            std::thread::sleep(Duration::from_millis(2));
+                        }
+                        bound => return bound,
+                    }
+                }
             })
             .join()
             .map_err(|_| std::io::Error::other("the thread entering the sandbox's network died"))?
     })?;
     listener.set_nonblocking(true)?;
-    TcpListener::from_std(listener)
+    Ok(listener)
 }
 
 /// Serve the sandbox's connections on `listener` until dropped (with the

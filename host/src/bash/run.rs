@@ -121,6 +121,7 @@ const PROCESSES_PER_UID: u64 = 16_384;
 /// cap (the rest read and dropped), and the state its shell left, when it
 /// left one.
 pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
+    let deadline = tokio::time::Instant::now() + job.timeout;
     let mut bwrap = tokio::process::Command::new("bwrap");
     bwrap
         .args(sandbox::arguments(
@@ -184,7 +185,7 @@ pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
     let _proxy = match (doors, job.egress) {
         (Some(((info, info_writer), (block, block_writer))), Some(egress)) => {
             drop((info_writer, block));
-            open_way_out(info, block_writer, egress, &refusals, job.timeout).await
+            open_way_out(info, block_writer, egress, &refusals, deadline).await
         }
         _ => None,
     };
@@ -212,7 +213,7 @@ pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
     let cpu_us = u64::try_from(job.cpu.as_micros()).unwrap_or(u64::MAX);
     let stopped = tokio::select! {
         finished = &mut waiting => Err(finished),
-        () = tokio::time::sleep(job.timeout) => Ok(Ended::TimedOut),
+        () = tokio::time::sleep_until(deadline) => Ok(Ended::TimedOut),
         limit = limit_met(job.groups, cpu_us) => Ok(Ended::OverLimit(limit)),
     };
     let (ended, finished) = match stopped {
@@ -286,7 +287,7 @@ async fn open_way_out(
     block: std::io::PipeWriter,
     egress: &Egress,
     refusals: &Arc<Refusals>,
-    timeout: Duration,
+    deadline: tokio::time::Instant,
 ) -> Option<AbortOnDrop> {
     let opened = async {
         let mut info = tokio::net::unix::pipe::Receiver::from_owned_fd(info.into())
@@ -305,14 +306,19 @@ async fn open_way_out(
                 break u32::try_from(pid).map_err(|e| e.to_string())?;
             }
         };
-        proxy::listen_in(pid).map_err(|e| {
-            format!(
-                "no way out: the proxy's socket could not be made in the sandbox's network \
+        let listening = tokio::task::spawn_blocking(move || proxy::listen_in(pid))
+            .await
+            .map_err(|e| format!("no way out: {e}"))?;
+        listening
+            .and_then(tokio::net::TcpListener::from_std)
+            .map_err(|e| {
+                format!(
+                    "no way out: the proxy's socket could not be made in the sandbox's network \
                  (the host must run as root for it): {e}"
-            )
-        })
+                )
+            })
     };
-    let opened = tokio::time::timeout(timeout, opened)
+    let opened = tokio::time::timeout_at(deadline, opened)
         .await
         .unwrap_or_else(|_| Err("the sandbox was not made in time".into()));
     let proxy = match opened {
