@@ -357,7 +357,7 @@ async fn acquire(
 }
 
 /// The allow-list a connection someone other than the operator asked for
-/// is screened by ([`Network::dial_checked`]).
+/// is screened by (`Network::dial_checked`).
 #[derive(Debug, Clone, Copy)]
 pub struct Screen<'a> {
     /// What the operator wrote for it.
