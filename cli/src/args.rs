@@ -3,7 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{DirArgs, author, call, check, inspect, serve};
+use crate::commands::{DirArgs, author, call, check, inspect, publish, serve};
 
 /// Run untrusted agent tools as sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
@@ -37,6 +37,10 @@ pub(crate) enum Command {
     Serve(serve::ServeArgs),
     /// Serve MCP on stdin/stdout until stdin closes.
     Mcp(serve::McpArgs),
+    /// Push a component to an OCI registry (oci://HOST/REPO:TAG) as a wasm
+    /// artifact, its tool's metadata annotated; prints the reference pinned
+    /// to what was pushed.
+    Publish(publish::PublishArgs),
     /// Make a tool project (Rust, Python or TypeScript) that builds and
     /// passes `toolhost check` as it is.
     New(author::NewArgs),

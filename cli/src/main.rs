@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 use args::{Cli, Command, ToolCommand, ToolsCommand};
-use commands::{author as author_commands, call, check, inspect, list, lock, serve};
+use commands::{author as author_commands, call, check, inspect, list, lock, publish, serve};
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
@@ -82,6 +82,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Lock(dir) => lock::lock(&dir.dir).await,
         Command::Serve(args) => serve::serve(args).await,
         Command::Mcp(args) => serve::mcp(args).await,
+        Command::Publish(args) => publish::publish(args).await,
         Command::New(args) => author_commands::new(args),
         Command::Build(args) => author_commands::build(args),
     }

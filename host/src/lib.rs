@@ -59,6 +59,8 @@ mod envelope;
 pub mod error;
 pub mod files;
 pub mod host;
+pub mod oci;
+mod outbound;
 pub mod output;
 mod plain;
 pub mod prompts;

@@ -7,8 +7,6 @@ use std::sync::Arc;
 use clap::Args;
 use serde_json::{Value, json};
 use toolhost::config::Config;
-use toolhost::engine::{EngineOptions, ToolEngine};
-use toolhost::host::STATE_DIR;
 use toolhost::registry::{self, Tool};
 use toolhost::{Host, caps};
 
@@ -37,13 +35,7 @@ pub(crate) async fn inspect(args: InspectArgs) -> anyhow::Result<ExitCode> {
         // need not load.
         anyhow::ensure!(path.is_file(), "{} does not exist", path.display());
         let config = Config::load(&args.dir.dir)?;
-        let engine = ToolEngine::new(&EngineOptions {
-            max_memory_bytes: config.max_memory_bytes(),
-            max_instances: 4,
-            cache_dir: args.dir.dir.join(STATE_DIR).join("cache"),
-            cache_max_bytes: config.limits.compile_cache_bytes(),
-            shared_cache: config.state.shared_compile_cache()?,
-        })?;
+        let engine = super::file_engine(&args.dir.dir, &config)?;
         match registry::load_tool(&engine, &path, &name, &config).await {
             Ok(tools) => tools.into_iter().map(Arc::new).collect(),
             Err(reason) => {

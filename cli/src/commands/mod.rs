@@ -8,6 +8,7 @@ pub(crate) mod hard_stop;
 pub(crate) mod inspect;
 pub(crate) mod list;
 pub(crate) mod lock;
+pub(crate) mod publish;
 pub(crate) mod serve;
 
 use std::path::{Path, PathBuf};
@@ -24,6 +25,21 @@ pub(crate) struct DirArgs {
     /// The host directory: `toolhost.toml` and `tools/`.
     #[arg(long, short = 'd', default_value = ".")]
     pub(crate) dir: PathBuf,
+}
+
+/// An engine for loading single files of the host directory `dir` under
+/// its `config` (a one-shot command's, sharing the folder's compile cache).
+pub(crate) fn file_engine(
+    dir: &Path,
+    config: &toolhost::config::Config,
+) -> anyhow::Result<toolhost::engine::ToolEngine> {
+    toolhost::engine::ToolEngine::new(&toolhost::engine::EngineOptions {
+        max_memory_bytes: config.max_memory_bytes(),
+        max_instances: 4,
+        cache_dir: dir.join(toolhost::host::STATE_DIR).join("cache"),
+        cache_max_bytes: config.limits.compile_cache_bytes(),
+        shared_cache: config.state.shared_compile_cache()?,
+    })
 }
 
 /// Load the host directory for a one-shot command.

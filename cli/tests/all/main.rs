@@ -27,6 +27,7 @@ mod lock;
 mod mcp;
 mod mcp_2026;
 mod messages;
+mod oci;
 mod pipeline;
 mod plain;
 mod polyglot;

@@ -16,9 +16,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::StreamExt as _;
 use futures::stream::BoxStream;
-use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST};
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http::{HeaderName, HeaderValue, Method, Request, StatusCode};
-use http_body_util::{BodyExt as _, Full, Limited};
+use http_body_util::{BodyExt as _, Full};
 use hyper::body::Incoming;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::{
@@ -26,12 +26,10 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpResponseLimits,
 };
 use sse_stream::{Sse, SseStream};
-use tokio::io::{AsyncRead, AsyncWrite};
-use wasmtime_wasi_http::io::TokioIo;
 
-use crate::caps::http::AllowList;
-use crate::caps::http::{Network, Screen};
+use crate::caps::http::{AllowList, Network, Screen};
 use crate::config::mcp::RESERVED_HEADERS;
+use crate::outbound::{OutboundClient, OutboundError, read_capped};
 
 const SESSION_ID: &str = "mcp-session-id";
 const LAST_EVENT_ID: &str = "last-event-id";
@@ -41,32 +39,21 @@ const EVENT_STREAM: &str = "text/event-stream";
 /// The host's HTTP client for MCP servers.
 #[derive(Clone)]
 pub(super) struct EgressClient {
-    network: Network,
-    tls: tokio_rustls::TlsConnector,
+    client: OutboundClient,
     /// For a server an agent made over the API declared: the origins the
     /// operator lets such agents reach.
     screened: Option<Arc<AllowList>>,
 }
 
-/// Why a request to an MCP server got no response.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(super) struct EgressError(String);
-
-type Error = StreamableHttpError<EgressError>;
+type Error = StreamableHttpError<OutboundError>;
 type Events = BoxStream<'static, Result<Sse, SseError>>;
-
-trait Io: AsyncRead + AsyncWrite + Send + Unpin {}
-impl<T: AsyncRead + AsyncWrite + Send + Unpin> Io for T {}
 
 impl EgressClient {
     /// A client reaching servers through `network`, screened by what
     /// `screened` allows (see [`crate::config::mcp::McpServer::screened`]).
     pub(super) fn new(network: Network, screened: Option<Arc<AllowList>>) -> Result<Self, String> {
-        let config = crate::caps::http::client_tls_config().map_err(|e| format!("{e:#}"))?;
         Ok(Self {
-            network,
-            tls: tokio_rustls::TlsConnector::from(Arc::new(config)),
+            client: OutboundClient::new(network)?,
             screened,
         })
     }
@@ -75,73 +62,15 @@ impl EgressClient {
     /// read by the caller, under a cap.
     async fn send(
         &self,
-        mut request: Request<Full<Bytes>>,
-    ) -> Result<http::Response<Incoming>, EgressError> {
-        let uri = request.uri().clone();
-        let https = match uri.scheme_str() {
-            Some("https") => true,
-            Some("http") => false,
-            _ => {
-                return Err(EgressError(format!(
-                    "{uri} is not an http:// or https:// address"
-                )));
-            }
-        };
-        let host = uri
-            .host()
-            .ok_or_else(|| EgressError(format!("{uri} has no host")))?
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_string();
-        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-        let (stream, addr, slot) = self
-            .network
-            .dial_checked(
-                &host,
-                port,
-                self.screened.as_deref().map(|allowed| Screen {
-                    allowed,
-                    scheme: if https { "https" } else { "http" },
-                    key: "`[server] agent_mcp_servers`",
-                }),
-            )
-            .await
-            .map_err(EgressError)?;
-        let limits = *self.network.limits();
-        let io: Box<dyn Io> = if https {
-            let name = rustls::pki_types::ServerName::try_from(host.clone())
-                .map_err(|e| EgressError(format!("{host} is not a TLS server name: {e}")))?;
-            let tls = tokio::time::timeout(limits.connect_timeout, self.tls.connect(name, stream))
-                .await
-                .map_err(|_| EgressError(format!("the TLS handshake with {addr} timed out")))?
-                .map_err(|e| EgressError(format!("the TLS handshake with {addr} failed: {e}")))?;
-            Box::new(tls)
-        } else {
-            Box::new(stream)
-        };
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(io))
-            .await
-            .map_err(|e| EgressError(format!("HTTP handshake with {addr} failed: {e}")))?;
-        tokio::spawn(async move {
-            // The connection's slot is freed when the connection closes.
-            let _slot = slot;
-            let _ = connection.await;
+        request: Request<Full<Bytes>>,
+    ) -> Result<http::Response<Incoming>, OutboundError> {
+        let https = request.uri().scheme_str() == Some("https");
+        let screen = self.screened.as_deref().map(|allowed| Screen {
+            allowed,
+            scheme: if https { "https" } else { "http" },
+            key: "`[server] agent_mcp_servers`",
         });
-        let authority = uri
-            .authority()
-            .map_or(host.as_str(), |a| a.as_str())
-            .to_string();
-        let host_header = HeaderValue::try_from(authority)
-            .map_err(|e| EgressError(format!("bad Host header: {e}")))?;
-        request.headers_mut().insert(HOST, host_header);
-        let target = uri.path_and_query().map_or("/", |p| p.as_str());
-        *request.uri_mut() = target
-            .parse()
-            .map_err(|e| EgressError(format!("bad request target {target:?}: {e}")))?;
-        tokio::time::timeout(limits.first_byte_timeout, sender.send_request(request))
-            .await
-            .map_err(|_| EgressError(format!("{addr} sent no response in time")))?
-            .map_err(|e| EgressError(format!("{addr}: {e}")))
+        self.client.send(request, screen).await
     }
 
     /// A request to `uri` with the session, credentials and headers every
@@ -169,7 +98,7 @@ impl EgressClient {
         }
         let mut request = builder
             .body(Full::new(body))
-            .map_err(|e| Error::Client(EgressError(format!("bad request: {e}"))))?;
+            .map_err(|e| Error::Client(OutboundError(format!("bad request: {e}"))))?;
         for (name, value) in custom_headers {
             if RESERVED_HEADERS
                 .iter()
@@ -181,17 +110,6 @@ impl EgressClient {
             request.headers_mut().insert(name, value);
         }
         Ok(request)
-    }
-}
-
-/// At most `cap` bytes of `body`, or `None` when it is longer.
-async fn read_capped(body: Incoming, cap: usize) -> Result<Option<Bytes>, Error> {
-    match Limited::new(body, cap).collect().await {
-        Ok(collected) => Ok(Some(collected.to_bytes())),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Ok(None),
-        Err(e) => Err(Error::Client(EgressError(format!(
-            "reading the response failed: {e}"
-        )))),
     }
 }
 
@@ -243,7 +161,7 @@ fn events(body: Incoming, max_event: usize) -> Events {
 }
 
 impl StreamableHttpClient for EgressClient {
-    type Error = EgressError;
+    type Error = OutboundError;
 
     async fn post_message(
         &self,
@@ -306,7 +224,8 @@ impl StreamableHttpClient for EgressClient {
         if content_type_is(&response, JSON) {
             let max = limits.max_json_response_size;
             let bytes = read_capped(response.into_body(), max)
-                .await?
+                .await
+                .map_err(Error::Client)?
                 .ok_or(Error::ResponseBodyTooLarge { max_size: max })?;
             let message: ServerJsonRpcMessage = serde_json::from_slice(&bytes)?;
             return Ok(StreamableHttpPostResponse::Json(message, session));
@@ -360,7 +279,7 @@ impl StreamableHttpClient for EgressClient {
         )?;
         if let Some(id) = last_event_id {
             let value = HeaderValue::try_from(id)
-                .map_err(|e| Error::Client(EgressError(format!("bad Last-Event-Id: {e}"))))?;
+                .map_err(|e| Error::Client(OutboundError(format!("bad Last-Event-Id: {e}"))))?;
             request.headers_mut().insert(LAST_EVENT_ID, value);
         }
         let response = self.send(request).await.map_err(Error::Client)?;

@@ -1,0 +1,524 @@
+//! Tools in OCI registries: `toolhost publish` against a real registry
+//! (Debian's `docker-registry`, started on a random loopback port), read
+//! back by `skopeo`, and a component another client pushed pulled by the
+//! host; a hostile registry's answers (wrong types, oversized, wrong
+//! bytes, redirects) refused with nothing cached. Without `docker-registry`
+//! or `skopeo` the tests skip, and with `CI=true` that is a failure.
+
+use crate::common;
+use crate::common::server::{Server, reply};
+
+use std::collections::BTreeMap;
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio::net::TcpStream;
+use toolhost::caps::http::{BoxFuture, Dialer, Network, Resolver};
+use toolhost::oci::{self, Cache, Credentials, Digest, Reference};
+
+/// A registry on a random loopback port, stopped when dropped.
+struct Registry {
+    child: std::process::Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Registry {
+    /// Started, or `None` (skipped) where `docker-registry` or `skopeo` is
+    /// missing, unless in CI.
+    fn start() -> Option<Self> {
+        let missing: Vec<&str> = ["docker-registry", "skopeo"]
+            .into_iter()
+            .filter(|tool| {
+                Command::new(tool)
+                    .arg("--version")
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_err()
+            })
+            .collect();
+        if !missing.is_empty() {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{missing:?} missing in CI (apt-get install docker-registry skopeo)"
+            );
+            eprintln!("skipped: {missing:?} not installed");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("config.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog: {{level: info, accesslog: {{disabled: true}}}}\n\
+                 storage: {{filesystem: {{rootdirectory: {}}}}}\nhttp: {{addr: 127.0.0.1:0}}\n",
+                dir.path().join("data").display()
+            ),
+        )
+        .unwrap();
+        let log = dir.path().join("log");
+        let mut child = Command::new("docker-registry")
+            .arg("serve")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let port = loop {
+            let said = std::fs::read_to_string(&log).unwrap_or_default();
+            if let Some(port) = said
+                .split("listening on 127.0.0.1:")
+                .nth(1)
+                .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+                .and_then(|port| port.parse().ok())
+            {
+                break port;
+            }
+            if started.elapsed() > std::time::Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("docker-registry did not start: {said}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        Some(Self {
+            child,
+            port,
+            _dir: dir,
+        })
+    }
+
+    fn reference(&self, path: &str) -> Reference {
+        Reference::parse(&format!("oci://127.0.0.1:{}/{path}", self.port)).unwrap()
+    }
+
+    fn docker(&self, path: &str) -> String {
+        format!("docker://127.0.0.1:{}/{path}", self.port)
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `toolhost publish` run as a user runs it; its status, stdout, stderr.
+fn publish(file: &str, reference: &str) -> (bool, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args([
+            "publish",
+            file,
+            reference,
+            "--source",
+            "https://example.org/src",
+            "-d",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn skopeo(args: &[&str]) -> Vec<u8> {
+    let out = Command::new("skopeo").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "skopeo {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// The files in the cache's blob folder.
+fn cached(cache: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(cache.join("sha256"))
+        .map(|dir| dir.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_published_component_is_read_by_skopeo_and_pulled_pinned_by_digest() {
+    let Some(registry) = Registry::start() else {
+        return;
+    };
+    let echo = common::artifact("echo");
+    let tag = registry.reference("team/echo:v1");
+    let (ok, pinned, err) = publish(echo, &tag.to_string());
+    assert!(ok, "{err}");
+    let pinned = Reference::parse(&pinned).unwrap_or_else(|e| panic!("{pinned}: {e}"));
+    let digest = pinned.digest.clone().unwrap();
+
+    // What skopeo, another client, reads is what was published: the wasm
+    // artifact layout, the tool's metadata annotated.
+    let raw = skopeo(&[
+        "inspect",
+        "--raw",
+        "--tls-verify=false",
+        &registry.docker("team/echo:v1"),
+    ]);
+    assert_eq!(Digest::of(&raw), digest);
+    let manifest: Value = serde_json::from_slice(&raw).unwrap();
+    assert_eq!(manifest["mediaType"], oci::artifact::MANIFEST_MEDIA_TYPE);
+    assert_eq!(
+        manifest["config"]["mediaType"],
+        oci::artifact::CONFIG_MEDIA_TYPE
+    );
+    let layer = &manifest["layers"][0];
+    assert_eq!(layer["mediaType"], "application/wasm");
+    assert_eq!(
+        layer["annotations"]["org.opencontainers.image.title"],
+        "echo.wasm"
+    );
+    assert_eq!(
+        layer["digest"],
+        Digest::of(&std::fs::read(echo).unwrap()).as_str()
+    );
+    let annotations = &manifest["annotations"];
+    assert_eq!(annotations["dev.toolhost.tool"], "echo");
+    assert!(
+        !annotations["org.opencontainers.image.description"]
+            .as_str()
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        annotations["org.opencontainers.image.source"],
+        "https://example.org/src"
+    );
+    let config: Value = serde_json::from_slice(&skopeo(&[
+        "inspect",
+        "--raw",
+        "--config",
+        "--tls-verify=false",
+        &registry.docker("team/echo:v1"),
+    ]))
+    .unwrap();
+    assert_eq!(
+        (config["architecture"].as_str(), config["os"].as_str()),
+        (Some("wasm"), Some("wasip2"))
+    );
+    assert!(
+        config["component"]["exports"]
+            .to_string()
+            .contains("toolhost:tool/"),
+        "{config}"
+    );
+
+    // Pulled by tag and pinned: the component's bytes, in the cache.
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(cache_dir.path());
+    let pulled = oci::pull(Network::system(), &tag, None, &cache, None, |_, _| {})
+        .await
+        .unwrap();
+    assert_eq!(pulled.reference.digest.as_ref(), Some(&digest));
+    assert_eq!(
+        std::fs::read(&pulled.path).unwrap(),
+        std::fs::read(echo).unwrap()
+    );
+    // The tag moves upstream; what is pinned does not.
+    let other = common::artifact("counter");
+    let (ok, moved, err) = publish(other, &tag.to_string());
+    assert!(ok, "{err}");
+    assert_ne!(moved, pinned.to_string());
+    let again = oci::pull(
+        Network::system(),
+        &tag,
+        Some(&digest),
+        &cache,
+        None,
+        |_, _| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read(&again.path).unwrap(),
+        std::fs::read(echo).unwrap()
+    );
+    let wrong = Digest::of(b"another manifest");
+    let refused = oci::pull(
+        Network::system(),
+        &tag,
+        Some(&wrong),
+        &cache,
+        None,
+        |_, _| {},
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        refused.contains("404") || refused.contains("not the pinned"),
+        "{refused}"
+    );
+
+    // Publishing what is not a component, or to a digest, is refused.
+    let junk = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(junk.path(), b"not wasm").unwrap();
+    let (ok, _, err) = publish(junk.path().to_str().unwrap(), &tag.to_string());
+    assert!(!ok && err.contains("does not load"), "{err}");
+    let (ok, _, err) = publish(echo, &pinned.to_string());
+    assert!(!ok && err.contains("publish to a tag"), "{err}");
+    let (ok, _, err) = publish(echo, "oci://127.0.0.1/Team/Echo");
+    assert!(!ok && err.contains("repository"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_component_another_client_pushed_is_pulled() {
+    let Some(registry) = Registry::start() else {
+        return;
+    };
+    // An OCI layout written by hand, pushed by skopeo with its digests.
+    let component = std::fs::read(common::artifact("echo")).unwrap();
+    let layer = Digest::of(&component);
+    let config = oci::artifact::config(&layer, &[], &["toolhost:tool/tool@0.2.2".to_string()]);
+    let manifest = oci::artifact::manifest(
+        &config,
+        &layer,
+        component.len() as u64,
+        "echo.wasm",
+        BTreeMap::from([(
+            "org.opencontainers.image.description".into(),
+            "by skopeo".into(),
+        )]),
+    );
+    let layout = tempfile::tempdir().unwrap();
+    let blobs = layout.path().join("blobs/sha256");
+    std::fs::create_dir_all(&blobs).unwrap();
+    for bytes in [&component, &config, &manifest] {
+        std::fs::write(blobs.join(Digest::of(bytes).hex()), bytes).unwrap();
+    }
+    std::fs::write(
+        layout.path().join("oci-layout"),
+        r#"{"imageLayoutVersion":"1.0.0"}"#,
+    )
+    .unwrap();
+    let index = json!({
+        "schemaVersion": 2,
+        "manifests": [{
+            "mediaType": oci::artifact::MANIFEST_MEDIA_TYPE,
+            "digest": Digest::of(&manifest).as_str(),
+            "size": manifest.len(),
+            "annotations": {"org.opencontainers.image.ref.name": "v1"},
+        }],
+    });
+    std::fs::write(layout.path().join("index.json"), index.to_string()).unwrap();
+    skopeo(&[
+        "copy",
+        "--preserve-digests",
+        "--dest-tls-verify=false",
+        &format!("oci:{}:v1", layout.path().display()),
+        &registry.docker("other/echo:v1"),
+    ]);
+    let cache_dir = tempfile::tempdir().unwrap();
+    let pulled = oci::pull(
+        Network::system(),
+        &registry.reference("other/echo:v1"),
+        Some(&Digest::of(&manifest)),
+        &Cache::new(cache_dir.path()),
+        None,
+        |_, _| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(std::fs::read(&pulled.path).unwrap(), component);
+}
+
+/// Resolves `objects.example` to a public address; [`ToLoopback`] takes
+/// every connection to loopback on the same port.
+struct ObjectStorage;
+
+impl Resolver for ObjectStorage {
+    fn resolve<'a>(&'a self, host: &'a str) -> BoxFuture<'a, io::Result<Vec<IpAddr>>> {
+        let answer = match host {
+            "objects.example" => Ok(vec!["93.184.216.34".parse().unwrap()]),
+            "inside.example" => Ok(vec!["10.0.0.7".parse().unwrap()]),
+            _ => Err(io::Error::new(io::ErrorKind::NotFound, "not scripted")),
+        };
+        Box::pin(async move { answer })
+    }
+}
+
+struct ToLoopback;
+
+impl Dialer for ToLoopback {
+    fn dial(&self, addr: SocketAddr) -> BoxFuture<'_, io::Result<TcpStream>> {
+        Box::pin(TcpStream::connect(("127.0.0.1", addr.port())))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_registry_is_refused_and_nothing_is_cached() {
+    let component = std::fs::read(common::artifact("echo")).unwrap();
+    let layer = Digest::of(&component);
+    let config = oci::artifact::config(&layer, &[], &["toolhost:tool/tool@0.2.2".to_string()]);
+    let good = oci::artifact::manifest(
+        &config,
+        &layer,
+        component.len() as u64,
+        "echo.wasm",
+        BTreeMap::new(),
+    );
+    let good_value: Value = serde_json::from_slice(&good).unwrap();
+    let with = |edit: &dyn Fn(&mut Value)| {
+        let mut manifest = good_value.clone();
+        edit(&mut manifest);
+        serde_json::to_vec(&manifest).unwrap()
+    };
+    let two_layers = with(&|m| {
+        let layer = m["layers"][0].clone();
+        m["layers"].as_array_mut().unwrap().push(layer);
+    });
+    let tar_layer =
+        with(&|m| m["layers"][0]["mediaType"] = json!("application/vnd.oci.image.layer.v1.tar"));
+    let huge_layer = with(&|m| m["layers"][0]["size"] = json!(1u64 << 40));
+    let docker_type =
+        with(&|m| m["mediaType"] = json!("application/vnd.docker.distribution.manifest.v2+json"));
+    let short = with(&|m| m["layers"][0]["size"] = json!(component.len() - 1));
+    let tampered: Vec<u8> = component.iter().rev().copied().collect();
+    let manifests: Arc<Vec<(&'static str, Vec<u8>)>> = Arc::new(vec![
+        ("good", good.clone()),
+        ("two-layers", two_layers),
+        ("tar-layer", tar_layer),
+        ("huge-layer", huge_layer),
+        ("docker-type", docker_type),
+        ("short", short),
+    ]);
+    // The blob path answers by a query-less convention: the repository
+    // says what the blob does.
+    let layer_path = format!("/blobs/{layer}");
+    let (serve_manifests, component_bytes) = (Arc::clone(&manifests), component.clone());
+    let storage = Server::start(move |head| {
+        let path = head.split(' ').nth(1).unwrap_or_default().to_string();
+        if head.to_ascii_lowercase().contains("authorization:") {
+            return reply("403 Forbidden", "", b"credentials reached object storage");
+        }
+        if path.starts_with("/objects/") {
+            return reply("200 OK", "", &component_bytes);
+        }
+        reply("404 Not Found", "", b"")
+    })
+    .await;
+    let storage_port = storage.addr.port();
+    let served = component.clone();
+    let registry = Server::start(move |head| {
+        let path = head.split(' ').nth(1).unwrap_or_default().to_string();
+        let repository = path.split('/').nth(2).unwrap_or_default().to_string();
+        if path.contains("/manifests/") {
+            if repository == "wrong-type" {
+                return reply("200 OK", "content-type: text/html\r\n", b"<html>");
+            }
+            if repository == "oversized" {
+                let big = vec![b' '; 5 << 20];
+                return reply(
+                    "200 OK",
+                    &format!("content-type: {}\r\n", oci::artifact::MANIFEST_MEDIA_TYPE),
+                    &big,
+                );
+            }
+            let name = path.rsplit('/').next().unwrap_or_default();
+            let manifest = serve_manifests
+                .iter()
+                .find(|(n, _)| *n == repository || *n == name)
+                .map_or(&serve_manifests[0].1, |(_, m)| m);
+            return reply(
+                "200 OK",
+                &format!("content-type: {}\r\n", oci::artifact::MANIFEST_MEDIA_TYPE),
+                manifest,
+            );
+        }
+        if path.ends_with(&layer_path) {
+            return match repository.as_str() {
+                "tampered" => reply("200 OK", "", &tampered),
+                "longer" => {
+                    let mut more = served.clone();
+                    more.extend_from_slice(b"and more");
+                    reply("200 OK", "", &more)
+                }
+                "to-storage" => reply(
+                    "307 Temporary Redirect",
+                    &format!("location: http://objects.example:{storage_port}/objects/1\r\n"),
+                    b"",
+                ),
+                "to-inside" => reply(
+                    "307 Temporary Redirect",
+                    &format!("location: http://inside.example:{storage_port}/objects/1\r\n"),
+                    b"",
+                ),
+                "to-loopback" => reply(
+                    "307 Temporary Redirect",
+                    &format!("location: http://127.0.0.2:{storage_port}/objects/1\r\n"),
+                    b"",
+                ),
+                "loop" => reply("302 Found", &format!("location: {path}\r\n"), b""),
+                _ => reply("200 OK", "", &served),
+            };
+        }
+        reply("404 Not Found", "", b"")
+    })
+    .await;
+    let network = Network::system()
+        .with_resolver(Arc::new(ObjectStorage))
+        .with_dialer(Arc::new(ToLoopback));
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(cache_dir.path());
+    let credentials = Some(Credentials {
+        username: "ada".into(),
+        password: "s3cret".into(),
+    });
+    let pull = |repository: &str| {
+        let reference = Reference::parse(&format!(
+            "oci://127.0.0.1:{}/{repository}:v1",
+            registry.addr.port()
+        ))
+        .unwrap();
+        let (network, cache, credentials) = (network.clone(), cache.clone(), credentials.clone());
+        async move { oci::pull(network, &reference, None, &cache, credentials, |_, _| {}).await }
+    };
+    for (repository, why) in [
+        ("wrong-type", "not an OCI image manifest"),
+        ("oversized", "over 4 MiB"),
+        ("two-layers", "has 2 layers"),
+        ("tar-layer", "not application/wasm"),
+        ("huge-layer", "over the"),
+        ("docker-type", "not an OCI image manifest"),
+        ("short", "runs past"),
+        ("tampered", "is sha256:"),
+        ("longer", "runs past"),
+        ("to-inside", "not globally routable"),
+        ("to-loopback", "not a globally routable address"),
+        ("loop", "more than 5 redirects"),
+    ] {
+        let refused = pull(repository).await.expect_err(repository);
+        assert!(refused.contains(why), "{repository}: {refused}");
+        assert_eq!(
+            cached(cache_dir.path()),
+            Vec::<PathBuf>::new(),
+            "{repository}"
+        );
+    }
+    // Redirected to object storage elsewhere: followed, without the
+    // registry's credentials (storage refuses any), kept by its digest.
+    let pulled = pull("to-storage").await.unwrap();
+    assert_eq!(std::fs::read(&pulled.path).unwrap(), component);
+    assert!(
+        registry
+            .heads()
+            .iter()
+            .any(|h| h.to_ascii_lowercase().contains("authorization: basic")),
+        "the registry itself got the credentials"
+    );
+    // Cached now: a registry that would send other bytes is not asked.
+    let again = pull("tampered").await.unwrap();
+    assert_eq!(again.path, pulled.path);
+}

@@ -1,0 +1,126 @@
+//! The content-addressed cache of pulled components: `sha256/<hex>` under
+//! the state directory, each file written whole (a temporary file, synced,
+//! then renamed) only after its bytes matched their digest, and checked
+//! against it again whenever it is read.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::Digest;
+
+/// Where pulled components are kept.
+#[derive(Debug, Clone)]
+pub struct Cache {
+    dir: PathBuf,
+}
+
+impl Cache {
+    /// The cache in `dir` (made when first written).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// Where the blob of `digest` is kept.
+    pub fn path(&self, digest: &Digest) -> PathBuf {
+        self.dir.join("sha256").join(digest.hex())
+    }
+
+    /// The blob of `digest`, read and checked against it; `None` when it is
+    /// not cached, an error when what is kept does not match (it is
+    /// removed, so the next pull fetches it again).
+    pub fn read(&self, digest: &Digest, max_bytes: u64) -> Result<Option<Vec<u8>>, String> {
+        let path = self.path(digest);
+        let bytes = match read_bounded(&path, max_bytes) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("reading {}: {e}", path.display())),
+        };
+        if Digest::of(&bytes) != *digest {
+            let _ = std::fs::remove_file(&path);
+            return Err(format!(
+                "the cached {} does not match its digest {digest} (removed)",
+                path.display()
+            ));
+        }
+        Ok(Some(bytes))
+    }
+
+    /// A new blob being written, to be [`Incoming::keep`]t once whole.
+    pub fn incoming(&self) -> std::io::Result<Incoming> {
+        let dir = self.dir.join("sha256");
+        std::fs::create_dir_all(&dir)?;
+        Ok(Incoming {
+            file: tempfile::NamedTempFile::new_in(&dir)?,
+            hasher: <sha2::Sha256 as sha2::Digest>::new(),
+            written: 0,
+        })
+    }
+}
+
+/// A blob on its way into the cache: hashed as it is written, dropped
+/// (and its temporary file removed) unless kept.
+pub struct Incoming {
+    file: tempfile::NamedTempFile,
+    hasher: sha2::Sha256,
+    written: u64,
+}
+
+impl Incoming {
+    /// Write the next bytes.
+    pub fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        sha2::Digest::update(&mut self.hasher, bytes);
+        self.written += bytes.len() as u64;
+        self.file.write_all(bytes)
+    }
+
+    /// How many bytes were written.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Keep it as the blob of `digest` when its bytes are that digest's,
+    /// exactly `size` of them; otherwise it is dropped and the error says
+    /// why.
+    pub fn keep(self, cache: &Cache, digest: &Digest, size: u64) -> Result<PathBuf, String> {
+        let actual = format!(
+            "sha256:{}",
+            hex::encode(sha2::Digest::finalize(self.hasher))
+        );
+        if self.written != size {
+            return Err(format!(
+                "the blob {digest} is {} bytes, not the {size} its manifest says",
+                self.written
+            ));
+        }
+        if actual != digest.as_str() {
+            return Err(format!("the blob said to be {digest} is {actual}"));
+        }
+        self.file
+            .as_file()
+            .sync_all()
+            .map_err(|e| format!("writing {digest}: {e}"))?;
+        let path = cache.path(digest);
+        self.file
+            .persist(&path)
+            .map_err(|e| format!("keeping {digest}: {}", e.error))?;
+        Ok(path)
+    }
+}
+
+/// The file at `path`, when it is a regular file of at most `max` bytes.
+fn read_bounded(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path)?;
+    let metadata = file.metadata()?;
+    if !metadata.is_file() || metadata.len() > max {
+        return Err(std::io::Error::other(format!(
+            "not a regular file of at most {max} bytes"
+        )));
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(std::io::Error::other(format!("over {max} bytes")));
+    }
+    Ok(bytes)
+}

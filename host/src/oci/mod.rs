@@ -1,0 +1,142 @@
+//! Tools from OCI registries: a component published as a wasm OCI artifact
+//! (`artifact.rs`), read from a registry through the host's own client
+//! (`client.rs`) into a content-addressed cache (`cache.rs`), named by an
+//! `oci://` reference (`reference.rs`). Nothing a registry sends is used
+//! before it matched its digest: a manifest its reference's (or the
+//! pinned one), a component the digest its manifest names.
+
+pub mod artifact;
+pub mod cache;
+mod client;
+mod reference;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use bytes::Bytes;
+
+pub use cache::Cache;
+pub use client::{Credentials, MAX_REDIRECTS, Registry};
+pub use reference::{Digest, Reference, SCHEME};
+
+use crate::caps::http::Network;
+
+/// The largest component pulled by default, in bytes.
+pub const MAX_COMPONENT_BYTES: u64 = 256 << 20;
+
+/// A component as it is published.
+#[derive(Debug, Clone)]
+pub struct Artifact {
+    /// The component's bytes.
+    pub component: Vec<u8>,
+    /// Its file name (the layer's title).
+    pub title: String,
+    /// What it imports ([`artifact::world`]).
+    pub imports: Vec<String>,
+    /// What it exports.
+    pub exports: Vec<String>,
+    /// The manifest's annotations (what the tool is).
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// Publish `artifact` at `reference` (a tag: `latest` when none is
+/// written); the reference pinned to the manifest's digest.
+pub async fn publish(
+    network: Network,
+    reference: &Reference,
+    artifact: Artifact,
+    credentials: Option<Credentials>,
+) -> Result<Reference, String> {
+    let Artifact {
+        component,
+        title,
+        imports,
+        exports,
+        annotations,
+    } = artifact;
+    if reference.digest.is_some() {
+        return Err(format!(
+            "{reference}: publish to a tag (oci://HOST/REPO:TAG); a digest names what is \
+             already there"
+        ));
+    }
+    let layer = Digest::of(&component);
+    let config = artifact::config(&layer, &imports, &exports);
+    let manifest = artifact::manifest(&config, &layer, component.len() as u64, &title, annotations);
+    let registry = Registry::new(network, reference, credentials)?;
+    let repository = &reference.repository;
+    registry
+        .push_blob(repository, Bytes::from(config))
+        .await
+        .map_err(|e| format!("{reference}: {e}"))?;
+    registry
+        .push_blob(repository, Bytes::from(component))
+        .await
+        .map_err(|e| format!("{reference}: {e}"))?;
+    let tag = reference.tag.clone().unwrap_or_else(|| "latest".into());
+    let digest = registry
+        .push_manifest(repository, &tag, Bytes::from(manifest))
+        .await
+        .map_err(|e| format!("{reference}: {e}"))?;
+    Ok(reference.pinned(digest))
+}
+
+/// A component pulled from a registry.
+#[derive(Debug, Clone)]
+pub struct Pulled {
+    /// What was asked for, pinned to the manifest's digest.
+    pub reference: Reference,
+    /// The component's digest (its layer's).
+    pub component: Digest,
+    /// Where the component is kept in the cache.
+    pub path: PathBuf,
+    /// The manifest, as the registry sent it (its annotations say what
+    /// the tool is).
+    pub manifest: Vec<u8>,
+}
+
+/// Pull the component `reference` names into `cache`: its manifest (which
+/// must be `pin`'s, when one is given), then its component unless the
+/// cache holds it already; `progress` told the bytes so far and the total.
+pub async fn pull(
+    network: Network,
+    reference: &Reference,
+    pin: Option<&Digest>,
+    cache: &Cache,
+    credentials: Option<Credentials>,
+    mut progress: impl FnMut(u64, u64),
+) -> Result<Pulled, String> {
+    let registry = Registry::new(network, reference, credentials)?;
+    let asked = match pin.or(reference.digest.as_ref()) {
+        Some(digest) => digest.to_string(),
+        None => reference.manifest_reference(),
+    };
+    let (manifest, digest) = registry
+        .manifest(&reference.repository, &asked)
+        .await
+        .map_err(|e| format!("{reference}: {e}"))?;
+    if let Some(pin) = pin
+        && *pin != digest
+    {
+        return Err(format!(
+            "{reference}: the registry's manifest is {digest}, not the pinned {pin}"
+        ));
+    }
+    let (component, size) = artifact::component_layer(&manifest, MAX_COMPONENT_BYTES)
+        .map_err(|e| format!("{reference}: {e}"))?;
+    let path = match cache.read(&component, size) {
+        Ok(Some(_)) => cache.path(&component),
+        Ok(None) | Err(_) => registry
+            .blob_into(&reference.repository, &component, size, cache, |got| {
+                progress(got, size)
+            })
+            .await
+            .map_err(|e| format!("{reference}: {e}"))?,
+    };
+    Ok(Pulled {
+        reference: reference.pinned(digest),
+        component,
+        path,
+        manifest,
+    })
+}
