@@ -381,8 +381,18 @@ impl Host {
     /// Log what a commit of `agent` changed and, for a named agent, tell
     /// the subscribers of [`Host::tool_changes`] (a reload announces the
     /// default agent's changes itself), when it made a new version after
-    /// another.
+    /// another, or is the first this server holds of an agent past its
+    /// first version (another server made the ones before, which a client
+    /// may have listed there).
     pub(super) fn announce(&self, agent: &str, committed: &Committed) {
+        let first_heard_later = committed.replaced.is_none() && committed.version.pin().version > 1;
+        if first_heard_later && agent != DEFAULT_AGENT {
+            tracing::info!(
+                "agent `{agent}` is at version {} here, its earlier versions made elsewhere",
+                committed.version.pin().version
+            );
+            self.tool_changes.send_modify(|n| *n += 1);
+        }
         if let Some(diff) = &committed.diff {
             tracing::info!(
                 "agent `{agent}` is now at version {} (added {:?}, removed {:?}, changed {:?})",
