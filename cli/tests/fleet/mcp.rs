@@ -313,6 +313,82 @@ async fn a_redis_writer_cannot_show_answer_or_cancel_an_mcp_task() {
     }
 }
 
+/// A writer of the fleet's Redis filling a running task's inbox past its
+/// cap, with small messages and ones far over any a server sends: a
+/// genuine answer through the other server is refused as overloaded
+/// while it is full, then delivered once the running server has dropped
+/// the planted ones (the large ones dropped in Redis, never read into its
+/// memory); both servers stay healthy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_writer_filling_a_tasks_inbox_delays_it_but_cannot_swamp_its_server() {
+    use redis::Commands as _;
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let fleet = Fleet::start(&redis, 2);
+    let (a, b) = (fleet.url(0), fleet.url(1));
+    let mut connection = attacker(&redis);
+    let made = mcp_2026(
+        &a,
+        "tools/call",
+        json!({ "name": "confirm_delete", "arguments": { "filename": "z" } }),
+    )
+    .await;
+    let task = made["result"]["taskId"].as_str().unwrap().to_string();
+    let waiting = task_until(&b, &task, "input_required").await;
+    let key = waiting["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    let before = fleet.servers[0].status_kib("VmHWM");
+    let inbox = format!("toolhost:mcptaskinbox:{task}");
+    let huge = "x".repeat(20 << 20);
+    for _ in 0..6 {
+        let _: () = connection.rpush(&inbox, &huge).unwrap();
+    }
+    for n in 0..700 {
+        let _: () = connection.rpush(&inbox, format!("junk {n}")).unwrap();
+    }
+    let _: () = connection
+        .publish("toolhost:mcptaskinboxfeed", &task)
+        .unwrap();
+    let answer = json!({ key: { "action": "accept", "content": { "confirm": true } } });
+    let update = || {
+        mcp_2026(
+            &b,
+            "tasks/update",
+            json!({ "taskId": task, "inputResponses": answer }),
+        )
+    };
+    let first = update().await;
+    assert_eq!(first["error"]["data"]["code"], "overloaded", "{first}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let ack = update().await;
+        if ack["result"]["resultType"] == "complete" {
+            break;
+        }
+        assert_eq!(ack["error"]["data"]["code"], "overloaded", "{ack}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the inbox never drained"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let done = task_until(&b, &task, "completed").await;
+    assert_eq!(done["result"]["content"][0]["text"], "Deleted z.");
+    let grown = fleet.servers[0].status_kib("VmHWM").saturating_sub(before);
+    assert!(grown < 60 << 10, "the running server grew {grown} KiB");
+    let left: usize = connection.llen(&inbox).unwrap();
+    assert_eq!(left, 0);
+    for url in [&a, &b] {
+        healthy(url).await;
+    }
+}
+
 /// Assert the server at `url` still answers `/healthz`.
 async fn healthy(url: &str) {
     let health = common::http_client()

@@ -9,8 +9,10 @@
 //! reads it again now and then: pub/sub drops what is sent while it
 //! reconnects. A message not sealed by the fleet is dropped when read.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
+
+use redis::Script;
 
 use super::RedisStore;
 use super::feed::Wakeups;
@@ -22,6 +24,34 @@ const REREAD: Duration = Duration::from_secs(1);
 /// The most messages one read takes.
 const BATCH: usize = 64;
 
+/// The largest message an inbox carries (above the largest request body a
+/// server takes by default, which a message relays): a larger one is not
+/// sent, and one planted is dropped in Redis, never read.
+pub const MAX_MESSAGE_BYTES: usize = 8 << 20;
+
+/// The most bytes of messages one read takes (past it, the rest wait for
+/// the next read).
+const BATCH_BYTES: usize = 16 << 20;
+
+/// `KEYS`: the inbox. `ARGV`: the most messages, the largest message, the
+/// most bytes. The oldest messages, up to both bounds; any over the
+/// largest size is dropped where it lies, unread.
+static TAKE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        "local taken, bytes = {}, 0
+         for _ = 1, tonumber(ARGV[1]) do
+           if bytes >= tonumber(ARGV[3]) then break end
+           local message = redis.call('LPOP', KEYS[1])
+           if not message then break end
+           if #message <= tonumber(ARGV[2]) then
+             taken[#taken + 1] = message
+             bytes = bytes + #message
+           end
+         end
+         return taken",
+    )
+});
+
 /// Why a message was not sent.
 #[derive(Debug, thiserror::Error)]
 pub enum SendError {
@@ -30,6 +60,12 @@ pub enum SendError {
     Full {
         /// How many wait.
         held: usize,
+    },
+    /// The message is larger than an inbox carries.
+    #[error("a message of {bytes} bytes is over the {MAX_MESSAGE_BYTES} an inbox carries")]
+    TooLarge {
+        /// Its size, sealed.
+        bytes: usize,
     },
     /// Redis did not answer.
     #[error("the fleet's store did not answer: {0}")]
@@ -78,6 +114,11 @@ impl Inbox {
     pub async fn send(&self, id: &str, message: &str) -> Result<(), SendError> {
         let key = self.key(id);
         let sealed = self.store.seal().seal(self.purpose, &key, "", message);
+        if sealed.len() > MAX_MESSAGE_BYTES {
+            return Err(SendError::TooLarge {
+                bytes: sealed.len(),
+            });
+        }
         let mut connection = self.store.connection();
         let failed = |e: redis::RedisError| SendError::Store(self.store.failure(&e));
         let held: usize = redis::cmd("LLEN")
@@ -106,18 +147,21 @@ impl Inbox {
     }
 
     /// The messages waiting in inbox `id`, oldest first, at most a batch
-    /// at a time, read as JSON; ones not sealed by the fleet, or not of
-    /// type `T`, are dropped, and a store that does not answer gives none
-    /// (logged).
+    /// (of [`BATCH`] messages and [`BATCH_BYTES`]) at a time, read as JSON;
+    /// ones over [`MAX_MESSAGE_BYTES`] are dropped unread, ones not sealed
+    /// by the fleet or not of type `T` dropped, and a store that does not
+    /// answer gives none (logged).
     pub async fn take<T: serde::de::DeserializeOwned>(&self, id: &str) -> Vec<T> {
         let key = self.key(id);
-        let taken: redis::RedisResult<Option<Vec<String>>> = redis::cmd("LPOP")
-            .arg(&key)
+        let taken: redis::RedisResult<Vec<String>> = TAKE
+            .key(&key)
             .arg(BATCH)
-            .query_async(&mut self.store.connection())
+            .arg(MAX_MESSAGE_BYTES)
+            .arg(BATCH_BYTES)
+            .invoke_async(&mut self.store.connection())
             .await;
         let taken = match taken {
-            Ok(taken) => taken.unwrap_or_default(),
+            Ok(taken) => taken,
             Err(e) => {
                 tracing::warn!(%key, "cannot read an inbox: {}", self.store.failure(&e));
                 return Vec::new();

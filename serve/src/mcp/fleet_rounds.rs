@@ -304,6 +304,9 @@ impl FleetRounds {
                     Some(json!({ "code": "overloaded" })),
                 ));
             }
+            Err(too_large @ SendError::TooLarge { .. }) => {
+                return Err(ErrorData::invalid_params(too_large.to_string(), None));
+            }
             Err(SendError::Store(reason)) => return Err(unreachable_store(&reason)),
         }
         loop {

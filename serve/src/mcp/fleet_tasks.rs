@@ -197,6 +197,9 @@ impl FleetTasks {
                     Some(json!({ "code": "overloaded" })),
                 ));
             }
+            Err(too_large @ SendError::TooLarge { .. }) => {
+                return Err(ErrorData::invalid_params(too_large.to_string(), None));
+            }
             Err(SendError::Store(reason)) => return Err(unreachable_store(reason)),
         }
         Ok(true)
