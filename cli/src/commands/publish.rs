@@ -84,14 +84,12 @@ pub(crate) async fn publish(args: PublishArgs) -> anyhow::Result<ExitCode> {
         exports,
         annotations,
     };
-    let pinned = oci::publish(
-        Network::system(),
-        &reference,
-        artifact,
-        Credentials::from_env(),
-    )
-    .await
-    .map_err(anyhow::Error::msg)?;
+    let credentials = Credentials::for_registry(&reference.registry)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let pinned = oci::publish(Network::system(), &reference, artifact, credentials)
+        .await
+        .map_err(anyhow::Error::msg)?;
     println!("{pinned}");
     Ok(ExitCode::SUCCESS)
 }

@@ -31,11 +31,25 @@ impl Registry {
     /// Started, or `None` (skipped) where `docker-registry` or `skopeo` is
     /// missing, unless in CI.
     fn start() -> Option<Self> {
-        let missing: Vec<&str> = ["docker-registry", "skopeo"]
+        Self::start_with(None)
+    }
+
+    /// The same, asking for Basic credentials (`user`, `password`) when
+    /// given.
+    fn start_with(login: Option<(&str, &str)>) -> Option<Self> {
+        let mut needed = vec!["docker-registry", "skopeo"];
+        if login.is_some() {
+            needed.push("htpasswd");
+        }
+        let missing: Vec<&str> = needed
             .into_iter()
             .filter(|tool| {
                 Command::new(tool)
-                    .arg("--version")
+                    .arg(if *tool == "htpasswd" {
+                        "-h"
+                    } else {
+                        "--version"
+                    })
                     .stdout(Stdio::null())
                     .stderr(Stdio::null())
                     .status()
@@ -45,22 +59,31 @@ impl Registry {
         if !missing.is_empty() {
             assert!(
                 std::env::var_os("CI").is_none(),
-                "{missing:?} missing in CI (apt-get install docker-registry skopeo)"
+                "{missing:?} missing in CI (apt-get install docker-registry skopeo apache2-utils)"
             );
             eprintln!("skipped: {missing:?} not installed");
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
         let config = dir.path().join("config.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog: {{level: info, accesslog: {{disabled: true}}}}\n\
-                 storage: {{filesystem: {{rootdirectory: {}}}}}\nhttp: {{addr: 127.0.0.1:0}}\n",
-                dir.path().join("data").display()
-            ),
-        )
-        .unwrap();
+        let mut yaml = format!(
+            "version: 0.1\nlog: {{level: info, accesslog: {{disabled: true}}}}\n\
+             storage: {{filesystem: {{rootdirectory: {}}}}}\nhttp: {{addr: 127.0.0.1:0}}\n",
+            dir.path().join("data").display()
+        );
+        if let Some((user, password)) = login {
+            let out = Command::new("htpasswd")
+                .args(["-Bbn", user, password])
+                .output()
+                .unwrap();
+            let file = dir.path().join("htpasswd");
+            std::fs::write(&file, out.stdout).unwrap();
+            yaml.push_str(&format!(
+                "auth: {{htpasswd: {{realm: toolhost-test, path: {}}}}}\n",
+                file.display()
+            ));
+        }
+        std::fs::write(&config, yaml).unwrap();
         let log = dir.path().join("log");
         let mut child = Command::new("docker-registry")
             .arg("serve")
@@ -111,6 +134,11 @@ impl Drop for Registry {
 
 /// `toolhost publish` run as a user runs it; its status, stdout, stderr.
 fn publish(file: &str, reference: &str) -> (bool, String, String) {
+    publish_with(file, reference, &[])
+}
+
+/// The same, with `env` set (and no Docker config but one `env` names).
+fn publish_with(file: &str, reference: &str, env: &[(&str, &str)]) -> (bool, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args([
@@ -122,6 +150,10 @@ fn publish(file: &str, reference: &str) -> (bool, String, String) {
             "-d",
         ])
         .arg(dir.path())
+        .env_remove("TOOLHOST_REGISTRY_USERNAME")
+        .env_remove("TOOLHOST_REGISTRY_PASSWORD")
+        .env("DOCKER_CONFIG", dir.path().join("no-docker-config"))
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     (
@@ -521,4 +553,86 @@ async fn a_hostile_registry_is_refused_and_nothing_is_cached() {
     // Cached now: a registry that would send other bytes is not asked.
     let again = pull("tampered").await.unwrap();
     assert_eq!(again.path, pulled.path);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_that_asks_for_credentials_gets_them_from_the_environment_or_dockers_config() {
+    let password = "s3cret-not-to-be-shown";
+    let Some(registry) = Registry::start_with(Some(("ada", password))) else {
+        return;
+    };
+    let echo = common::artifact("echo");
+    let tag = registry.reference("team/echo:v1").to_string();
+
+    // Without credentials, and with wrong ones: refused, naming the
+    // registry's answer; the password never shown.
+    let (ok, _, err) = publish(echo, &tag);
+    assert!(!ok && err.contains("401"), "{err}");
+    let wrong = [
+        ("TOOLHOST_REGISTRY_USERNAME", "ada"),
+        ("TOOLHOST_REGISTRY_PASSWORD", "wrong-password-x"),
+    ];
+    let (ok, _, err) = publish_with(echo, &tag, &wrong);
+    assert!(
+        !ok && err.contains("401") && !err.contains("wrong-password-x"),
+        "{err}"
+    );
+
+    // From the environment.
+    let right = [
+        ("TOOLHOST_REGISTRY_USERNAME", "ada"),
+        ("TOOLHOST_REGISTRY_PASSWORD", password),
+    ];
+    let (ok, pinned, err) = publish_with(echo, &tag, &right);
+    assert!(ok, "{err}");
+
+    // From Docker's config file, as `docker login` writes it.
+    use base64::Engine as _;
+    let docker = tempfile::tempdir().unwrap();
+    let auth = base64::engine::general_purpose::STANDARD.encode(format!("ada:{password}"));
+    let config = json!({ "auths": { format!("127.0.0.1:{}", registry.port): { "auth": auth } } });
+    std::fs::write(docker.path().join("config.json"), config.to_string()).unwrap();
+    let docker_env = [("DOCKER_CONFIG", docker.path().to_str().unwrap())];
+    let other = registry.reference("team/echo:v2").to_string();
+    let (ok, _, err) = publish_with(echo, &other, &docker_env);
+    assert!(ok, "{err}");
+    // A Docker config entry that does not decode is an error naming it.
+    std::fs::write(
+        docker.path().join("config.json"),
+        json!({ "auths": { format!("127.0.0.1:{}", registry.port): { "auth": "%%%" } } })
+            .to_string(),
+    )
+    .unwrap();
+    let (ok, _, err) = publish_with(echo, &other, &docker_env);
+    assert!(!ok && err.contains("Docker's credentials"), "{err}");
+
+    // Pulled with them, and refused without.
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(cache_dir.path());
+    let reference = Reference::parse(&pinned).unwrap();
+    let credentials = Credentials {
+        username: "ada".into(),
+        password: password.into(),
+    };
+    let refused = oci::pull(Network::system(), &reference, None, &cache, None, |_, _| {})
+        .await
+        .unwrap_err();
+    assert!(
+        refused.contains("401") && !refused.contains(password),
+        "{refused}"
+    );
+    let pulled = oci::pull(
+        Network::system(),
+        &reference,
+        None,
+        &cache,
+        Some(credentials),
+        |_, _| {},
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read(&pulled.path).unwrap(),
+        std::fs::read(echo).unwrap()
+    );
 }

@@ -61,6 +61,39 @@ impl Credentials {
         Some(Self { username, password })
     }
 
+    /// The credentials for `registry` (`host[:port]`): the environment's
+    /// ([`Credentials::from_env`]), else what Docker's config file
+    /// (`$DOCKER_CONFIG/config.json`, or `~/.docker/config.json`) holds for
+    /// it, through its credential helper or store when it names one; none
+    /// when neither has any. A helper that fails, an unreadable entry, or
+    /// an identity token (which needs the registry's OAuth flow) is an
+    /// error naming it.
+    pub async fn for_registry(registry: &str) -> Result<Option<Self>, String> {
+        if let Some(credentials) = Self::from_env() {
+            return Ok(Some(credentials));
+        }
+        let server = registry.to_string();
+        let found = tokio::task::spawn_blocking(move || docker_credential::get_credential(&server))
+            .await
+            .map_err(|e| format!("reading Docker's credentials: {e}"))?;
+        use docker_credential::{CredentialRetrievalError as Missing, DockerCredential};
+        match found {
+            Ok(DockerCredential::UsernamePassword(username, password)) => {
+                Ok(Some(Self { username, password }))
+            }
+            Ok(DockerCredential::IdentityToken(_)) => Err(format!(
+                "Docker's config holds an identity token for {registry}, which toolhost cannot \
+                 use: set TOOLHOST_REGISTRY_USERNAME and TOOLHOST_REGISTRY_PASSWORD (a token)"
+            )),
+            Err(
+                Missing::ConfigNotFound
+                | Missing::ConfigReadError
+                | Missing::NoCredentialConfigured,
+            ) => Ok(None),
+            Err(e) => Err(format!("Docker's credentials for {registry}: {e:?}")),
+        }
+    }
+
     fn basic(&self) -> String {
         use base64::Engine as _;
         let pair = format!("{}:{}", self.username, self.password);
