@@ -3,7 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{DirArgs, author, call, check, inspect, publish, serve};
+use crate::commands::{DirArgs, author, call, check, inspect, publish, serve, sources};
 
 /// Run untrusted agent tools as sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
@@ -41,6 +41,12 @@ pub(crate) enum Command {
     /// artifact, its tool's metadata annotated; prints the reference pinned
     /// to what was pushed.
     Publish(publish::PublishArgs),
+    /// Add a tool from an OCI registry: pull it, check it loads, and pin it
+    /// to its digest in toolhost.toml's [sources].
+    Add(sources::AddArgs),
+    /// Read each source's tag again; where it moved, show what changed and
+    /// pin the new digest (one source, or all).
+    Update(sources::UpdateArgs),
     /// Make a tool project (Rust, Python or TypeScript) that builds and
     /// passes `toolhost check` as it is.
     New(author::NewArgs),

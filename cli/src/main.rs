@@ -15,7 +15,9 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 use args::{Cli, Command, ToolCommand, ToolsCommand};
-use commands::{author as author_commands, call, check, inspect, list, lock, publish, serve};
+use commands::{
+    author as author_commands, call, check, inspect, list, lock, publish, serve, sources,
+};
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
@@ -83,6 +85,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::serve(args).await,
         Command::Mcp(args) => serve::mcp(args).await,
         Command::Publish(args) => publish::publish(args).await,
+        Command::Add(args) => sources::add(args).await,
+        Command::Update(args) => sources::update(args).await,
         Command::New(args) => author_commands::new(args),
         Command::Build(args) => author_commands::build(args),
     }

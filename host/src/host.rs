@@ -178,7 +178,9 @@ impl Host {
             (self.config(), None)
         };
         let lock = read_lock(&self.source.dir, self.source.ignore_lock)?;
+        let sources = crate::oci::Sources::new(&self.source.state_dir, self.network.clone());
         let options = LoadOptions {
+            sources: Some(&sources),
             previous: Some(&previous),
             tiering: Tiering::BaselineFirst,
             pins: lock.as_ref().map(|lock| lock as &dyn Pins),

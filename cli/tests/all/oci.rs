@@ -636,3 +636,129 @@ async fn a_registry_that_asks_for_credentials_gets_them_from_the_environment_or_
         std::fs::read(echo).unwrap()
     );
 }
+
+/// `toolhost add` or `toolhost update` in `dir`; its status, stdout,
+/// stderr.
+fn toolhost(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(args)
+        .arg("-d")
+        .arg(dir)
+        .env_remove("TOOLHOST_REGISTRY_USERNAME")
+        .env_remove("TOOLHOST_REGISTRY_PASSWORD")
+        .env("DOCKER_CONFIG", dir.join("no-docker-config"))
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_added_by_reference_runs_pinned_until_updated_and_from_the_cache() {
+    let Some(registry) = Registry::start() else {
+        return;
+    };
+    let echo = common::artifact("echo");
+    let tag = registry.reference("team/greet:v1").to_string();
+    let (ok, first, err) = publish(echo, &tag);
+    assert!(ok, "{err}");
+    let dir = common::host_dir(&[], "# the operator's notes stay\n[limits]\n");
+    let (ok, out, err) = toolhost(dir.path(), &["add", &tag]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains(&format!("added `greet` from {first}")),
+        "{out}"
+    );
+    let config = std::fs::read_to_string(dir.path().join("toolhost.toml")).unwrap();
+    assert!(config.contains("# the operator's notes stay"), "{config}");
+    assert!(config.contains(&format!("greet = \"{first}\"")), "{config}");
+
+    // Loaded by the host, and run.
+    let echo_sha = toolhost::oci::Digest::of(&std::fs::read(echo).unwrap());
+    let host = common::load(dir.path()).await;
+    let loaded = host.registry().get("greet").expect("greet loads").clone();
+    assert_eq!(format!("sha256:{}", loaded.sha256()), echo_sha.as_str());
+    let said = host
+        .call("greet", json!({"text": "from a registry"}), &common::live())
+        .await
+        .unwrap();
+    assert!(
+        said.result.to_string().contains("from a registry"),
+        "{}",
+        said.result
+    );
+    drop(host);
+
+    // The tag moves upstream: nothing changes until `update`.
+    let (ok, moved, err) = publish(common::artifact("counter"), &tag);
+    assert!(ok, "{err}");
+    let host = common::load(dir.path()).await;
+    let still = host.registry().get("greet").unwrap().clone();
+    assert_eq!(still.sha256(), loaded.sha256());
+    drop(host);
+    let (ok, out, err) = toolhost(dir.path(), &["update", "greet"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains(&format!("updated `greet` to {moved}")),
+        "{out}"
+    );
+    assert!(
+        out.contains("manifest sha256:") && out.contains("description changed"),
+        "{out}"
+    );
+    let (ok, out, _) = toolhost(dir.path(), &["update"]);
+    assert!(ok && out.contains("`greet` is up to date"), "{out}");
+    let (ok, _, err) = toolhost(dir.path(), &["update", "nope"]);
+    assert!(!ok && err.contains("[sources] has no `nope`"), "{err}");
+    let host = common::load(dir.path()).await;
+    let updated = host.registry().get("greet").unwrap().clone();
+    assert_ne!(updated.sha256(), loaded.sha256());
+    drop(host);
+
+    // The registry gone: a start reads the pinned tool from the cache.
+    drop(registry);
+    let host = common::load(dir.path()).await;
+    assert!(
+        host.registry().get("greet").is_some(),
+        "{:?}",
+        host.registry().failures()
+    );
+    drop(host);
+    // A cached component changed behind the host's back: refused, naming
+    // the source (the registry is gone, so it cannot be pulled again).
+    let blob = dir
+        .path()
+        .join(".toolhost/oci/sha256")
+        .join(updated.sha256());
+    std::fs::write(&blob, b"not what was pulled").unwrap();
+    let host = common::load(dir.path()).await;
+    assert!(host.registry().get("greet").is_none());
+    let failure = host
+        .registry()
+        .failures()
+        .iter()
+        .find(|f| f.tool.as_deref() == Some("greet"))
+        .cloned()
+        .expect("greet's failure");
+    assert!(
+        failure.file.display().to_string().starts_with("oci://"),
+        "{failure:?}"
+    );
+    assert!(!blob.exists(), "the changed blob is removed");
+
+    // A source not pinned, written by hand: the config names it.
+    std::fs::write(
+        dir.path().join("toolhost.toml"),
+        format!("[sources]\ngreet = \"{tag}\"\n"),
+    )
+    .unwrap();
+    let refused = toolhost::Host::builder(dir.path())
+        .build()
+        .await
+        .err()
+        .unwrap();
+    assert!(format!("{refused:#}").contains("not pinned"), "{refused:#}");
+}

@@ -91,6 +91,11 @@ pub struct Config {
     /// servers (`[state]`). Read when the host starts.
     #[serde(default)]
     pub state: state::StateSettings,
+    /// Tools from OCI registries, by name: each a reference pinned to its
+    /// manifest's digest (`toolhost add` writes them, `toolhost update`
+    /// moves them).
+    #[serde(default)]
+    pub sources: BTreeMap<String, String>,
 }
 
 /// A custom tool: a name, a description and an input schema, but no
@@ -261,6 +266,17 @@ impl Config {
             anyhow::ensure!(
                 is_slug(name),
                 "`name` = {name:?} is not a slug: use 1-64 characters of a-z, 0-9, `-` and `_`"
+            );
+        }
+        for (name, source) in &self.sources {
+            crate::tool::check_name(name)
+                .map_err(|e| anyhow::anyhow!("in [sources]: `{name}`: {e}"))?;
+            let reference = crate::oci::Reference::parse(source)
+                .map_err(|e| anyhow::anyhow!("in [sources]: `{name}`: {e}"))?;
+            anyhow::ensure!(
+                reference.digest.is_some(),
+                "in [sources]: `{name}` = {source:?} is not pinned to a digest: run `toolhost \
+                 add {source}` (or `toolhost update {name}`) to pin it"
             );
         }
         self.server.validate().context("in [server]")?;

@@ -140,7 +140,9 @@ impl HostBuilder {
         // Read first: no file that differs from the lock is compiled or run.
         let lock = read_lock(&self.dir, self.ignore_lock)?;
         let upstreams = Arc::new(Upstreams::new(self.dir.clone(), self.network.clone()));
+        let sources = crate::oci::Sources::new(&state_dir, self.network.clone());
         let options = LoadOptions {
+            sources: Some(&sources),
             tiering: self.tiering,
             pins: lock.as_ref().map(|lock| lock as &dyn Pins),
             scope: match &self.only {

@@ -45,6 +45,17 @@ impl Cache {
         Ok(Some(bytes))
     }
 
+    /// Keep `bytes` (already checked to be what they were asked for) as
+    /// the blob of their digest; where.
+    pub fn put(&self, bytes: &[u8]) -> Result<PathBuf, String> {
+        let digest = Digest::of(bytes);
+        let mut incoming = self.incoming().map_err(|e| format!("the cache: {e}"))?;
+        incoming
+            .write(bytes)
+            .map_err(|e| format!("writing {digest}: {e}"))?;
+        incoming.keep(self, &digest, bytes.len() as u64)
+    }
+
     /// A new blob being written, to be [`Incoming::keep`]t once whole.
     pub fn incoming(&self) -> std::io::Result<Incoming> {
         let dir = self.dir.join("sha256");

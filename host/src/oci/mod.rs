@@ -9,6 +9,7 @@ pub mod artifact;
 pub mod cache;
 mod client;
 mod reference;
+pub mod sources;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -18,6 +19,7 @@ use bytes::Bytes;
 pub use cache::Cache;
 pub use client::{Credentials, MAX_REDIRECTS, Registry};
 pub use reference::{Digest, Reference, SCHEME};
+pub use sources::Sources;
 
 use crate::caps::http::Network;
 
@@ -107,14 +109,30 @@ pub async fn pull(
     mut progress: impl FnMut(u64, u64),
 ) -> Result<Pulled, String> {
     let registry = Registry::new(network, reference, credentials)?;
-    let asked = match pin.or(reference.digest.as_ref()) {
-        Some(digest) => digest.to_string(),
-        None => reference.manifest_reference(),
+    let pinned = pin.or(reference.digest.as_ref());
+    // A pinned manifest the cache holds (checked) needs no registry.
+    let cached = pinned
+        .and_then(|digest| {
+            cache
+                .read(digest, artifact::MAX_MANIFEST_BYTES as u64)
+                .ok()
+                .flatten()
+        })
+        .map(|bytes| {
+            let digest = Digest::of(&bytes);
+            (bytes, digest)
+        });
+    let (manifest, digest) = match cached {
+        Some(found) => found,
+        None => {
+            let asked = pinned.map_or_else(|| reference.manifest_reference(), Digest::to_string);
+            let (manifest, digest) = registry
+                .manifest(&reference.repository, &asked)
+                .await
+                .map_err(|e| format!("{reference}: {e}"))?;
+            (manifest, digest)
+        }
     };
-    let (manifest, digest) = registry
-        .manifest(&reference.repository, &asked)
-        .await
-        .map_err(|e| format!("{reference}: {e}"))?;
     if let Some(pin) = pin
         && *pin != digest
     {
@@ -133,6 +151,11 @@ pub async fn pull(
             .await
             .map_err(|e| format!("{reference}: {e}"))?,
     };
+    // Kept once its component is: a later start pinned to it reads both
+    // from the cache.
+    cache
+        .put(&manifest)
+        .map_err(|e| format!("{reference}: {e}"))?;
     Ok(Pulled {
         reference: reference.pinned(digest),
         component,

@@ -37,6 +37,9 @@ pub(crate) struct LoadOptions<'a> {
     pub(crate) scope: Scope<'a>,
     /// The MCP servers to list tools from; `None`: none.
     pub(crate) upstreams: Option<&'a Upstreams>,
+    /// Where `[sources]` are pulled to and read from; `None`: they are not
+    /// loaded (each is a failure saying so).
+    pub(crate) sources: Option<&'a crate::oci::Sources>,
 }
 
 impl<'a> LoadOptions<'a> {
@@ -51,6 +54,7 @@ impl<'a> LoadOptions<'a> {
             pins: None,
             scope: Scope::Everything,
             upstreams: None,
+            sources: None,
         }
     }
 }
@@ -161,9 +165,48 @@ impl Registry {
             pins,
             scope,
             upstreams,
+            sources,
         } = options;
         let mut files = tool_files(dir)?;
         let mut registry = Self::default();
+        // `[sources]` are the default agent's: a named agent selects from
+        // the tools folder.
+        let wanted: BTreeMap<String, String> = config
+            .sources
+            .iter()
+            .filter(|(name, _)| match scope {
+                Scope::Everything => true,
+                Scope::Only(only) => *name == only,
+                Scope::Agent(_) => false,
+            })
+            .map(|(name, source)| (name.clone(), source.clone()))
+            .collect();
+        if !wanted.is_empty() {
+            let not_ready = match sources {
+                Some(sources) => {
+                    let (ready, not_ready) = sources.prepare(&wanted, dir).await;
+                    files.extend(ready);
+                    not_ready
+                }
+                None => wanted
+                    .keys()
+                    .map(|name| crate::oci::sources::NotReady {
+                        name: name.clone(),
+                        reason: "a tool from a registry is loaded by a host (`serve`, `mcp`, \
+                                 `tool call`), not here"
+                            .into(),
+                    })
+                    .collect(),
+            };
+            for crate::oci::sources::NotReady { name, reason } in not_ready {
+                let source = wanted.get(&name).cloned().unwrap_or_default();
+                registry.failures.push(LoadFailure {
+                    file: PathBuf::from(source),
+                    tool: Some(name),
+                    reason,
+                });
+            }
+        }
         if let Scope::Agent(Components::Named(slugs)) = scope {
             files.retain(|path| slugs.contains(&slug(path)));
             for absent in slugs

@@ -1,0 +1,132 @@
+//! `[sources]`: tools a host runs from OCI registries. Each is a reference
+//! pinned to its manifest's digest; before the tools load, each pinned
+//! component is read from the cache (checked against its digest every
+//! time) or pulled when the cache lacks it, and shown to the loader as
+//! `<name>.wasm` in a folder of the state directory, beside the tools
+//! folder's files. A tag that moved upstream changes nothing: only
+//! `toolhost update` moves a pin.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::{Cache, Credentials, Reference, pull};
+use crate::caps::http::Network;
+
+/// Where a host keeps what it pulled, and how it reaches registries.
+#[derive(Clone)]
+pub struct Sources {
+    cache: Cache,
+    /// `<name>.wasm`, one per source, for the loader.
+    shown: PathBuf,
+    network: Network,
+}
+
+/// A source that could not be made ready: which, and why.
+#[derive(Debug, Clone)]
+pub struct NotReady {
+    /// The tool's name.
+    pub name: String,
+    /// Why, naming the source.
+    pub reason: String,
+}
+
+impl Sources {
+    /// The sources of a host whose state directory is `state`, pulled
+    /// through `network`.
+    pub fn new(state: &Path, network: Network) -> Self {
+        let root = state.join("oci");
+        Self {
+            cache: Cache::new(&root),
+            shown: root.join("tools"),
+            network,
+        }
+    }
+
+    /// The cache pulled components are kept in.
+    pub fn cache(&self) -> &Cache {
+        &self.cache
+    }
+
+    /// The network registries are reached through.
+    pub fn network(&self) -> &Network {
+        &self.network
+    }
+
+    /// Each of `sources` ready to load: the files to load (`<name>.wasm`),
+    /// and the ones that are not, with why. A name the tools folder
+    /// `tools_dir` has a file for is not ready either (which one would run
+    /// would be a guess).
+    pub async fn prepare(
+        &self,
+        sources: &BTreeMap<String, String>,
+        tools_dir: &Path,
+    ) -> (Vec<PathBuf>, Vec<NotReady>) {
+        let mut ready = Vec::new();
+        let mut not_ready = Vec::new();
+        for (name, source) in sources {
+            match self.ready(name, source, tools_dir).await {
+                Ok(path) => ready.push(path),
+                Err(reason) => not_ready.push(NotReady {
+                    name: name.clone(),
+                    reason,
+                }),
+            }
+        }
+        (ready, not_ready)
+    }
+
+    async fn ready(&self, name: &str, source: &str, tools_dir: &Path) -> Result<PathBuf, String> {
+        let reference = Reference::parse(source)?;
+        let digest = reference
+            .digest
+            .clone()
+            .ok_or_else(|| format!("{source} is not pinned to a digest"))?;
+        let file = tools_dir.join(format!("{name}.wasm"));
+        if file.exists() {
+            return Err(format!(
+                "[sources] names `{name}`, and the tools folder has {} too: remove one",
+                file.display()
+            ));
+        }
+        let credentials = Credentials::for_registry(&reference.registry).await?;
+        let started = std::time::Instant::now();
+        let mut told = false;
+        let pulled = pull(
+            self.network.clone(),
+            &reference,
+            Some(&digest),
+            &self.cache,
+            credentials,
+            |got, total| {
+                if !told {
+                    told = true;
+                    tracing::info!("pulling `{name}` from {reference} ({total} bytes)");
+                }
+                if got == total {
+                    tracing::info!(
+                        "pulled `{name}` from {reference} in {:?}",
+                        started.elapsed()
+                    );
+                }
+            },
+        )
+        .await?;
+        // `pull` read the component from the cache checked against its
+        // digest, or fetched it so.
+        self.show(name, &pulled.path)
+    }
+
+    /// Show the cached component at `path` to the loader as `<name>.wasm`.
+    fn show(&self, name: &str, path: &Path) -> Result<PathBuf, String> {
+        let failed = |e: std::io::Error| format!("showing `{name}` to the loader: {e}");
+        std::fs::create_dir_all(&self.shown).map_err(failed)?;
+        let shown = self.shown.join(format!("{name}.wasm"));
+        let staged = self.shown.join(format!(".{name}.wasm.new"));
+        let _ = std::fs::remove_file(&staged);
+        if std::fs::hard_link(path, &staged).is_err() {
+            std::fs::copy(path, &staged).map_err(failed)?;
+        }
+        std::fs::rename(&staged, &shown).map_err(failed)?;
+        Ok(shown)
+    }
+}
