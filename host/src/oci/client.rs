@@ -105,7 +105,7 @@ impl Credentials {
 }
 
 /// One registry, spoken to for one repository's reference.
-pub struct Registry {
+pub struct RegistryClient {
     client: OutboundClient,
     base: String,
     credentials: Option<Credentials>,
@@ -122,7 +122,7 @@ struct Answer {
     url: Uri,
 }
 
-impl Registry {
+impl RegistryClient {
     /// The registry of `reference`, dialed through `network`.
     pub fn new(
         network: Network,

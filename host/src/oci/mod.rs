@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use bytes::Bytes;
 
 pub use cache::Cache;
-pub use client::{Credentials, MAX_REDIRECTS, Registry};
+pub use client::{Credentials, MAX_REDIRECTS, RegistryClient};
 pub use reference::{Digest, Reference, SCHEME};
 pub use sources::Sources;
 
@@ -65,7 +65,7 @@ pub async fn publish(
     let layer = Digest::of(&component);
     let config = artifact::config(&layer, &imports, &exports);
     let manifest = artifact::manifest(&config, &layer, component.len() as u64, &title, annotations);
-    let registry = Registry::new(network, reference, credentials)?;
+    let registry = RegistryClient::new(network, reference, credentials)?;
     let repository = &reference.repository;
     registry
         .push_blob(repository, Bytes::from(config))
@@ -108,7 +108,7 @@ pub async fn pull(
     credentials: Option<Credentials>,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<Pulled, String> {
-    let registry = Registry::new(network, reference, credentials)?;
+    let registry = RegistryClient::new(network, reference, credentials)?;
     let pinned = pin.or(reference.digest.as_ref());
     // A pinned manifest the cache holds (checked) needs no registry.
     let cached = pinned

@@ -147,7 +147,7 @@ impl Inbox {
     }
 
     /// The messages waiting in inbox `id`, oldest first, at most a batch
-    /// (of [`BATCH`] messages and [`BATCH_BYTES`]) at a time, read as JSON;
+    /// (of 64 messages and 16 MiB) at a time, read as JSON;
     /// ones over [`MAX_MESSAGE_BYTES`] are dropped unread, ones not sealed
     /// by the fleet or not of type `T` dropped, and a store that does not
     /// answer gives none (logged).
