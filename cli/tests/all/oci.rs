@@ -640,13 +640,19 @@ async fn a_registry_that_asks_for_credentials_gets_them_from_the_environment_or_
 /// `toolhost add` or `toolhost update` in `dir`; its status, stdout,
 /// stderr.
 fn toolhost(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let no_config = dir.join("no-docker-config");
+    toolhost_with(dir, args, &[("DOCKER_CONFIG", no_config.to_str().unwrap())])
+}
+
+/// The same, with `env` set.
+fn toolhost_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
         .args(args)
         .arg("-d")
         .arg(dir)
         .env_remove("TOOLHOST_REGISTRY_USERNAME")
         .env_remove("TOOLHOST_REGISTRY_PASSWORD")
-        .env("DOCKER_CONFIG", dir.join("no-docker-config"))
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     (
@@ -718,7 +724,9 @@ async fn a_tool_added_by_reference_runs_pinned_until_updated_and_from_the_cache(
     assert_ne!(updated.sha256(), loaded.sha256());
     drop(host);
 
-    // The registry gone: a start reads the pinned tool from the cache.
+    // The registry gone: a start reads the pinned tool from the cache,
+    // asking no credential helper (this one names a helper that is not
+    // there).
     drop(registry);
     let host = common::load(dir.path()).await;
     assert!(
@@ -727,6 +735,25 @@ async fn a_tool_added_by_reference_runs_pinned_until_updated_and_from_the_cache(
         host.registry().failures()
     );
     drop(host);
+    let docker = tempfile::tempdir().unwrap();
+    std::fs::write(
+        docker.path().join("config.json"),
+        r#"{"credsStore": "toolhost-test-missing-helper"}"#,
+    )
+    .unwrap();
+    let broken_helper = [("DOCKER_CONFIG", docker.path().to_str().unwrap())];
+    let (ok, out, err) = toolhost_with(
+        dir.path(),
+        &["tool", "call", "greet", "--input", r#"{"name": "hits"}"#],
+        &broken_helper,
+    );
+    // It ran (the counter, without the kv grant it would need, says so):
+    // it was loaded.
+    let said = format!("{out}{err}");
+    assert!(
+        said.contains("key-value: access denied") && !said.contains("Docker"),
+        "{ok}: {said}"
+    );
     // A cached component changed behind the host's back: refused, naming
     // the source (the registry is gone, so it cannot be pulled again).
     let blob = dir
