@@ -29,9 +29,6 @@ pub const TITLE: &str = "org.opencontainers.image.title";
 /// suggested limit).
 pub const MAX_MANIFEST_BYTES: usize = 4 << 20;
 
-/// The largest config blob read from a registry.
-pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
-
 /// The names `component` imports and exports, as its config lists them.
 pub fn world(component: &wasmtime::component::Component) -> (Vec<String>, Vec<String>) {
     let engine = component.engine();

@@ -108,6 +108,9 @@ impl Credentials {
 pub struct RegistryClient {
     client: OutboundClient,
     base: String,
+    /// `scheme://host[:port]` of `base`: requests there carry the
+    /// credentials.
+    origin: String,
     credentials: Option<Credentials>,
     /// What the registry's auth server granted, once asked.
     token: tokio::sync::Mutex<Option<String>>,
@@ -129,9 +132,11 @@ impl RegistryClient {
         reference: &Reference,
         credentials: Option<Credentials>,
     ) -> Result<Self, String> {
+        let base = reference.base_url();
         Ok(Self {
             client: OutboundClient::new(network)?,
-            base: reference.base_url(),
+            origin: origin_of(&base)?,
+            base,
             credentials,
             token: tokio::sync::Mutex::new(None),
             nothing: AllowList::default(),
@@ -238,27 +243,6 @@ impl RegistryClient {
             .map_err(|_| format!("the blob {digest} did not arrive in {BLOB_TIMEOUT:?}"))?
     }
 
-    /// A small blob (a config), read into memory: at most `cap` bytes, and
-    /// its digest's.
-    pub async fn small_blob(
-        &self,
-        repository: &str,
-        digest: &Digest,
-        cap: usize,
-    ) -> Result<Vec<u8>, String> {
-        let path = format!("/v2/{repository}/blobs/{digest}");
-        let answer = self.send(Method::GET, &path, &[], Bytes::new()).await?;
-        let answer = expect(answer, StatusCode::OK, &format!("the blob {digest}")).await?;
-        let bytes = read_capped(answer.response.into_body(), cap)
-            .await
-            .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("the blob {digest} is over {cap} bytes"))?;
-        if Digest::of(&bytes) != *digest {
-            return Err(format!("the blob said to be {digest} is not"));
-        }
-        Ok(bytes.to_vec())
-    }
-
     /// Upload `bytes` to `repository` (unless the registry has them); their
     /// digest.
     pub async fn push_blob(&self, repository: &str, bytes: Bytes) -> Result<Digest, String> {
@@ -340,7 +324,7 @@ impl RegistryClient {
             .map_err(|e| format!("{url} is not a URL: {e}"))?;
         let mut authorized_again = false;
         for _ in 0..=MAX_REDIRECTS {
-            let own = origin(&url) == origin_of(&self.base)?;
+            let own = origin(&url) == self.origin;
             let mut builder = Request::builder().method(method.clone()).uri(url.clone());
             for (name, value) in headers {
                 builder = builder.header(name, *value);
@@ -443,7 +427,7 @@ impl RegistryClient {
         let uri: Uri = url
             .parse()
             .map_err(|e| format!("the registry's auth realm {realm:?}: {e}"))?;
-        let own = origin(&uri) == origin_of(&self.base)?;
+        let own = origin(&uri) == self.origin;
         if uri.scheme_str() != Some("https") && !(own && self.base.starts_with("http://")) {
             return Err(format!(
                 "the registry's auth realm {realm} is not HTTPS: no credentials sent there"

@@ -97,9 +97,33 @@ pub struct Pulled {
     pub manifest: Vec<u8>,
 }
 
+/// The component `pin` names, when the cache holds its manifest and its
+/// component whole (each checked against its digest as it is read): what
+/// a pull of it would give, without a registry.
+pub fn cached(reference: &Reference, pin: &Digest, cache: &Cache) -> Option<Pulled> {
+    let manifest = cached_manifest(cache, pin)?;
+    let (component, size) = artifact::component_layer(&manifest, MAX_COMPONENT_BYTES).ok()?;
+    cache.read(&component, size).ok()??;
+    Some(Pulled {
+        reference: reference.pinned(pin.clone()),
+        path: cache.path(&component),
+        component,
+        manifest,
+    })
+}
+
+/// The manifest `digest`, when the cache holds it (checked).
+fn cached_manifest(cache: &Cache, digest: &Digest) -> Option<Vec<u8>> {
+    cache
+        .read(digest, artifact::MAX_MANIFEST_BYTES as u64)
+        .ok()
+        .flatten()
+}
+
 /// Pull the component `reference` names into `cache`: its manifest (which
-/// must be `pin`'s, when one is given), then its component unless the
-/// cache holds it already; `progress` told the bytes so far and the total.
+/// must be `pin`'s, when one is given), then its component, each unless
+/// the cache holds it already; `progress` told the bytes so far and the
+/// total.
 pub async fn pull(
     network: Network,
     reference: &Reference,
@@ -108,29 +132,25 @@ pub async fn pull(
     credentials: Option<Credentials>,
     mut progress: impl FnMut(u64, u64),
 ) -> Result<Pulled, String> {
-    let registry = RegistryClient::new(network, reference, credentials)?;
     let pinned = pin.or(reference.digest.as_ref());
+    if let Some(hit) = pinned.and_then(|digest| cached(reference, digest, cache)) {
+        return Ok(hit);
+    }
+    let registry = RegistryClient::new(network, reference, credentials)?;
     // A pinned manifest the cache holds (checked) needs no registry.
-    let cached = pinned
-        .and_then(|digest| {
-            cache
-                .read(digest, artifact::MAX_MANIFEST_BYTES as u64)
-                .ok()
-                .flatten()
-        })
-        .map(|bytes| {
+    let (manifest, digest, fetched) = match pinned.and_then(|digest| cached_manifest(cache, digest))
+    {
+        Some(bytes) => {
             let digest = Digest::of(&bytes);
-            (bytes, digest)
-        });
-    let (manifest, digest) = match cached {
-        Some(found) => found,
+            (bytes, digest, false)
+        }
         None => {
             let asked = pinned.map_or_else(|| reference.manifest_reference(), Digest::to_string);
             let (manifest, digest) = registry
                 .manifest(&reference.repository, &asked)
                 .await
                 .map_err(|e| format!("{reference}: {e}"))?;
-            (manifest, digest)
+            (manifest, digest, true)
         }
     };
     if let Some(pin) = pin
@@ -153,9 +173,11 @@ pub async fn pull(
     };
     // Kept once its component is: a later start pinned to it reads both
     // from the cache.
-    cache
-        .put(&manifest)
-        .map_err(|e| format!("{reference}: {e}"))?;
+    if fetched {
+        cache
+            .put(&manifest)
+            .map_err(|e| format!("{reference}: {e}"))?;
+    }
     Ok(Pulled {
         reference: reference.pinned(digest),
         component,

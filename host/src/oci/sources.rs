@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{Cache, Credentials, Digest, Reference, artifact, pull};
+use super::{Cache, Credentials, Reference, cached, pull};
 use crate::caps::http::Network;
 
 /// Where a host keeps what it pulled, and how it reaches registries.
@@ -88,8 +88,8 @@ impl Sources {
                 file.display()
             ));
         }
-        if let Some(cached) = self.cached(&digest) {
-            return self.show(name, &cached);
+        if let Some(hit) = cached(&reference, &digest, &self.cache) {
+            return self.show(name, &hit.path);
         }
         // Only a pull asks for credentials (a warm start runs no helper).
         let credentials = Credentials::for_registry(&reference.registry).await?;
@@ -118,20 +118,6 @@ impl Sources {
         // `pull` read the component from the cache checked against its
         // digest, or fetched it so.
         self.show(name, &pulled.path)
-    }
-
-    /// Where the cache holds the component of the manifest `digest`, when
-    /// it holds both and each matches its digest (one that does not is
-    /// removed, to be pulled again).
-    fn cached(&self, digest: &Digest) -> Option<PathBuf> {
-        let manifest = self
-            .cache
-            .read(digest, artifact::MAX_MANIFEST_BYTES as u64)
-            .ok()??;
-        let (component, size) =
-            artifact::component_layer(&manifest, super::MAX_COMPONENT_BYTES).ok()?;
-        self.cache.read(&component, size).ok()??;
-        Some(self.cache.path(&component))
     }
 
     /// Show the cached component at `path` to the loader as `<name>.wasm`.
