@@ -161,21 +161,7 @@ async fn an_mcp_task_made_on_one_server_is_polled_answered_and_cancelled_on_anot
     let (a, b) = (fleet.url(0), fleet.url(1));
 
     // Asked on a, answered through b.
-    let made = mcp_2026(
-        &a,
-        "tools/call",
-        json!({ "name": "confirm_delete", "arguments": { "filename": "x" } }),
-    )
-    .await;
-    let task = made["result"]["taskId"].as_str().unwrap().to_string();
-    let waiting = task_until(&b, &task, "input_required").await;
-    let key = waiting["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .clone();
+    let (task, key) = confirm_delete_waiting(&a, &b, "x").await;
     let answer = json!({ key: { "action": "accept", "content": { "confirm": true } } });
     let ack = mcp_2026(
         &b,
@@ -260,14 +246,7 @@ async fn a_redis_writer_cannot_show_answer_or_cancel_an_mcp_task() {
     let fleet = Fleet::start(&redis, 2);
     let (a, b) = (fleet.url(0), fleet.url(1));
     let mut connection = attacker(&redis);
-    let made = mcp_2026(
-        &a,
-        "tools/call",
-        json!({ "name": "confirm_delete", "arguments": { "filename": "y" } }),
-    )
-    .await;
-    let task = made["result"]["taskId"].as_str().unwrap().to_string();
-    task_until(&b, &task, "input_required").await;
+    let (task, _) = confirm_delete_waiting(&a, &b, "y").await;
     let genuine: String = connection.get(format!("toolhost:mcptask:{task}")).unwrap();
 
     // A record planted whole, and a genuine one changed under its seal.
@@ -328,21 +307,7 @@ async fn a_redis_writer_filling_a_tasks_inbox_delays_it_but_cannot_swamp_its_ser
     let fleet = Fleet::start(&redis, 2);
     let (a, b) = (fleet.url(0), fleet.url(1));
     let mut connection = attacker(&redis);
-    let made = mcp_2026(
-        &a,
-        "tools/call",
-        json!({ "name": "confirm_delete", "arguments": { "filename": "z" } }),
-    )
-    .await;
-    let task = made["result"]["taskId"].as_str().unwrap().to_string();
-    let waiting = task_until(&b, &task, "input_required").await;
-    let key = waiting["inputRequests"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .next()
-        .unwrap()
-        .clone();
+    let (task, key) = confirm_delete_waiting(&a, &b, "z").await;
     let before = fleet.servers[0].status_kib("VmHWM");
     let inbox = format!("toolhost:mcptaskinbox:{task}");
     let huge = "x".repeat(20 << 20);
@@ -387,6 +352,27 @@ async fn a_redis_writer_filling_a_tasks_inbox_delays_it_but_cannot_swamp_its_ser
     for url in [&a, &b] {
         healthy(url).await;
     }
+}
+
+/// A `confirm_delete` call of `filename` made a task on `a`, waiting for
+/// its confirmation as `b` sees it: the task's id and the question's key.
+async fn confirm_delete_waiting(a: &str, b: &str, filename: &str) -> (String, String) {
+    let made = mcp_2026(
+        a,
+        "tools/call",
+        json!({ "name": "confirm_delete", "arguments": { "filename": filename } }),
+    )
+    .await;
+    let task = made["result"]["taskId"].as_str().unwrap().to_string();
+    let waiting = task_until(b, &task, "input_required").await;
+    let key = waiting["inputRequests"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .next()
+        .unwrap()
+        .clone();
+    (task, key)
 }
 
 /// Assert the server at `url` still answers `/healthz`.
