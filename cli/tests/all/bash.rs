@@ -513,34 +513,27 @@ async fn bash_reaches_only_what_the_toolsets_http_names_through_the_hosts_proxy(
 
     // Plain HTTP, and HTTPS's tunnel (CONNECT, here carrying plain bytes),
     // to the origin the list names.
-    let (code, out, err) = shell
-        .run(&format!("curl -sS http://127.0.0.1:{allowed}/a"))
-        .await;
-    assert_eq!(
-        (code, out.as_str()),
-        (0, "hello from the allowed origin"),
-        "{err}"
-    );
-    let (code, out, err) = shell
-        .run(&format!(
-            "curl -sS --proxytunnel http://127.0.0.1:{allowed}/b"
-        ))
-        .await;
-    assert_eq!(
-        (code, out.as_str()),
-        (0, "hello from the allowed origin"),
-        "{err}"
-    );
-    let (code, out, err) = shell
-        .run(&format!(
-            "python3 -c \"import urllib.request as u; print(u.urlopen('http://127.0.0.1:{allowed}/c').read().decode())\""
-        ))
-        .await;
-    assert_eq!(
-        (code, out.trim()),
-        (0, "hello from the allowed origin"),
-        "{err}"
-    );
+    let hello = "hello from the allowed origin";
+    for (command, said) in [
+        (
+            format!("curl -sS http://127.0.0.1:{allowed}/a"),
+            hello.to_string(),
+        ),
+        (
+            format!("curl -sS --proxytunnel http://127.0.0.1:{allowed}/b"),
+            hello.to_string(),
+        ),
+        (
+            format!(
+                "python3 -c \"import urllib.request as u; \
+                 print(u.urlopen('http://127.0.0.1:{allowed}/c').read().decode())\""
+            ),
+            format!("{hello}\n"),
+        ),
+    ] {
+        let (code, out, err) = shell.run(&command).await;
+        assert_eq!((code, out), (0, said), "{command}: {err}");
+    }
 
     // What the list does not name: another port, another scheme, a name
     // resolving to loopback (only a literal address the list names is
