@@ -3,7 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::commands::{DirArgs, author, call, check, inspect, publish, serve, sources};
+use crate::commands::{DirArgs, author, call, check, inspect, publish, serve, sign, sources};
 
 /// Run untrusted agent tools as sandboxed WebAssembly components.
 #[derive(Debug, Parser)]
@@ -47,6 +47,13 @@ pub(crate) enum Command {
     /// Read each source's tag again; where it moved, show what changed and
     /// pin the new digest (one source, or all).
     Update(sources::UpdateArgs),
+    /// Sign a tool in an OCI registry with a cosign key, in cosign's
+    /// signature tag beside it; prints the reference pinned to what was
+    /// signed.
+    Sign(sign::SignArgs),
+    /// Make a cosign key pair to sign tools with: PREFIX.key (encrypted
+    /// with COSIGN_PASSWORD) and PREFIX.pub.
+    Keygen(sign::KeygenArgs),
     /// Make a tool project (Rust, Python or TypeScript) that builds and
     /// passes `toolhost check` as it is.
     New(author::NewArgs),

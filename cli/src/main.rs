@@ -16,7 +16,7 @@ use clap::Parser as _;
 
 use args::{Cli, Command, ToolCommand, ToolsCommand};
 use commands::{
-    author as author_commands, call, check, inspect, list, lock, publish, serve, sources,
+    author as author_commands, call, check, inspect, list, lock, publish, serve, sign, sources,
 };
 
 fn main() -> ExitCode {
@@ -87,6 +87,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Publish(args) => publish::publish(args).await,
         Command::Add(args) => sources::add(args).await,
         Command::Update(args) => sources::update(args).await,
+        Command::Sign(args) => sign::sign(args).await,
+        Command::Keygen(args) => sign::keygen(args),
         Command::New(args) => author_commands::new(args),
         Command::Build(args) => author_commands::build(args),
     }

@@ -160,6 +160,17 @@ impl Host {
     }
 
     async fn reload_all(&self) -> anyhow::Result<Arc<Registry>> {
+        let sources = crate::oci::Sources::new(&self.source.state_dir, self.network.clone());
+        // Registries are read before the edit lock is taken: a slow one
+        // delays this reload, not the agent edits waiting for the lock.
+        let ahead = if self.source.config_from_file {
+            Config::load(&self.source.dir).ok().map(Arc::new)
+        } else {
+            Some(self.config())
+        };
+        if let Some(config) = ahead.filter(|config| !config.sources.is_empty()) {
+            sources.fetch_missing(&config).await;
+        }
         // One reload, or one change of an agent over the API, at a time.
         let _editing = self.editing.lock().await;
         let previous = self.registry();
@@ -178,7 +189,6 @@ impl Host {
             (self.config(), None)
         };
         let lock = read_lock(&self.source.dir, self.source.ignore_lock)?;
-        let sources = crate::oci::Sources::new(&self.source.state_dir, self.network.clone());
         let options = LoadOptions {
             sources: Some(&sources),
             previous: Some(&previous),

@@ -10,6 +10,7 @@ pub(crate) mod list;
 pub(crate) mod lock;
 pub(crate) mod publish;
 pub(crate) mod serve;
+pub(crate) mod sign;
 pub(crate) mod sources;
 
 use std::path::{Path, PathBuf};

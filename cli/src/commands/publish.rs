@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Args;
 use toolhost::caps::http::Network;
 use toolhost::config::Config;
-use toolhost::oci::{self, Artifact, Credentials, Reference};
+use toolhost::oci::{self, Artifact, Credentials};
 use toolhost::registry;
 
 use super::DirArgs;
@@ -32,11 +32,13 @@ pub(crate) struct PublishArgs {
 /// Check the component loads as a tool, then push it; print the reference
 /// pinned to what was pushed.
 pub(crate) async fn publish(args: PublishArgs) -> anyhow::Result<ExitCode> {
-    let reference = Reference::parse(&args.reference).map_err(anyhow::Error::msg)?;
+    let config = Config::load(&args.dir.dir)?;
+    let reference = config
+        .reference(&args.reference)
+        .map_err(anyhow::Error::msg)?;
     let component = std::fs::read(&args.file)
         .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", args.file.display()))?;
     let name = registry::slug(&args.file);
-    let config = Config::load(&args.dir.dir)?;
     let engine = super::file_engine(&args.dir.dir, &config)?;
     let tools = match registry::load_tool(&engine, &args.file, &name, &config).await {
         Ok(tools) => tools,

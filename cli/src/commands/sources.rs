@@ -9,6 +9,7 @@ use clap::Args;
 use toolhost::caps::http::Network;
 use toolhost::config::Config;
 use toolhost::host::STATE_DIR;
+use toolhost::oci::signature::Verdict;
 use toolhost::oci::{self, Credentials, Pulled, Reference, Sources};
 use toolhost::registry::{self, Tool};
 
@@ -38,7 +39,10 @@ pub(crate) struct UpdateArgs {
 /// `[sources]`.
 pub(crate) async fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     let dir = &args.dir.dir;
-    let reference = Reference::parse(&args.reference).map_err(anyhow::Error::msg)?;
+    let config = Config::load(dir)?;
+    let reference = config
+        .reference(&args.reference)
+        .map_err(anyhow::Error::msg)?;
     let name = match args.name {
         Some(name) => name,
         None => reference
@@ -49,7 +53,6 @@ pub(crate) async fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
             .replace('.', "_"),
     };
     toolhost::tool::check_name(&name).with_context(|| format!("the tool's name `{name}`"))?;
-    let config = Config::load(dir)?;
     let file = dir.join("tools").join(format!("{name}.wasm"));
     anyhow::ensure!(
         !file.exists(),
@@ -58,10 +61,14 @@ pub(crate) async fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     );
     let sources = Sources::new(&dir.join(STATE_DIR), Network::system());
     let pulled = fetch(&sources, &reference).await?;
+    let signed = signed(&config, &sources, &pulled.reference).await?;
     let tool = checked(dir, &config, &pulled, &name).await?;
     write_source(dir, &name, &pulled.reference)?;
     println!("added `{name}` from {}", pulled.reference);
     println!("  {}", summary(&tool));
+    if let Some(signed) = signed {
+        println!("  {signed}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -88,7 +95,9 @@ pub(crate) async fn update(args: UpdateArgs) -> anyhow::Result<ExitCode> {
     };
     let sources = Sources::new(&dir.join(STATE_DIR), Network::system());
     for name in names {
-        let pinned = Reference::parse(&config.sources[&name]).map_err(anyhow::Error::msg)?;
+        let pinned = config
+            .reference(&config.sources[&name])
+            .map_err(anyhow::Error::msg)?;
         let floating = Reference {
             digest: None,
             ..pinned.clone()
@@ -98,6 +107,7 @@ pub(crate) async fn update(args: UpdateArgs) -> anyhow::Result<ExitCode> {
             println!("`{name}` is up to date ({pinned})");
             continue;
         }
+        let signed = signed(&config, &sources, &latest.reference).await?;
         let before = fetch(&sources, &pinned).await?;
         let old = checked(dir, &config, &before, &name).await?;
         let new = checked(dir, &config, &latest, &name).await?;
@@ -105,6 +115,9 @@ pub(crate) async fn update(args: UpdateArgs) -> anyhow::Result<ExitCode> {
         println!("updated `{name}` to {}", latest.reference);
         for change in changes(&pinned, &latest.reference, &old, &new) {
             println!("  {change}");
+        }
+        if let Some(signed) = signed {
+            println!("  {signed}");
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -130,6 +143,32 @@ async fn fetch(sources: &Sources, reference: &Reference) -> anyhow::Result<Pulle
     .await
     .map_err(anyhow::Error::msg)?;
     Ok(pulled)
+}
+
+/// Check the signature of what `pinned` names as the folder's `[trust]`
+/// asks, before anything of it is compiled: what to say about it (`None`
+/// when no `[trust]` entry covers it), or why it is refused.
+async fn signed(
+    config: &Config,
+    sources: &Sources,
+    pinned: &Reference,
+) -> anyhow::Result<Option<String>> {
+    let Some(trust) = config.trust_for(pinned) else {
+        return Ok(None);
+    };
+    let verdict = oci::verify(sources.network(), pinned, &trust, sources.cache())
+        .await
+        .map_err(|e| anyhow::anyhow!("refused: {e}"))?;
+    Ok(Some(match verdict {
+        Verdict::Signed { key, .. } => format!("signed by {key} ([trust.{:?}])", trust.scope),
+        Verdict::Unsigned(why) => {
+            eprintln!("warning: {why}");
+            format!(
+                "unsigned, allowed by [trust.{:?}] (required = false)",
+                trust.scope
+            )
+        }
+    }))
 }
 
 /// The tool the pulled component is, loaded under the folder's config.

@@ -23,6 +23,8 @@ use toolhost::oci::{self, Cache, Credentials, Digest, Reference};
 /// A registry on a random loopback port, stopped when dropped.
 struct Registry {
     child: std::process::Child,
+    /// The address it listens on.
+    host: String,
     port: u16,
     _dir: tempfile::TempDir,
 }
@@ -37,6 +39,11 @@ impl Registry {
     /// The same, asking for Basic credentials (`user`, `password`) when
     /// given.
     fn start_with(login: Option<(&str, &str)>) -> Option<Self> {
+        Self::start_at("127.0.0.1", login)
+    }
+
+    /// The same, listening on `host` (an address of this machine).
+    fn start_at(host: &str, login: Option<(&str, &str)>) -> Option<Self> {
         let mut needed = vec!["docker-registry", "skopeo"];
         if login.is_some() {
             needed.push("htpasswd");
@@ -68,7 +75,7 @@ impl Registry {
         let config = dir.path().join("config.yml");
         let mut yaml = format!(
             "version: 0.1\nlog: {{level: info, accesslog: {{disabled: true}}}}\n\
-             storage: {{filesystem: {{rootdirectory: {}}}}}\nhttp: {{addr: 127.0.0.1:0}}\n",
+             storage: {{filesystem: {{rootdirectory: {}}}}}\nhttp: {{addr: {host}:0}}\n",
             dir.path().join("data").display()
         );
         if let Some((user, password)) = login {
@@ -96,7 +103,7 @@ impl Registry {
         let port = loop {
             let said = std::fs::read_to_string(&log).unwrap_or_default();
             if let Some(port) = said
-                .split("listening on 127.0.0.1:")
+                .split(&format!("listening on {host}:"))
                 .nth(1)
                 .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
                 .and_then(|port| port.parse().ok())
@@ -111,17 +118,18 @@ impl Registry {
         };
         Some(Self {
             child,
+            host: host.to_string(),
             port,
             _dir: dir,
         })
     }
 
     fn reference(&self, path: &str) -> Reference {
-        Reference::parse(&format!("oci://127.0.0.1:{}/{path}", self.port)).unwrap()
+        Reference::parse(&format!("oci://{}:{}/{path}", self.host, self.port)).unwrap()
     }
 
     fn docker(&self, path: &str) -> String {
-        format!("docker://127.0.0.1:{}/{path}", self.port)
+        format!("docker://{}:{}/{path}", self.host, self.port)
     }
 }
 
@@ -171,6 +179,51 @@ fn skopeo(args: &[&str]) -> Vec<u8> {
         String::from_utf8_lossy(&out.stderr)
     );
     out.stdout
+}
+
+/// Push `manifest` and `blobs` to `registry` as `repository_tag` with
+/// skopeo, from an OCI layout written by hand, keeping their digests.
+fn push_with_skopeo(registry: &Registry, repository_tag: &str, blobs: &[&[u8]], manifest: &[u8]) {
+    let layout = tempfile::tempdir().unwrap();
+    let dir = layout.path().join("blobs/sha256");
+    std::fs::create_dir_all(&dir).unwrap();
+    for bytes in blobs.iter().chain([&manifest]) {
+        std::fs::write(dir.join(Digest::of(bytes).hex()), bytes).unwrap();
+    }
+    std::fs::write(
+        layout.path().join("oci-layout"),
+        r#"{"imageLayoutVersion":"1.0.0"}"#,
+    )
+    .unwrap();
+    let index = json!({
+        "schemaVersion": 2,
+        "manifests": [{
+            "mediaType": oci::artifact::MANIFEST_MEDIA_TYPE,
+            "digest": Digest::of(manifest).as_str(),
+            "size": manifest.len(),
+            "annotations": {"org.opencontainers.image.ref.name": "pushed"},
+        }],
+    });
+    std::fs::write(layout.path().join("index.json"), index.to_string()).unwrap();
+    skopeo(&[
+        "copy",
+        "--preserve-digests",
+        "--dest-tls-verify=false",
+        &format!("oci:{}:pushed", layout.path().display()),
+        &registry.docker(repository_tag),
+    ]);
+}
+
+/// The manifest `path` (`repository:tag`) names in `registry`, as skopeo
+/// reads it.
+fn inspect(registry: &Registry, path: &str) -> Value {
+    let raw = skopeo(&[
+        "inspect",
+        "--raw",
+        "--tls-verify=false",
+        &registry.docker(path),
+    ]);
+    serde_json::from_slice(&raw).unwrap()
 }
 
 /// The files in the cache's blob folder.
@@ -324,34 +377,12 @@ async fn a_component_another_client_pushed_is_pulled() {
             "by skopeo".into(),
         )]),
     );
-    let layout = tempfile::tempdir().unwrap();
-    let blobs = layout.path().join("blobs/sha256");
-    std::fs::create_dir_all(&blobs).unwrap();
-    for bytes in [&component, &config, &manifest] {
-        std::fs::write(blobs.join(Digest::of(bytes).hex()), bytes).unwrap();
-    }
-    std::fs::write(
-        layout.path().join("oci-layout"),
-        r#"{"imageLayoutVersion":"1.0.0"}"#,
-    )
-    .unwrap();
-    let index = json!({
-        "schemaVersion": 2,
-        "manifests": [{
-            "mediaType": oci::artifact::MANIFEST_MEDIA_TYPE,
-            "digest": Digest::of(&manifest).as_str(),
-            "size": manifest.len(),
-            "annotations": {"org.opencontainers.image.ref.name": "v1"},
-        }],
-    });
-    std::fs::write(layout.path().join("index.json"), index.to_string()).unwrap();
-    skopeo(&[
-        "copy",
-        "--preserve-digests",
-        "--dest-tls-verify=false",
-        &format!("oci:{}:v1", layout.path().display()),
-        &registry.docker("other/echo:v1"),
-    ]);
+    push_with_skopeo(
+        &registry,
+        "other/echo:v1",
+        &[&component, &config],
+        &manifest,
+    );
     let cache_dir = tempfile::tempdir().unwrap();
     let pulled = oci::pull(
         Network::system(),
@@ -518,7 +549,7 @@ async fn a_hostile_registry_is_refused_and_nothing_is_cached() {
         async move { oci::pull(network, &reference, None, &cache, credentials, |_, _| {}).await }
     };
     for (repository, why) in [
-        ("wrong-type", "not an OCI image manifest"),
+        ("wrong-type", "not an image manifest"),
         ("oversized", "over 4 MiB"),
         ("two-layers", "has 2 layers"),
         ("tar-layer", "not application/wasm"),
@@ -788,4 +819,559 @@ async fn a_tool_added_by_reference_runs_pinned_until_updated_and_from_the_cache(
         .err()
         .unwrap();
     assert!(format!("{refused:#}").contains("not pinned"), "{refused:#}");
+}
+
+/// `toolhost` run with `args` alone (no host directory); status, stdout,
+/// stderr.
+fn toolhost_bare(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolhost"))
+        .args(args)
+        .env_remove("COSIGN_PASSWORD")
+        .env("DOCKER_CONFIG", "/nonexistent/docker-config")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn openssl(args: &[&str]) {
+    let out = Command::new("openssl").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The failure a load of `dir` reports for `name`.
+async fn load_failure(dir: &Path, name: &str) -> String {
+    let host = common::load(dir).await;
+    assert!(host.registry().get(name).is_none(), "{name} loaded");
+    host.registry()
+        .failures()
+        .iter()
+        .find(|f| f.tool.as_deref() == Some(name))
+        .map(|f| format!("{}: {}", f.file.display(), f.reason))
+        .unwrap_or_else(|| panic!("no failure for {name}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_a_component_a_trusted_key_signed_for_its_digest_is_added_or_loaded() {
+    let Some(registry) = Registry::start() else {
+        return;
+    };
+    let echo_tag = registry.reference("team/echo:v1").to_string();
+    let other_tag = registry.reference("team/other:v1").to_string();
+    let (ok, echo_pinned, err) = publish(common::artifact("echo"), &echo_tag);
+    assert!(ok, "{err}");
+    let (ok, other_pinned, err) = publish(common::artifact("counter"), &other_tag);
+    assert!(ok, "{err}");
+    let echo_digest = Reference::parse(&echo_pinned).unwrap().digest.unwrap();
+    let other_digest = Reference::parse(&other_pinned).unwrap().digest.unwrap();
+
+    // Keys, as cosign makes them; never replaced.
+    let keys = tempfile::tempdir().unwrap();
+    let key = |name: &str| keys.path().join(name).to_str().unwrap().to_string();
+    let password = [("COSIGN_PASSWORD", "correct horse")];
+    for name in ["acme", "stranger"] {
+        let (ok, out, err) = toolhost_bare(&["keygen", &key(name)], &password);
+        assert!(ok, "{err}");
+        assert_eq!(
+            out,
+            format!(
+                "{}\n{}",
+                key(&format!("{name}.key")),
+                key(&format!("{name}.pub"))
+            )
+        );
+    }
+    let private = std::fs::read_to_string(key("acme.key")).unwrap();
+    assert!(
+        private.contains("ENCRYPTED SIGSTORE PRIVATE KEY"),
+        "{private}"
+    );
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(key("acme.key"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let (ok, _, err) = toolhost_bare(&["keygen", &key("acme")], &password);
+    assert!(!ok && err.contains("exists"), "{err}");
+    assert_eq!(std::fs::read_to_string(key("acme.key")).unwrap(), private);
+
+    // An operator trusting acme's key for the team's repositories.
+    let port = registry.port;
+    let trusted = |keys_listed: &str, required: bool| {
+        format!(
+            "[trust.\"127.0.0.1:{port}/team\"]\nkeys = [{keys_listed}]\nrequired = {required}\n"
+        )
+    };
+    let dir = common::host_dir(&[], &trusted(r#""acme.pub""#, true));
+    for name in ["acme.pub", "stranger.pub"] {
+        std::fs::copy(key(name), dir.path().join(name)).unwrap();
+    }
+    let set_trust = |text: &str| {
+        let config = std::fs::read_to_string(dir.path().join("toolhost.toml")).unwrap();
+        let start = config.find("[trust.").unwrap();
+        let end = config[start..].find("required = ").unwrap() + start;
+        let end = config[end..].find('\n').unwrap() + end + 1;
+        let config = format!("{}{text}{}", &config[..start], &config[end..]);
+        std::fs::write(dir.path().join("toolhost.toml"), config).unwrap();
+    };
+
+    // Unsigned: refused before anything is written.
+    let (ok, _, err) = toolhost(dir.path(), &["add", &echo_tag]);
+    assert!(!ok, "added unsigned");
+    assert!(
+        err.contains("has no signature") && err.contains(&oci::signature::tag(&echo_digest)),
+        "{err}"
+    );
+    let config = std::fs::read_to_string(dir.path().join("toolhost.toml")).unwrap();
+    assert!(!config.contains("[sources]"), "{config}");
+
+    // Signed by acme (a wrong password opens nothing): added, and says so.
+    let (ok, _, err) = toolhost_bare(
+        &["sign", &echo_tag, "--key", &key("acme.key")],
+        &[("COSIGN_PASSWORD", "wrong")],
+    );
+    assert!(!ok && err.contains("COSIGN_PASSWORD"), "{err}");
+    let (ok, out, err) = toolhost_bare(&["sign", &echo_tag, "--key", &key("acme.key")], &password);
+    assert!(ok, "{err}");
+    assert_eq!(out, echo_pinned);
+    let sig_tag = format!("team/echo:{}", oci::signature::tag(&echo_digest));
+    let listing: Value = inspect(&registry, &sig_tag);
+    assert_eq!(listing["layers"].as_array().unwrap().len(), 1, "{listing}");
+    assert_eq!(
+        listing["layers"][0]["mediaType"],
+        oci::signature::PAYLOAD_MEDIA_TYPE
+    );
+    assert!(listing["layers"][0]["annotations"][oci::signature::SIGNATURE_ANNOTATION].is_string());
+    let (ok, out, err) = toolhost(dir.path(), &["add", &echo_tag]);
+    assert!(ok, "{err}");
+    assert!(out.contains("signed by acme.pub"), "{out}");
+
+    // Signed by a key the operator does not trust: refused.
+    let (ok, _, err) = toolhost_bare(
+        &["sign", &other_tag, "--key", &key("stranger.key")],
+        &password,
+    );
+    assert!(ok, "{err}");
+    let (ok, _, err) = toolhost(dir.path(), &["add", &other_tag]);
+    assert!(
+        !ok && err.contains("made by none of its keys") && err.contains("acme.pub"),
+        "{err}"
+    );
+
+    // acme's signature of echo, replayed as other's: it names another
+    // manifest, and is refused.
+    skopeo(&[
+        "copy",
+        "--preserve-digests",
+        "--src-tls-verify=false",
+        "--dest-tls-verify=false",
+        &registry.docker(&sig_tag),
+        &registry.docker(&format!(
+            "team/other:{}",
+            oci::signature::tag(&other_digest)
+        )),
+    ]);
+    let (ok, _, err) = toolhost(dir.path(), &["add", &other_tag]);
+    assert!(
+        !ok && err.contains(&format!("acme.pub signed {echo_digest}, another manifest")),
+        "{err}"
+    );
+
+    // Another implementation: a key and a signature made by openssl over
+    // a payload written here in cosign's format, pushed by skopeo.
+    openssl(&[
+        "genpkey",
+        "-algorithm",
+        "EC",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-out",
+        &key("ossl.key"),
+    ]);
+    openssl(&[
+        "pkey",
+        "-in",
+        &key("ossl.key"),
+        "-pubout",
+        "-out",
+        &key("ossl.pub"),
+    ]);
+    std::fs::copy(key("ossl.pub"), dir.path().join("ossl.pub")).unwrap();
+    let payload = format!(
+        r#"{{"critical":{{"identity":{{"docker-reference":"127.0.0.1:{}/team/other"}},"image":{{"docker-manifest-digest":"{other_digest}"}},"type":"cosign container image signature"}},"optional":{{"by":"openssl"}}}}"#,
+        registry.port
+    );
+    std::fs::write(key("payload.json"), &payload).unwrap();
+    openssl(&[
+        "dgst",
+        "-sha256",
+        "-sign",
+        &key("ossl.key"),
+        "-out",
+        &key("payload.sig"),
+        &key("payload.json"),
+    ]);
+    use base64::Engine as _;
+    let signature = base64::engine::general_purpose::STANDARD
+        .encode(std::fs::read(key("payload.sig")).unwrap());
+    let config =
+        br#"{"architecture":"","os":"","config":{},"rootfs":{"type":"layers","diff_ids":[]}}"#;
+    let listing = json!({
+        "schemaVersion": 2,
+        "mediaType": oci::artifact::MANIFEST_MEDIA_TYPE,
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": Digest::of(config).as_str(), "size": config.len()},
+        "layers": [{
+            "mediaType": oci::signature::PAYLOAD_MEDIA_TYPE,
+            "digest": Digest::of(payload.as_bytes()).as_str(),
+            "size": payload.len(),
+            "annotations": {"dev.cosignproject.cosign/signature": signature},
+        }],
+    });
+    push_with_skopeo(
+        &registry,
+        &format!("team/other:{}", oci::signature::tag(&other_digest)),
+        &[payload.as_bytes(), config],
+        listing.to_string().as_bytes(),
+    );
+    set_trust(&trusted(r#""acme.pub", "ossl.pub""#, true));
+    let (ok, out, err) = toolhost(dir.path(), &["add", &other_tag, "--as", "other"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("signed by ossl.pub"), "{out}");
+
+    // openssl's PKCS#8 key signs too; acme's signature is kept beside it.
+    let (ok, _, err) = toolhost_bare(&["sign", &echo_pinned, "--key", &key("ossl.key")], &[]);
+    assert!(ok, "{err}");
+    let listing: Value = inspect(&registry, &sig_tag);
+    assert_eq!(listing["layers"].as_array().unwrap().len(), 2, "{listing}");
+
+    // Loaded by the host; with the registry gone, a start checks the
+    // signatures it kept against the keys trusted now.
+    let host = common::load(dir.path()).await;
+    assert!(
+        host.registry().get("echo").is_some(),
+        "{:?}",
+        host.registry().failures()
+    );
+    assert!(
+        host.registry().get("other").is_some(),
+        "{:?}",
+        host.registry().failures()
+    );
+    drop(host);
+    drop(registry);
+    set_trust(&trusted(r#""acme.pub""#, true));
+    let host = common::load(dir.path()).await;
+    assert!(
+        host.registry().get("echo").is_some(),
+        "{:?}",
+        host.registry().failures()
+    );
+    drop(host);
+    let failure = load_failure(dir.path(), "other").await;
+    assert!(
+        failure.starts_with("oci://") && failure.contains("reading its signatures"),
+        "{failure}"
+    );
+    // Not required: a tool no trusted key signed loads (and is logged).
+    set_trust(&trusted(r#""stranger.pub""#, false));
+    let host = common::load(dir.path()).await;
+    assert!(
+        host.registry().get("echo").is_some(),
+        "{:?}",
+        host.registry().failures()
+    );
+    drop(host);
+    // A key file that is not a key: the config names it.
+    std::fs::write(dir.path().join("stranger.pub"), "not a key").unwrap();
+    let refused = toolhost::Host::builder(dir.path())
+        .build()
+        .await
+        .err()
+        .unwrap();
+    assert!(
+        format!("{refused:#}").contains("stranger.pub is not a PEM public key"),
+        "{refused:#}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hostile_registrys_signatures_are_read_within_bounds() {
+    use oci::signature::{self, Signed, Trust, TrustedKey, Verdict};
+    let pinned = Digest::of(b"the pinned manifest");
+    let (private, public) = signature::generate(b"").unwrap();
+    let signer = signature::signer_from_pem(private.as_bytes(), b"").unwrap();
+    let trust = Trust {
+        scope: "*".into(),
+        keys: vec![TrustedKey::from_pem("acme.pub", public.as_bytes()).unwrap()],
+        required: true,
+    };
+    let good = Signed::new(&signer, "r/valid", &pinned).unwrap();
+    let forged = Signed {
+        payload: good.payload.clone(),
+        signature: Signed::new(&signer, "r/valid", &Digest::of(b"x"))
+            .unwrap()
+            .signature,
+    };
+    let listing = |signatures: &[Signed]| signature::manifest(signatures).1;
+    let many = listing(&vec![forged.clone(); 1000]);
+    let mut huge: Value = serde_json::from_slice(&listing(std::slice::from_ref(&good))).unwrap();
+    huge["layers"][0]["size"] = json!(1u64 << 30);
+    let listings: Arc<BTreeMap<&'static str, Vec<u8>>> = Arc::new(BTreeMap::from([
+        ("valid", listing(std::slice::from_ref(&good))),
+        ("many", many),
+        ("huge-payload", serde_json::to_vec(&huge).unwrap()),
+        ("wrong-payload", listing(std::slice::from_ref(&good))),
+    ]));
+    let (served, payload) = (Arc::clone(&listings), good.payload.clone());
+    let registry = Server::start(move |head| {
+        let path = head.split(' ').nth(1).unwrap_or_default().to_string();
+        let repository = path.split('/').nth(2).unwrap_or_default().to_string();
+        let manifest_type = format!("content-type: {}\r\n", oci::artifact::MANIFEST_MEDIA_TYPE);
+        if path.contains("/manifests/") {
+            return match repository.as_str() {
+                "html" => reply("200 OK", "content-type: text/html\r\n", b"<html>"),
+                "oversized" => reply("200 OK", &manifest_type, &vec![b' '; 5 << 20]),
+                "broken" => reply("500 Internal Server Error", "", b"down"),
+                other => match served.get(other) {
+                    Some(listing) => reply("200 OK", &manifest_type, listing),
+                    None => reply("404 Not Found", "", b""),
+                },
+            };
+        }
+        if path.contains("/blobs/") {
+            return match repository.as_str() {
+                "wrong-payload" => reply("200 OK", "", &payload.replace('{', "[").into_bytes()),
+                "many" => reply("200 OK", "", forged.payload.as_bytes()),
+                _ => reply("200 OK", "", payload.as_bytes()),
+            };
+        }
+        reply("404 Not Found", "", b"")
+    })
+    .await;
+    let cache_dir = tempfile::tempdir().unwrap();
+    let cache = Cache::new(cache_dir.path());
+    let port = registry.addr.port();
+    let reference = |repository: &str| {
+        Reference::parse(&format!("oci://127.0.0.1:{port}/{repository}:v1@{pinned}")).unwrap()
+    };
+    let network = Network::system();
+    for (repository, why) in [
+        ("none", "has no signature"),
+        ("html", "not an image manifest"),
+        ("oversized", "over 4 MiB"),
+        ("broken", "500"),
+        ("huge-payload", "over 65536"),
+        ("wrong-payload", "is sha256:"),
+        ("many", "made by none of its keys"),
+    ] {
+        let refused = oci::verify(&network, &reference(repository), &trust, &cache)
+            .await
+            .expect_err(repository);
+        assert!(
+            refused.contains(why) && refused.contains(repository),
+            "{repository}: {refused}"
+        );
+        assert!(cache.signatures(&pinned).is_empty(), "{repository}");
+    }
+    // Of a thousand layers, sixteen payloads were fetched.
+    let fetched = registry
+        .heads()
+        .iter()
+        .filter(|h| h.contains("/many/blobs/"))
+        .count();
+    assert_eq!(fetched, signature::MAX_SIGNATURES);
+    assert!(
+        !registry
+            .heads()
+            .iter()
+            .any(|h| h.contains("/huge-payload/blobs/"))
+    );
+
+    // A good one is kept, and serves the next check with no registry.
+    let verdict = oci::verify(&network, &reference("valid"), &trust, &cache)
+        .await
+        .unwrap();
+    assert!(
+        matches!(verdict, Verdict::Signed { ref key, .. } if key == "acme.pub"),
+        "{verdict:?}"
+    );
+    assert_eq!(cache.signatures(&pinned), vec![good]);
+    drop(registry);
+    let verdict = oci::verify(&network, &reference("valid"), &trust, &cache)
+        .await
+        .unwrap();
+    assert!(matches!(verdict, Verdict::Signed { .. }));
+}
+
+/// An IPv4 address of this machine that is not loopback (`hostname -I`).
+fn own_address() -> Option<String> {
+    let out = Command::new("hostname").arg("-I").output().ok()?;
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .filter_map(|a| a.parse::<std::net::Ipv4Addr>().ok())
+        .find(|a| !a.is_loopback())
+        .map(|a| a.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registry_listed_as_insecure_is_spoken_to_over_plain_http_and_no_other() {
+    let Some(address) = own_address() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "no non-loopback IPv4 address in CI"
+        );
+        eprintln!("skipped: this machine has no non-loopback IPv4 address");
+        return;
+    };
+    let Some(registry) = Registry::start_at(&address, None) else {
+        return;
+    };
+    let tag = registry.reference("team/echo:v1").to_string();
+    // Not listed: HTTPS, which a plain registry does not speak.
+    let (ok, _, err) = publish(common::artifact("echo"), &tag);
+    assert!(!ok && err.contains("https://"), "{err}");
+
+    let listed = format!(
+        "[registries]\ninsecure = [\"{address}:{}\"]\n",
+        registry.port
+    );
+    let dir = common::host_dir(&[], &listed);
+    let (ok, pinned, err) = toolhost(dir.path(), &["publish", common::artifact("echo"), &tag]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = toolhost(dir.path(), &["add", &tag]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains(&format!("added `echo` from {}", pinned.trim())),
+        "{out}"
+    );
+    // The host too: from an empty cache, over plain HTTP.
+    std::fs::remove_dir_all(dir.path().join(".toolhost/oci")).unwrap();
+    let host = common::load(dir.path()).await;
+    assert!(
+        host.registry().get("echo").is_some(),
+        "{:?}",
+        host.registry().failures()
+    );
+    drop(host);
+    // Another port of the same host is not listed.
+    let other = format!("oci://{address}:{}/team/echo:v1", registry.port + 1);
+    let (ok, _, err) = toolhost(dir.path(), &["add", &other, "--as", "other"]);
+    assert!(!ok && err.contains("https://"), "{err}");
+
+    for entry in [
+        "http://registry.internal",
+        "registry.internal/team",
+        "Not A Host!",
+    ] {
+        std::fs::write(
+            dir.path().join("toolhost.toml"),
+            format!("[registries]\ninsecure = [{entry:?}]\n"),
+        )
+        .unwrap();
+        let (ok, _, err) = toolhost(dir.path(), &["update"]);
+        assert!(
+            !ok && err.contains("in [registries]") && err.contains(entry),
+            "{entry}: {err}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_registry_delays_its_reload_but_not_agent_edits() {
+    use tokio::io::AsyncWriteExt as _;
+    let component = std::fs::read(common::artifact("echo")).unwrap();
+    let layer = Digest::of(&component);
+    let config = oci::artifact::config(&layer, &[], &[]);
+    let manifest = oci::artifact::manifest(
+        &config,
+        &layer,
+        component.len() as u64,
+        "echo.wasm",
+        BTreeMap::new(),
+    );
+    let pinned = Digest::of(&manifest);
+    // A registry that answers the manifest, then sends the component's
+    // first kilobyte and nothing more.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (stalled_tx, mut stalled) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let (manifest, component, stalled_tx) =
+                (manifest.clone(), component.clone(), stalled_tx.clone());
+            tokio::spawn(async move {
+                let head = common::server::read_head(&mut socket).await;
+                if head.contains("/manifests/") {
+                    let _ = socket
+                        .write_all(&reply(
+                            "200 OK",
+                            &format!("content-type: {}\r\n", oci::artifact::MANIFEST_MEDIA_TYPE),
+                            &manifest,
+                        ))
+                        .await;
+                    return;
+                }
+                let _ = socket
+                    .write_all(
+                        format!(
+                            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n",
+                            component.len()
+                        )
+                        .as_bytes(),
+                    )
+                    .await;
+                let _ = socket.write_all(&component[..1024]).await;
+                let _ = stalled_tx.send(());
+                tokio::time::sleep(std::time::Duration::from_secs(120)).await;
+            });
+        }
+    });
+    let dir = common::host_dir(&["echo"], "");
+    let host = Arc::new(common::load(dir.path()).await);
+    std::fs::write(
+        dir.path().join("toolhost.toml"),
+        format!("[sources]\nslow = \"oci://127.0.0.1:{port}/slow:v1@{pinned}\"\n"),
+    )
+    .unwrap();
+    let reloading = tokio::spawn({
+        let host = Arc::clone(&host);
+        async move { host.reload().await.map(|_| ()) }
+    });
+    tokio::time::timeout(std::time::Duration::from_secs(20), stalled.recv())
+        .await
+        .expect("the reload pulls")
+        .unwrap();
+    // The pull is stuck; an agent edit is not.
+    let body = json!({ "tools": [], "components": ["echo"] });
+    let made = tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        host.create_agent("meanwhile", body.as_object().unwrap()),
+    )
+    .await
+    .expect("an agent edit waited for a registry");
+    made.unwrap();
+    // Calls go on too, on the tools loaded before.
+    let said = host
+        .call("echo", json!({"text": "meanwhile"}), &common::live())
+        .await
+        .unwrap();
+    assert!(
+        said.result.to_string().contains("meanwhile"),
+        "{}",
+        said.result
+    );
+    assert!(
+        !reloading.is_finished(),
+        "the reload finished without its component"
+    );
+    reloading.abort();
 }

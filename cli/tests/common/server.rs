@@ -57,7 +57,9 @@ impl Server {
     }
 }
 
-async fn read_head(socket: &mut TcpStream) -> String {
+/// A request's head as it came (up to 64 KiB), or what came before the
+/// connection closed.
+pub async fn read_head(socket: &mut TcpStream) -> String {
     let mut head = Vec::new();
     let mut buf = [0u8; 4096];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 64 * 1024 {

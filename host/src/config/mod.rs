@@ -11,11 +11,13 @@ pub mod mcp;
 pub mod redacted;
 #[cfg(test)]
 mod reference;
+pub mod registries;
 mod server;
 pub mod state;
 mod telemetry;
 mod tool;
 pub mod toolset;
+pub mod trust;
 
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
@@ -96,6 +98,13 @@ pub struct Config {
     /// moves them).
     #[serde(default)]
     pub sources: BTreeMap<String, String>,
+    /// How OCI registries are spoken to (`[registries]`).
+    #[serde(default)]
+    pub registries: registries::RegistrySettings,
+    /// Whose signatures tools from registries must carry, by scope
+    /// (`[trust."<scope>"]`).
+    #[serde(default)]
+    pub trust: BTreeMap<String, trust::TrustSettings>,
 }
 
 /// A custom tool: a name, a description and an input schema, but no
@@ -144,6 +153,11 @@ impl Config {
                 .read_files(name, dir)
                 .with_context(|| format!("invalid {}", origin.display()))?;
         }
+        for (scope, settings) in &mut config.trust {
+            settings
+                .read_keys(scope, dir)
+                .with_context(|| format!("invalid {}", origin.display()))?;
+        }
         config
             .validate()
             .with_context(|| format!("invalid {}", origin.display()))?;
@@ -163,6 +177,22 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((Self::default(), None)),
             Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
         }
+    }
+
+    /// The `oci://` reference `text`, spoken to over plain HTTP when
+    /// `[registries] insecure` lists its registry.
+    pub fn reference(&self, text: &str) -> Result<crate::oci::Reference, String> {
+        crate::oci::Reference::parse(text)
+            .map(|reference| reference.insecure_among(&self.registries.insecure))
+    }
+
+    /// Whose signatures a tool from `reference` must carry: the most
+    /// specific `[trust]` entry covering it, if any.
+    pub fn trust_for(
+        &self,
+        reference: &crate::oci::Reference,
+    ) -> Option<crate::oci::signature::Trust> {
+        trust::trust_for(self.trust.iter(), reference)
     }
 
     /// The file a host directory's config lives in.
@@ -279,6 +309,10 @@ impl Config {
                  add {source}` (or `toolhost update {name}`) to pin it"
             );
         }
+        for (scope, settings) in &self.trust {
+            trust::check_scope(scope, settings)?;
+        }
+        self.registries.validate()?;
         self.server.validate().context("in [server]")?;
         self.telemetry.validate()?;
         self.state.validate().context("in [state]")?;

@@ -91,6 +91,8 @@ fn every_key_toolhost_reads_stands_in_the_reference() {
         ("[custom_tools.t]", ""),
         ("[agent_tools.t]", ""),
         ("[agents.a]", ""),
+        ("[trust.\"*\"]", ""),
+        ("[registries]", ""),
     ];
     let mut missing = Vec::new();
     for (section, required) in sections {

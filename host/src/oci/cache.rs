@@ -1,12 +1,18 @@
 //! The content-addressed cache of pulled components: `sha256/<hex>` under
 //! the state directory, each file written whole (a temporary file, synced,
 //! then renamed) only after its bytes matched their digest, and checked
-//! against it again whenever it is read.
+//! against it again whenever it is read; beside them, the signatures a
+//! check of a manifest found (`signatures/<hex>.json`), verified again
+//! whenever they are used.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::Digest;
+use super::signature::{MAX_PAYLOAD_BYTES, MAX_SIGNATURES, Signed};
+
+/// The most bytes of kept signatures read for one manifest.
+const MAX_KEPT_SIGNATURE_BYTES: u64 = MAX_SIGNATURES as u64 * 2 * (MAX_PAYLOAD_BYTES + 4096);
 
 /// Where pulled components are kept.
 #[derive(Debug, Clone)]
@@ -54,6 +60,34 @@ impl Cache {
             .write(bytes)
             .map_err(|e| format!("writing {digest}: {e}"))?;
         incoming.keep(self, &digest, bytes.len() as u64)
+    }
+
+    /// The signatures an earlier check of `manifest` kept (none when there
+    /// are none, or what is kept is unreadable). Each is verified again
+    /// before it counts.
+    pub fn signatures(&self, manifest: &Digest) -> Vec<Signed> {
+        read_bounded(&self.signatures_path(manifest), MAX_KEPT_SIGNATURE_BYTES)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default()
+    }
+
+    /// Keep `signatures` as those of `manifest` (replacing any kept).
+    pub fn keep_signatures(&self, manifest: &Digest, signatures: &[Signed]) -> Result<(), String> {
+        let bytes = serde_json::to_vec(signatures).map_err(|e| e.to_string())?;
+        let path = self.signatures_path(manifest);
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| format!("keeping the signatures of {manifest}: {e}"))?;
+        }
+        crate::files::write_atomically(&path, &bytes)
+            .map_err(|e| format!("keeping the signatures of {manifest}: {e:#}"))
+    }
+
+    fn signatures_path(&self, manifest: &Digest) -> PathBuf {
+        self.dir
+            .join("signatures")
+            .join(format!("{}.json", manifest.hex()))
     }
 
     /// A new blob being written, to be [`Incoming::keep`]t once whole.

@@ -37,6 +37,10 @@ const TOKEN_BYTES: usize = 64 << 10;
 /// How long one blob may take to arrive, whole.
 const BLOB_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// How long a blob's body may send nothing, and a manifest, a token or an
+/// error may take to arrive whole: what a tool's HTTP waits between bytes.
+const BETWEEN_BYTES: Duration = crate::caps::http::DEFAULT_BETWEEN_BYTES_TIMEOUT;
+
 /// Credentials for a registry.
 #[derive(Clone)]
 pub struct Credentials {
@@ -151,15 +155,28 @@ impl RegistryClient {
         repository: &str,
         reference: &str,
     ) -> Result<(Vec<u8>, Digest), String> {
+        self.manifest_if_any(repository, reference, &[MANIFEST_MEDIA_TYPE])
+            .await?
+            .ok_or_else(|| format!("the registry has no manifest {repository}:{reference} (404)"))
+    }
+
+    /// The manifest `reference` names in `repository`, as
+    /// [`RegistryClient::manifest`] reads it but of one of `media_types`;
+    /// `None` when the registry has none (404).
+    pub async fn manifest_if_any(
+        &self,
+        repository: &str,
+        reference: &str,
+        media_types: &[&str],
+    ) -> Result<Option<(Vec<u8>, Digest)>, String> {
         let path = format!("/v2/{repository}/manifests/{reference}");
+        let accept = media_types.join(", ");
         let answer = self
-            .send(
-                Method::GET,
-                &path,
-                &[(ACCEPT, MANIFEST_MEDIA_TYPE)],
-                Bytes::new(),
-            )
+            .send(Method::GET, &path, &[(ACCEPT, &accept)], Bytes::new())
             .await?;
+        if answer.response.status() == StatusCode::NOT_FOUND {
+            return Ok(None);
+        }
         let answer = expect(answer, StatusCode::OK, &format!("the manifest {reference}")).await?;
         let media_type = answer
             .response
@@ -168,10 +185,16 @@ impl RegistryClient {
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default()
             .to_string();
-        if media_type.split(';').next().map(str::trim) != Some(MANIFEST_MEDIA_TYPE) {
+        let bare = media_type
+            .split(';')
+            .next()
+            .map(str::trim)
+            .unwrap_or_default();
+        if !media_types.contains(&bare) {
             return Err(format!(
-                "the registry answered {repository}:{reference} with {media_type:?}, not an OCI \
-                 image manifest ({MANIFEST_MEDIA_TYPE})"
+                "the registry answered {repository}:{reference} with {media_type:?}, not an \
+                 image manifest ({})",
+                media_types.join(" or ")
             ));
         }
         let said = answer
@@ -180,7 +203,7 @@ impl RegistryClient {
             .get("docker-content-digest")
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        let bytes = read_capped(answer.response.into_body(), MAX_MANIFEST_BYTES)
+        let bytes = read_small(answer.response.into_body(), MAX_MANIFEST_BYTES)
             .await
             .map_err(|e| e.to_string())?
             .ok_or_else(|| {
@@ -202,7 +225,7 @@ impl RegistryClient {
                 "the registry said the manifest is {said}, but its bytes are {digest}"
             ));
         }
-        Ok((bytes.to_vec(), digest))
+        Ok(Some((bytes.to_vec(), digest)))
     }
 
     /// The blob `digest` of `repository`, `size` bytes, into `cache`
@@ -221,7 +244,10 @@ impl RegistryClient {
             let answer = expect(answer, StatusCode::OK, &format!("the blob {digest}")).await?;
             let mut incoming = cache.incoming().map_err(|e| format!("the cache: {e}"))?;
             let mut body = answer.response.into_body();
-            while let Some(frame) = body.frame().await {
+            while let Some(frame) = tokio::time::timeout(BETWEEN_BYTES, body.frame())
+                .await
+                .map_err(|_| format!("the blob {digest} stalled: no bytes for {BETWEEN_BYTES:?}"))?
+            {
                 let frame = frame.map_err(|e| format!("reading the blob {digest}: {e}"))?;
                 let Ok(data) = frame.into_data() else {
                     continue;
@@ -241,6 +267,33 @@ impl RegistryClient {
         tokio::time::timeout(BLOB_TIMEOUT, fetch)
             .await
             .map_err(|_| format!("the blob {digest} did not arrive in {BLOB_TIMEOUT:?}"))?
+    }
+
+    /// The small blob `digest` of `repository`, exactly `size` bytes and
+    /// that digest's, in memory.
+    pub async fn blob(
+        &self,
+        repository: &str,
+        digest: &Digest,
+        size: u64,
+    ) -> Result<Vec<u8>, String> {
+        let path = format!("/v2/{repository}/blobs/{digest}");
+        let answer = self.send(Method::GET, &path, &[], Bytes::new()).await?;
+        let answer = expect(answer, StatusCode::OK, &format!("the blob {digest}")).await?;
+        let bytes = read_small(answer.response.into_body(), size as usize)
+            .await
+            .map_err(|e| format!("reading the blob {digest}: {e}"))?
+            .ok_or_else(|| {
+                format!("the blob {digest} runs past the {size} bytes its manifest says")
+            })?;
+        if bytes.len() as u64 != size || Digest::of(&bytes) != *digest {
+            return Err(format!(
+                "the blob said to be {digest} ({size} bytes) is {} ({} bytes)",
+                Digest::of(&bytes),
+                bytes.len()
+            ));
+        }
+        Ok(bytes.to_vec())
     }
 
     /// Upload `bytes` to `repository` (unless the registry has them); their
@@ -456,7 +509,7 @@ impl RegistryClient {
                 response.status()
             ));
         }
-        let body = read_capped(response.into_body(), TOKEN_BYTES)
+        let body = read_small(response.into_body(), TOKEN_BYTES)
             .await
             .map_err(|e| e.to_string())?
             .ok_or("the registry's auth server answered with over 64 KiB")?;
@@ -484,7 +537,7 @@ async fn expect(answer: Answer, status: StatusCode, what: &str) -> Result<Answer
         return Ok(answer);
     }
     let got = answer.response.status();
-    let said = read_capped(answer.response.into_body(), ERROR_BODY_BYTES)
+    let said = read_small(answer.response.into_body(), ERROR_BODY_BYTES)
         .await
         .ok()
         .flatten()
@@ -494,6 +547,15 @@ async fn expect(answer: Answer, status: StatusCode, what: &str) -> Result<Answer
         "{what}: the registry answered {got} at {}: {said}",
         shown(&answer.url),
     ))
+}
+
+/// At most `cap` bytes of `body`, within [`BETWEEN_BYTES`]; `None` when
+/// there are more.
+async fn read_small(body: hyper::body::Incoming, cap: usize) -> Result<Option<Bytes>, String> {
+    tokio::time::timeout(BETWEEN_BYTES, read_capped(body, cap))
+        .await
+        .map_err(|_| format!("the registry's answer did not arrive whole in {BETWEEN_BYTES:?}"))?
+        .map_err(|e| e.to_string())
 }
 
 /// `location` read against `base` (absolute, or a path on base's origin).

@@ -1,14 +1,17 @@
 //! Tools from OCI registries: a component published as a wasm OCI artifact
 //! (`artifact.rs`), read from a registry through the host's own client
 //! (`client.rs`) into a content-addressed cache (`cache.rs`), named by an
-//! `oci://` reference (`reference.rs`). Nothing a registry sends is used
-//! before it matched its digest: a manifest its reference's (or the
-//! pinned one), a component the digest its manifest names.
+//! `oci://` reference (`reference.rs`), signed and verified with cosign's
+//! keys (`signature.rs`). Nothing a registry sends is used before it
+//! matched its digest: a manifest its reference's (or the pinned one), a
+//! component the digest its manifest names, a signature's payload its
+//! layer's, and a signature counts only for the manifest it names.
 
 pub mod artifact;
 pub mod cache;
 mod client;
 mod reference;
+pub mod signature;
 pub mod sources;
 
 use std::collections::BTreeMap;
@@ -22,6 +25,14 @@ pub use reference::{Digest, Reference, SCHEME};
 pub use sources::Sources;
 
 use crate::caps::http::Network;
+use signature::{Signed, Trust, TrustedKey, Verdict};
+
+/// How long reading a manifest's signatures may take, whole.
+const SIGNATURES_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// A Docker image manifest's media type (older cosign writes signature
+/// manifests so).
+const DOCKER_MANIFEST_MEDIA_TYPE: &str = "application/vnd.docker.distribution.manifest.v2+json";
 
 /// The largest component pulled by default, in bytes.
 pub const MAX_COMPONENT_BYTES: u64 = 256 << 20;
@@ -112,6 +123,14 @@ pub fn cached(reference: &Reference, pin: &Digest, cache: &Cache) -> Option<Pull
     })
 }
 
+/// Whether the cache has files for the manifest `pin` and the component it
+/// names (not checked against their digests: [`cached`] does that).
+pub fn present(cache: &Cache, pin: &Digest) -> bool {
+    cached_manifest(cache, pin)
+        .and_then(|manifest| artifact::component_layer(&manifest, MAX_COMPONENT_BYTES).ok())
+        .is_some_and(|(component, _)| cache.path(&component).is_file())
+}
+
 /// The manifest `digest`, when the cache holds it (checked).
 fn cached_manifest(cache: &Cache, digest: &Digest) -> Option<Vec<u8>> {
     cache
@@ -184,4 +203,130 @@ pub async fn pull(
         path,
         manifest,
     })
+}
+
+/// Sign the manifest `reference` names (its tag's, or its digest) with
+/// `signer`, in cosign's signature tag beside it: a signature made earlier
+/// with the same key is replaced, others are kept. The reference pinned to
+/// what was signed.
+pub async fn sign(
+    network: Network,
+    reference: &Reference,
+    signer: &sigstore::crypto::SigStoreSigner,
+    credentials: Option<Credentials>,
+) -> Result<Reference, String> {
+    let failed = |e: String| format!("{reference}: {e}");
+    let registry = RegistryClient::new(network, reference, credentials)?;
+    let repository = &reference.repository;
+    let (manifest, digest) = registry
+        .manifest(repository, &reference.manifest_reference())
+        .await
+        .map_err(failed)?;
+    artifact::component_layer(&manifest, u64::MAX)
+        .map_err(|e| failed(format!("{e}: only a component is signed here")))?;
+    let identity = format!("{}/{repository}", reference.registry);
+    let signed = Signed::new(signer, &identity, &digest)?;
+    let own = TrustedKey::of_signer(signer)?;
+    let mut all: Vec<Signed> = signatures_in(&registry, repository, &digest)
+        .await
+        .map_err(|e| failed(format!("reading the signatures there: {e}")))?
+        .into_iter()
+        .filter(|earlier| !own.verifies(earlier))
+        .collect();
+    if all.len() >= signature::MAX_SIGNATURES {
+        return Err(failed(format!(
+            "{} holds {} signatures already, the most read",
+            signature::tag(&digest),
+            all.len()
+        )));
+    }
+    all.push(signed);
+    let (config, listing) = signature::manifest(&all);
+    for blob in all
+        .iter()
+        .map(|s| s.payload.clone().into_bytes())
+        .chain([config])
+    {
+        registry
+            .push_blob(repository, Bytes::from(blob))
+            .await
+            .map_err(failed)?;
+    }
+    registry
+        .push_manifest(repository, &signature::tag(&digest), Bytes::from(listing))
+        .await
+        .map_err(failed)?;
+    Ok(reference.pinned(digest))
+}
+
+/// Check the manifest `reference` pins is signed as `trust` asks, before
+/// anything of it is compiled: by a signature an earlier check kept in
+/// `cache`, when one of `trust`'s keys still verifies it; else by those the
+/// registry holds now (the one that verifies is kept). Where a signature
+/// is not required, no signature (or no registry) is a
+/// [`Verdict::Unsigned`] saying why.
+pub async fn verify(
+    network: &Network,
+    reference: &Reference,
+    trust: &Trust,
+    cache: &Cache,
+) -> Result<Verdict, String> {
+    let manifest = reference
+        .digest
+        .as_ref()
+        .ok_or_else(|| format!("{reference} is not pinned to a digest"))?;
+    if let Ok(verdict) = trust.check(manifest, &cache.signatures(manifest)) {
+        return Ok(verdict);
+    }
+    let read = async {
+        let credentials = Credentials::for_registry(&reference.registry).await?;
+        let registry = RegistryClient::new(network.clone(), reference, credentials)?;
+        signatures_in(&registry, &reference.repository, manifest).await
+    };
+    let read = tokio::time::timeout(SIGNATURES_TIMEOUT, read)
+        .await
+        .unwrap_or_else(|_| Err(format!("they did not arrive in {SIGNATURES_TIMEOUT:?}")));
+    let verdict = match read {
+        Ok(signatures) => trust.verdict(manifest, &signatures),
+        Err(e) if trust.required => Err(format!("reading its signatures: {e}")),
+        Err(e) => Ok(Verdict::Unsigned(format!("reading its signatures: {e}"))),
+    }
+    .map_err(|e| format!("{reference}: {e}"))?;
+    if let Verdict::Signed { signature, .. } = &verdict {
+        cache.keep_signatures(manifest, std::slice::from_ref(signature))?;
+    }
+    Ok(verdict)
+}
+
+/// The signatures `registry` holds for `manifest` in `repository` (none
+/// when it has no signature tag), each payload checked against its
+/// digest.
+async fn signatures_in(
+    registry: &RegistryClient,
+    repository: &str,
+    manifest: &Digest,
+) -> Result<Vec<Signed>, String> {
+    let Some((listing, _)) = registry
+        .manifest_if_any(
+            repository,
+            &signature::tag(manifest),
+            &[artifact::MANIFEST_MEDIA_TYPE, DOCKER_MANIFEST_MEDIA_TYPE],
+        )
+        .await?
+    else {
+        return Ok(Vec::new());
+    };
+    let mut found = Vec::new();
+    for layer in signature::layers(&listing)? {
+        let payload = registry
+            .blob(repository, &layer.payload, layer.size)
+            .await?;
+        let payload = String::from_utf8(payload)
+            .map_err(|_| format!("the signed payload {} is not UTF-8", layer.payload))?;
+        found.push(Signed {
+            payload,
+            signature: layer.signature,
+        });
+    }
+    Ok(found)
 }

@@ -70,6 +70,10 @@ pub struct Reference {
     pub tag: Option<String>,
     /// The digest, when one is written.
     pub digest: Option<Digest>,
+    /// Spoken to over plain HTTP although not on a loopback address: the
+    /// operator listed its registry in `[registries] insecure`
+    /// ([`Reference::insecure_among`]).
+    pub insecure: bool,
 }
 
 impl Reference {
@@ -99,7 +103,20 @@ impl Reference {
             repository: repository.to_string(),
             tag: tag.map(str::to_string),
             digest,
+            insecure: false,
         })
+    }
+
+    /// The same, spoken to over plain HTTP when its registry (`host:port`
+    /// as written) is one of `insecure`.
+    pub fn insecure_among(self, insecure: &[String]) -> Self {
+        let listed = insecure
+            .iter()
+            .any(|registry| registry.eq_ignore_ascii_case(&self.registry));
+        Self {
+            insecure: listed,
+            ..self
+        }
     }
 
     /// What names the manifest in the registry: the digest when one is
@@ -129,12 +146,15 @@ impl Reference {
         host.trim_start_matches('[').trim_end_matches(']')
     }
 
-    /// Whether the registry is spoken to over plain HTTP: only one on a
-    /// loopback address (anything else is HTTPS).
+    /// Whether the registry is spoken to over plain HTTP: one on a
+    /// loopback address, or one the operator listed as insecure (anything
+    /// else is HTTPS).
     pub fn plain_http(&self) -> bool {
-        self.host()
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+        self.insecure
+            || self
+                .host()
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
     }
 
     /// The registry's base URL.
@@ -247,6 +267,10 @@ mod tests {
             ("latest", false)
         );
         assert_eq!(bare.base_url(), "https://ghcr.io");
+        let listed = bare.clone().insecure_among(&["GHCR.io".into()]);
+        assert_eq!(listed.base_url(), "http://ghcr.io");
+        let unlisted = bare.clone().insecure_among(&["ghcr.io:443".into()]);
+        assert_eq!(unlisted.base_url(), "https://ghcr.io");
         let v6 = Reference::parse("oci://[::1]:5000/greet:v2").unwrap();
         assert_eq!((v6.host(), v6.plain_http()), ("::1", true));
         for hostile in [

@@ -3,14 +3,17 @@
 //! component is read from the cache (checked against its digest every
 //! time) or pulled when the cache lacks it, and shown to the loader as
 //! `<name>.wasm` in a folder of the state directory, beside the tools
-//! folder's files. A tag that moved upstream changes nothing: only
-//! `toolhost update` moves a pin.
+//! folder's files — once its signature checked out, where `[trust]` asks
+//! for one. A tag that moved upstream changes nothing: only `toolhost
+//! update` moves a pin.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::signature::{Trust, Verdict};
 use super::{Cache, Credentials, Reference, cached, pull};
 use crate::caps::http::Network;
+use crate::config::Config;
 
 /// Where a host keeps what it pulled, and how it reaches registries.
 #[derive(Clone)]
@@ -53,18 +56,20 @@ impl Sources {
     }
 
     /// Each of `sources` ready to load: the files to load (`<name>.wasm`),
-    /// and the ones that are not, with why. A name the tools folder
-    /// `tools_dir` has a file for is not ready either (which one would run
-    /// would be a guess).
+    /// and the ones that are not, with why. A component not signed as
+    /// `config`'s `[trust]` asks is not ready; nor is a name the tools
+    /// folder `tools_dir` has a file for (which one would run would be a
+    /// guess).
     pub async fn prepare(
         &self,
         sources: &BTreeMap<String, String>,
+        config: &Config,
         tools_dir: &Path,
     ) -> (Vec<PathBuf>, Vec<NotReady>) {
         let mut ready = Vec::new();
         let mut not_ready = Vec::new();
         for (name, source) in sources {
-            match self.ready(name, source, tools_dir).await {
+            match self.ready(name, source, config, tools_dir).await {
                 Ok(path) => ready.push(path),
                 Err(reason) => not_ready.push(NotReady {
                     name: name.clone(),
@@ -75,8 +80,14 @@ impl Sources {
         (ready, not_ready)
     }
 
-    async fn ready(&self, name: &str, source: &str, tools_dir: &Path) -> Result<PathBuf, String> {
-        let reference = Reference::parse(source)?;
+    async fn ready(
+        &self,
+        name: &str,
+        source: &str,
+        config: &Config,
+        tools_dir: &Path,
+    ) -> Result<PathBuf, String> {
+        let reference = config.reference(source)?;
         let digest = reference
             .digest
             .clone()
@@ -88,7 +99,9 @@ impl Sources {
                 file.display()
             ));
         }
+        let trust = config.trust_for(&reference);
         if let Some(hit) = cached(&reference, &digest, &self.cache) {
+            self.verify(name, &reference, trust.as_ref()).await?;
             return self.show(name, &hit.path);
         }
         // Only a pull asks for credentials (a warm start runs no helper).
@@ -117,7 +130,68 @@ impl Sources {
         .await?;
         // `pull` read the component from the cache checked against its
         // digest, or fetched it so.
+        self.verify(name, &reference, trust.as_ref()).await?;
         self.show(name, &pulled.path)
+    }
+
+    /// Check `reference`'s signature as `trust` asks (nothing when no
+    /// `[trust]` entry covers it); an unsigned component that need not be
+    /// signed is logged.
+    async fn verify(
+        &self,
+        name: &str,
+        reference: &Reference,
+        trust: Option<&Trust>,
+    ) -> Result<(), String> {
+        let Some(trust) = trust else {
+            return Ok(());
+        };
+        match super::verify(&self.network, reference, trust, &self.cache).await? {
+            Verdict::Signed { key, .. } => {
+                tracing::debug!("`{name}` from {reference} is signed by {key}");
+            }
+            Verdict::Unsigned(why) => {
+                tracing::warn!("`{name}` loads unsigned ([trust] does not require it): {why}");
+            }
+        }
+        Ok(())
+    }
+
+    /// Pull each of `config`'s sources the cache lacks (and read its
+    /// signatures, where `[trust]` asks for them), so that a
+    /// [`Sources::prepare`] after it finds them there; what fails is left
+    /// for `prepare` to report. A host runs this before it takes its edit
+    /// lock for a reload, so a slow registry delays that reload, not the
+    /// agent edits waiting for the lock.
+    pub async fn fetch_missing(&self, config: &Config) {
+        for (name, source) in &config.sources {
+            let Ok(reference) = config.reference(source) else {
+                continue;
+            };
+            let Some(pin) = reference.digest.clone() else {
+                continue;
+            };
+            if super::present(&self.cache, &pin) {
+                continue;
+            }
+            let Ok(credentials) = Credentials::for_registry(&reference.registry).await else {
+                continue;
+            };
+            let pulled = pull(
+                self.network.clone(),
+                &reference,
+                Some(&pin),
+                &self.cache,
+                credentials,
+                |_, _| {},
+            )
+            .await;
+            if pulled.is_ok()
+                && let Some(trust) = config.trust_for(&reference)
+            {
+                let _ = self.verify(name, &reference, Some(&trust)).await;
+            }
+        }
     }
 
     /// Show the cached component at `path` to the loader as `<name>.wasm`.

@@ -184,7 +184,7 @@ impl Registry {
         if !wanted.is_empty() {
             let not_ready = match sources {
                 Some(sources) => {
-                    let (ready, not_ready) = sources.prepare(&wanted, dir).await;
+                    let (ready, not_ready) = sources.prepare(&wanted, config, dir).await;
                     files.extend(ready);
                     not_ready
                 }
