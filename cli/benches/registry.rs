@@ -138,8 +138,28 @@ async fn start(dir: &Path, name: &str) -> anyhow::Result<Duration> {
 }
 
 async fn run(runs: usize) -> anyhow::Result<()> {
-    let component = toolhost_test_artifacts::find(COMPONENT).context("the Python component")?;
-    let size = std::fs::metadata(component)?.len();
+    // Built as an author builds it (componentize-py on PATH:
+    // `source scripts/toolchains`).
+    let built = tempfile::tempdir()?;
+    let project = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../plugins/python/",
+        "py_journal"
+    );
+    toolhost(
+        &[
+            "build",
+            project,
+            "--out",
+            built.path().to_str().unwrap_or("."),
+        ],
+        &[],
+    )?;
+    let component = built.path().join(format!("{COMPONENT}.wasm"));
+    let component = component.to_str().context("a UTF-8 path")?;
+    let size = std::fs::metadata(component)
+        .with_context(|| format!("{component}"))?
+        .len();
     let registry = Registry::start()?;
     let tag = format!("oci://127.0.0.1:{}/bench/{COMPONENT}:v1", registry.port);
     let scratch = tempfile::tempdir()?;

@@ -637,6 +637,43 @@ async fn bash_reaches_only_what_the_toolsets_http_names_through_the_hosts_proxy(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_past_its_calls_request_budget_is_refused_and_told() {
+    let (allowed, _) = web_server("hello from the allowed origin").await;
+    let toolset =
+        format!("http = [\"http://127.0.0.1:{allowed}\"]\n[defaults]\nmax_http_requests = 2");
+    let Some(shell) = Shell::configured(&toolset).await else {
+        return;
+    };
+    if !grouped() {
+        eprintln!("skipped: the host does not run as root");
+        return;
+    }
+    // Five requests, one connection each: two go, three are refused with
+    // 429 and the reason; the receipt counts the five attempts (as it
+    // does a component's, refused ones included).
+    let result = shell
+        .call(
+            "bash",
+            json!({ "command": format!(
+                "for i in 1 2 3 4 5; do curl -s -o /dev/null -w '%{{http_code}} ' http://127.0.0.1:{allowed}/$i; done"
+            ) }),
+        )
+        .await;
+    let said = result.result.to_string();
+    assert!(!result.is_error, "{said}");
+    assert!(said.contains("200 200 429 429 429"), "{said}");
+    assert!(said.contains("max_requests_per_call"), "{said}");
+    assert_eq!(result.usage.http_requests, 5, "{said}");
+    let refused = result.result["network_refused"].as_array().unwrap();
+    assert_eq!(refused.len(), 3, "{said}");
+    // The next call has a budget of its own.
+    let (code, out, _) = shell
+        .run(&format!("curl -s http://127.0.0.1:{allowed}/again"))
+        .await;
+    assert_eq!((code, out.as_str()), (0, "hello from the allowed origin"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_bash_leaves_in_the_workspace_does_not_trip_the_hosts_file_tools() {
     let Some(shell) = Shell::new().await else {
         return;

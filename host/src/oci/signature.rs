@@ -188,7 +188,7 @@ impl Trust {
     pub fn check(&self, manifest: &Digest, signatures: &[Signed]) -> Result<Verdict, String> {
         if signatures.is_empty() {
             return Err(format!(
-                "{manifest} has no signature (no {} tag), and [trust.{:?}] asks for one",
+                "{manifest} has no signature (none in a {} tag), and [trust.{:?}] asks for one",
                 tag(manifest),
                 self.scope
             ));
