@@ -158,7 +158,7 @@ async fn run(runs: usize) -> anyhow::Result<()> {
     let component = built.path().join(format!("{COMPONENT}.wasm"));
     let component = component.to_str().context("a UTF-8 path")?;
     let size = std::fs::metadata(component)
-        .with_context(|| format!("{component}"))?
+        .with_context(|| component.to_string())?
         .len();
     let registry = Registry::start()?;
     let tag = format!("oci://127.0.0.1:{}/bench/{COMPONENT}:v1", registry.port);

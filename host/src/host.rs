@@ -169,7 +169,9 @@ impl Host {
             Some(self.config())
         };
         if let Some(config) = ahead.filter(|config| !config.sources.is_empty()) {
-            sources.fetch_missing(&config).await;
+            sources
+                .fetch_missing(&config.sources, &config.registry_rules())
+                .await;
         }
         // One reload, or one change of an agent over the API, at a time.
         let _editing = self.editing.lock().await;

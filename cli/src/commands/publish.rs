@@ -34,6 +34,7 @@ pub(crate) struct PublishArgs {
 pub(crate) async fn publish(args: PublishArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(&args.dir.dir)?;
     let reference = config
+        .registry_rules()
         .reference(&args.reference)
         .map_err(anyhow::Error::msg)?;
     let component = std::fs::read(&args.file)

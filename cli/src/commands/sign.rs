@@ -48,6 +48,7 @@ fn password() -> Vec<u8> {
 pub(crate) async fn sign(args: SignArgs) -> anyhow::Result<ExitCode> {
     let config = Config::load(&args.dir.dir)?;
     let reference = config
+        .registry_rules()
         .reference(&args.reference)
         .map_err(anyhow::Error::msg)?;
     let pem = std::fs::read(&args.key)

@@ -10,7 +10,7 @@ use toolhost::caps::http::Network;
 use toolhost::config::Config;
 use toolhost::host::STATE_DIR;
 use toolhost::oci::signature::Verdict;
-use toolhost::oci::{self, Credentials, Pulled, Reference, Sources};
+use toolhost::oci::{self, Credentials, Pulled, Reference, Rules, Sources};
 use toolhost::registry::{self, Tool};
 
 use super::DirArgs;
@@ -40,7 +40,8 @@ pub(crate) struct UpdateArgs {
 pub(crate) async fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     let dir = &args.dir.dir;
     let config = Config::load(dir)?;
-    let reference = config
+    let rules = config.registry_rules();
+    let reference = rules
         .reference(&args.reference)
         .map_err(anyhow::Error::msg)?;
     let name = match args.name {
@@ -61,7 +62,7 @@ pub(crate) async fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     );
     let sources = Sources::new(&dir.join(STATE_DIR), Network::system());
     let pulled = fetch(&sources, &reference).await?;
-    let signed = signed(&config, &sources, &pulled.reference).await?;
+    let signed = signed(&rules, &sources, &pulled.reference).await?;
     let tool = checked(dir, &config, &pulled, &name).await?;
     write_source(dir, &name, &pulled.reference)?;
     println!("added `{name}` from {}", pulled.reference);
@@ -77,6 +78,7 @@ pub(crate) async fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
 pub(crate) async fn update(args: UpdateArgs) -> anyhow::Result<ExitCode> {
     let dir = &args.dir.dir;
     let config = Config::load(dir)?;
+    let rules = config.registry_rules();
     let names: Vec<String> = match args.name {
         Some(name) => {
             anyhow::ensure!(
@@ -95,7 +97,7 @@ pub(crate) async fn update(args: UpdateArgs) -> anyhow::Result<ExitCode> {
     };
     let sources = Sources::new(&dir.join(STATE_DIR), Network::system());
     for name in names {
-        let pinned = config
+        let pinned = rules
             .reference(&config.sources[&name])
             .map_err(anyhow::Error::msg)?;
         let floating = Reference {
@@ -107,7 +109,7 @@ pub(crate) async fn update(args: UpdateArgs) -> anyhow::Result<ExitCode> {
             println!("`{name}` is up to date ({pinned})");
             continue;
         }
-        let signed = signed(&config, &sources, &latest.reference).await?;
+        let signed = signed(&rules, &sources, &latest.reference).await?;
         let before = fetch(&sources, &pinned).await?;
         let old = checked(dir, &config, &before, &name).await?;
         let new = checked(dir, &config, &latest, &name).await?;
@@ -149,14 +151,14 @@ async fn fetch(sources: &Sources, reference: &Reference) -> anyhow::Result<Pulle
 /// asks, before anything of it is compiled: what to say about it (`None`
 /// when no `[trust]` entry covers it), or why it is refused.
 async fn signed(
-    config: &Config,
+    rules: &Rules,
     sources: &Sources,
     pinned: &Reference,
 ) -> anyhow::Result<Option<String>> {
-    let Some(trust) = config.trust_for(pinned) else {
+    let Some(trust) = rules.trust_for(pinned) else {
         return Ok(None);
     };
-    let verdict = oci::verify(sources.network(), pinned, &trust, sources.cache())
+    let verdict = oci::verify(sources.network(), pinned, trust, sources.cache())
         .await
         .map_err(|e| anyhow::anyhow!("refused: {e}"))?;
     Ok(Some(match verdict {

@@ -179,20 +179,16 @@ impl Config {
         }
     }
 
-    /// The `oci://` reference `text`, spoken to over plain HTTP when
-    /// `[registries] insecure` lists its registry.
-    pub fn reference(&self, text: &str) -> Result<crate::oci::Reference, String> {
-        crate::oci::Reference::parse(text)
-            .map(|reference| reference.insecure_among(&self.registries.insecure))
-    }
-
-    /// Whose signatures a tool from `reference` must carry: the most
-    /// specific `[trust]` entry covering it, if any.
-    pub fn trust_for(
-        &self,
-        reference: &crate::oci::Reference,
-    ) -> Option<crate::oci::signature::Trust> {
-        trust::trust_for(self.trust.iter(), reference)
+    /// How this host treats OCI registries: `[registries]` and `[trust]`.
+    pub fn registry_rules(&self) -> crate::oci::Rules {
+        crate::oci::Rules {
+            insecure: self.registries.insecure.clone(),
+            trust: self
+                .trust
+                .iter()
+                .map(|(scope, settings)| settings.trust(scope))
+                .collect(),
+        }
     }
 
     /// The file a host directory's config lives in.

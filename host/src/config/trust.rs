@@ -2,8 +2,8 @@
 //! carry before it loads (cosign keys; see `toolhost sign`). The scope is
 //! `*` (every registry), a registry (`host[:port]`), or a registry and a
 //! repository or a folder of repositories; the most specific one that
-//! covers a source applies, and a source no scope covers needs no
-//! signature.
+//! covers a source applies ([`crate::oci::Rules::trust_for`]), and a source
+//! no scope covers needs no signature.
 //!
 //! ```toml
 //! [trust."registry.example.com/acme"]
@@ -72,9 +72,14 @@ impl TrustSettings {
     }
 
     /// The trust this entry gives, under `scope`.
-    fn trust(&self, scope: &str) -> Trust {
+    pub(super) fn trust(&self, scope: &str) -> Trust {
+        // Registries are matched as references spell them: lowercase.
+        let scope = match scope.split_once('/') {
+            Some((registry, path)) => format!("{}/{path}", registry.to_ascii_lowercase()),
+            None => scope.to_ascii_lowercase(),
+        };
         Trust {
-            scope: scope.to_string(),
+            scope,
             keys: self.read.clone(),
             required: self.required,
         }
@@ -106,82 +111,4 @@ pub(super) fn check_scope(scope: &str, settings: &TrustSettings) -> anyhow::Resu
         "{at}: its keys were not read (a config made in code calls TrustSettings::read_keys)"
     );
     Ok(())
-}
-
-/// The trust for components from `reference` among `scopes`: the entry
-/// naming its repository or the longest folder of it, else its registry,
-/// else `*`; none when no entry covers it.
-pub(super) fn trust_for<'a>(
-    scopes: impl Iterator<Item = (&'a String, &'a TrustSettings)>,
-    reference: &Reference,
-) -> Option<Trust> {
-    let registry = reference.registry.as_str();
-    let repository = format!("{registry}/{}", reference.repository);
-    scopes
-        .filter_map(|(scope, settings)| {
-            let covers = scope == "*"
-                || scope.eq_ignore_ascii_case(registry)
-                || (scope.len() <= repository.len()
-                    && repository.starts_with(scope.as_str())
-                    && (scope.len() == repository.len()
-                        || repository.as_bytes()[scope.len()] == b'/'));
-            // `*` is the least specific; a registry less than any
-            // repository path in it.
-            let rank = if scope == "*" { 0 } else { scope.len() + 1 };
-            covers.then_some((rank, scope, settings))
-        })
-        .max_by_key(|(rank, _, _)| *rank)
-        .map(|(_, scope, settings)| settings.trust(scope))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_most_specific_scope_covering_a_source_applies() {
-        let entry = |required| TrustSettings {
-            keys: vec![],
-            required,
-            read: vec![],
-        };
-        let scopes: Vec<(String, TrustSettings)> = vec![
-            ("*".into(), entry(false)),
-            ("r.example".into(), entry(true)),
-            ("r.example/acme".into(), entry(true)),
-            ("r.example/acme/tools/echo".into(), entry(false)),
-        ];
-        let scope_of = |text: &str| {
-            trust_for(
-                scopes.iter().map(|(s, t)| (s, t)),
-                &Reference::parse(text).unwrap(),
-            )
-            .map(|t| t.scope)
-        };
-        assert_eq!(
-            scope_of("oci://r.example/acme/tools/echo:v1").as_deref(),
-            Some("r.example/acme/tools/echo")
-        );
-        assert_eq!(
-            scope_of("oci://r.example/acme/tools/echo2").as_deref(),
-            Some("r.example/acme")
-        );
-        assert_eq!(
-            scope_of("oci://r.example/acmeco/x").as_deref(),
-            Some("r.example")
-        );
-        assert_eq!(scope_of("oci://other.example/acme/x").as_deref(), Some("*"));
-        assert_eq!(
-            scope_of("oci://r.example:5000/acme/x").as_deref(),
-            Some("*")
-        );
-        let without_star = &scopes[1..];
-        assert!(
-            trust_for(
-                without_star.iter().map(|(s, t)| (s, t)),
-                &Reference::parse("oci://other.example/x").unwrap()
-            )
-            .is_none()
-        );
-    }
 }

@@ -11,6 +11,7 @@ pub mod artifact;
 pub mod cache;
 mod client;
 mod reference;
+mod rules;
 pub mod signature;
 pub mod sources;
 
@@ -22,6 +23,7 @@ use bytes::Bytes;
 pub use cache::Cache;
 pub use client::{Credentials, MAX_REDIRECTS, RegistryClient};
 pub use reference::{Digest, Reference, SCHEME};
+pub use rules::Rules;
 pub use sources::Sources;
 
 use crate::caps::http::Network;

@@ -11,9 +11,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::signature::{Trust, Verdict};
-use super::{Cache, Credentials, Reference, cached, pull};
+use super::{Cache, Credentials, Digest, Pulled, Reference, Rules, cached, pull};
 use crate::caps::http::Network;
-use crate::config::Config;
 
 /// Where a host keeps what it pulled, and how it reaches registries.
 #[derive(Clone)]
@@ -57,19 +56,18 @@ impl Sources {
 
     /// Each of `sources` ready to load: the files to load (`<name>.wasm`),
     /// and the ones that are not, with why. A component not signed as
-    /// `config`'s `[trust]` asks is not ready; nor is a name the tools
-    /// folder `tools_dir` has a file for (which one would run would be a
-    /// guess).
+    /// `rules` ask is not ready; nor is a name the tools folder `tools_dir`
+    /// has a file for (which one would run would be a guess).
     pub async fn prepare(
         &self,
         sources: &BTreeMap<String, String>,
-        config: &Config,
+        rules: &Rules,
         tools_dir: &Path,
     ) -> (Vec<PathBuf>, Vec<NotReady>) {
         let mut ready = Vec::new();
         let mut not_ready = Vec::new();
         for (name, source) in sources {
-            match self.ready(name, source, config, tools_dir).await {
+            match self.ready(name, source, rules, tools_dir).await {
                 Ok(path) => ready.push(path),
                 Err(reason) => not_ready.push(NotReady {
                     name: name.clone(),
@@ -84,10 +82,10 @@ impl Sources {
         &self,
         name: &str,
         source: &str,
-        config: &Config,
+        rules: &Rules,
         tools_dir: &Path,
     ) -> Result<PathBuf, String> {
-        let reference = config.reference(source)?;
+        let reference = rules.reference(source)?;
         let digest = reference
             .digest
             .clone()
@@ -99,19 +97,34 @@ impl Sources {
                 file.display()
             ));
         }
-        let trust = config.trust_for(&reference);
+        let trust = rules.trust_for(&reference);
         if let Some(hit) = cached(&reference, &digest, &self.cache) {
-            self.verify(name, &reference, trust.as_ref()).await?;
+            self.verify(name, &reference, trust).await?;
             return self.show(name, &hit.path);
         }
+        let pulled = self.pull(name, &reference, &digest).await?;
+        // `pull` read the component from the cache checked against its
+        // digest, or fetched it so.
+        self.verify(name, &reference, trust).await?;
+        self.show(name, &pulled.path)
+    }
+
+    /// Pull the component `pin` names from `reference`'s registry into the
+    /// cache, saying so in the log.
+    async fn pull(
+        &self,
+        name: &str,
+        reference: &Reference,
+        pin: &Digest,
+    ) -> Result<Pulled, String> {
         // Only a pull asks for credentials (a warm start runs no helper).
         let credentials = Credentials::for_registry(&reference.registry).await?;
         let started = std::time::Instant::now();
         let mut told = false;
-        let pulled = pull(
+        pull(
             self.network.clone(),
-            &reference,
-            Some(&digest),
+            reference,
+            Some(pin),
             &self.cache,
             credentials,
             |got, total| {
@@ -127,11 +140,7 @@ impl Sources {
                 }
             },
         )
-        .await?;
-        // `pull` read the component from the cache checked against its
-        // digest, or fetched it so.
-        self.verify(name, &reference, trust.as_ref()).await?;
-        self.show(name, &pulled.path)
+        .await
     }
 
     /// Check `reference`'s signature as `trust` asks (nothing when no
@@ -157,15 +166,15 @@ impl Sources {
         Ok(())
     }
 
-    /// Pull each of `config`'s sources the cache lacks (and read its
-    /// signatures, where `[trust]` asks for them), so that a
+    /// Pull each of `sources` the cache lacks (and read its signatures,
+    /// where `rules` ask for them), so that a
     /// [`Sources::prepare`] after it finds them there; what fails is left
     /// for `prepare` to report. A host runs this before it takes its edit
     /// lock for a reload, so a slow registry delays that reload, not the
     /// agent edits waiting for the lock.
-    pub async fn fetch_missing(&self, config: &Config) {
-        for (name, source) in &config.sources {
-            let Ok(reference) = config.reference(source) else {
+    pub async fn fetch_missing(&self, sources: &BTreeMap<String, String>, rules: &Rules) {
+        for (name, source) in sources {
+            let Ok(reference) = rules.reference(source) else {
                 continue;
             };
             let Some(pin) = reference.digest.clone() else {
@@ -174,22 +183,10 @@ impl Sources {
             if super::present(&self.cache, &pin) {
                 continue;
             }
-            let Ok(credentials) = Credentials::for_registry(&reference.registry).await else {
-                continue;
-            };
-            let pulled = pull(
-                self.network.clone(),
-                &reference,
-                Some(&pin),
-                &self.cache,
-                credentials,
-                |_, _| {},
-            )
-            .await;
-            if pulled.is_ok()
-                && let Some(trust) = config.trust_for(&reference)
-            {
-                let _ = self.verify(name, &reference, Some(&trust)).await;
+            if self.pull(name, &reference, &pin).await.is_ok() {
+                let _ = self
+                    .verify(name, &reference, rules.trust_for(&reference))
+                    .await;
             }
         }
     }

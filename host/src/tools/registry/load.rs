@@ -184,7 +184,9 @@ impl Registry {
         if !wanted.is_empty() {
             let not_ready = match sources {
                 Some(sources) => {
-                    let (ready, not_ready) = sources.prepare(&wanted, config, dir).await;
+                    let (ready, not_ready) = sources
+                        .prepare(&wanted, &config.registry_rules(), dir)
+                        .await;
                     files.extend(ready);
                     not_ready
                 }
