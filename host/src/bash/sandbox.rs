@@ -27,18 +27,19 @@ pub(super) const STATE_FD: i32 = 6;
 /// one is not kept (the next call starts from the one before).
 pub(super) const STATE_BYTES: usize = 16 << 10;
 
-/// What runs first in the sandbox: it says so on [`STARTED_FD`], copies
-/// the shell's environment from [`ENVIRONMENT_FD`] into its private `/tmp`
-/// (the pipe is the host's: the sandbox's user may read it, not open it
-/// again), closes both, and becomes the shell that runs the command
-/// (`$0`), which reads that environment first.
-const STARTER: &str = "printf 1 >&4 && exec 4>&- && /usr/bin/cat <&7 >/tmp/.toolhost-env \
-    && exec 7<&- && BASH_ENV=/tmp/.toolhost-env exec /bin/bash --noprofile --norc -c \"$0\"";
+/// What runs first in the sandbox: it says so on [`STARTED_FD`], reads
+/// the shell's environment from [`ENVIRONMENT_FD`] and puts it back there
+/// on a pipe of its own (the host's pipe the sandbox's user may read, not
+/// open again by name), and becomes the shell that runs the command
+/// (`$0`), which reads that environment first (`BASH_ENV`). Builtins
+/// only: no process is started before the command's shell.
+const STARTER: &str = "printf 1 >&4 && exec 4>&- && { IFS= read -r -d '' e <&7 || :; } \
+    && exec 7<<<\"$e\" && BASH_ENV=/dev/fd/7 exec /bin/bash --noprofile --norc -c \"$0\"";
 
 /// The start of every shell's environment: nested shells read none, and
 /// on exit the shell writes where it is (while inside the workspace) and
 /// what it exports, as shell code, on [`STATE_FD`].
-const SAVE_ON_EXIT: &str = "/usr/bin/rm -f -- \"$BASH_ENV\"; unset BASH_ENV\n\
+const SAVE_ON_EXIT: &str = "exec 7<&-; unset BASH_ENV\n\
     trap '{ case $PWD in /workspace|/workspace/*) printf \"cd -- %q\\n\" \"$PWD\";; esac; \
     export -p; } >&6 2>/dev/null; exec 6>&-' EXIT\n";
 
