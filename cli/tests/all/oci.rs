@@ -847,6 +847,18 @@ fn openssl(args: &[&str]) {
     );
 }
 
+/// Load `dir` and check each of `names` loaded.
+async fn assert_loads(dir: &Path, names: &[&str]) {
+    let host = common::load(dir).await;
+    for name in names {
+        assert!(
+            host.registry().get(name).is_some(),
+            "{name}: {:?}",
+            host.registry().failures()
+        );
+    }
+}
+
 /// The failure a load of `dir` reports for `name`.
 async fn load_failure(dir: &Path, name: &str) -> String {
     let host = common::load(dir).await;
@@ -1055,27 +1067,10 @@ async fn only_a_component_a_trusted_key_signed_for_its_digest_is_added_or_loaded
 
     // Loaded by the host; with the registry gone, a start checks the
     // signatures it kept against the keys trusted now.
-    let host = common::load(dir.path()).await;
-    assert!(
-        host.registry().get("echo").is_some(),
-        "{:?}",
-        host.registry().failures()
-    );
-    assert!(
-        host.registry().get("other").is_some(),
-        "{:?}",
-        host.registry().failures()
-    );
-    drop(host);
+    assert_loads(dir.path(), &["echo", "other"]).await;
     drop(registry);
     set_trust(&trusted(r#""acme.pub""#, true));
-    let host = common::load(dir.path()).await;
-    assert!(
-        host.registry().get("echo").is_some(),
-        "{:?}",
-        host.registry().failures()
-    );
-    drop(host);
+    assert_loads(dir.path(), &["echo"]).await;
     let failure = load_failure(dir.path(), "other").await;
     assert!(
         failure.starts_with("oci://") && failure.contains("reading its signatures"),
@@ -1083,13 +1078,7 @@ async fn only_a_component_a_trusted_key_signed_for_its_digest_is_added_or_loaded
     );
     // Not required: a tool no trusted key signed loads (and is logged).
     set_trust(&trusted(r#""stranger.pub""#, false));
-    let host = common::load(dir.path()).await;
-    assert!(
-        host.registry().get("echo").is_some(),
-        "{:?}",
-        host.registry().failures()
-    );
-    drop(host);
+    assert_loads(dir.path(), &["echo"]).await;
     // A key file that is not a key: the config names it.
     std::fs::write(dir.path().join("stranger.pub"), "not a key").unwrap();
     let refused = toolhost::Host::builder(dir.path())
@@ -1204,12 +1193,45 @@ async fn a_hostile_registrys_signatures_are_read_within_bounds() {
         matches!(verdict, Verdict::Signed { ref key, .. } if key == "acme.pub"),
         "{verdict:?}"
     );
-    assert_eq!(cache.signatures(&pinned), vec![good]);
-    drop(registry);
+    assert_eq!(cache.signatures(&pinned), vec![good.clone()]);
+    // Kept, it needs no registry: the same pin at a port nothing listens on.
+    let gone = Reference::parse(&format!("oci://127.0.0.1:1/valid:v1@{pinned}")).unwrap();
+    let verdict = oci::verify(&network, &gone, &trust, &cache).await.unwrap();
+    assert!(matches!(verdict, Verdict::Signed { .. }));
+    // What is kept on disk counts only as it verifies: changed to another
+    // payload's signature, to garbage, or to 8 MiB, it is nothing.
+    let planted = Signed {
+        payload: good.payload.clone(),
+        signature: Signed::new(&signer, "r/valid", &Digest::of(b"y"))
+            .unwrap()
+            .signature,
+    };
+    cache.keep_signatures(&pinned, &[planted]).unwrap();
+    let kept = cache_dir
+        .path()
+        .join("signatures")
+        .join(format!("{}.json", pinned.hex()));
+    for plant in [
+        None,
+        Some(&b"{not json"[..]),
+        Some(&vec![b'['; 8 << 20][..]),
+    ] {
+        if let Some(bytes) = plant {
+            std::fs::write(&kept, bytes).unwrap();
+        }
+        let refused = oci::verify(&network, &gone, &trust, &cache)
+            .await
+            .unwrap_err();
+        assert!(refused.contains("reading its signatures"), "{refused}");
+    }
+    // The registry's genuine one is read again, and kept again.
+    let asked = registry.heads().len();
     let verdict = oci::verify(&network, &reference("valid"), &trust, &cache)
         .await
         .unwrap();
     assert!(matches!(verdict, Verdict::Signed { .. }));
+    assert!(registry.heads().len() > asked);
+    assert_eq!(cache.signatures(&pinned), vec![good]);
 }
 
 /// An IPv4 address of this machine that is not loopback (`hostname -I`).
@@ -1255,13 +1277,7 @@ async fn a_registry_listed_as_insecure_is_spoken_to_over_plain_http_and_no_other
     );
     // The host too: from an empty cache, over plain HTTP.
     std::fs::remove_dir_all(dir.path().join(".toolhost/oci")).unwrap();
-    let host = common::load(dir.path()).await;
-    assert!(
-        host.registry().get("echo").is_some(),
-        "{:?}",
-        host.registry().failures()
-    );
-    drop(host);
+    assert_loads(dir.path(), &["echo"]).await;
     // Another port of the same host is not listed.
     let other = format!("oci://{address}:{}/team/echo:v1", registry.port + 1);
     let (ok, _, err) = toolhost(dir.path(), &["add", &other, "--as", "other"]);
