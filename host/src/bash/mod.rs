@@ -20,6 +20,7 @@ mod proxy;
 mod run;
 mod sandbox;
 mod seccomp;
+mod spawn;
 
 use std::path::Path;
 use std::time::Duration;

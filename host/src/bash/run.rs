@@ -5,7 +5,6 @@
 
 use std::os::fd::AsRawFd as _;
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +16,7 @@ use super::sandbox::{
     self, BLOCK_FD, ENVIRONMENT_FD, INFO_FD, OPEN_FILES, SECCOMP_FD, STARTED_FD, STATE_FD,
     WORKSPACE_FD,
 };
+use super::spawn;
 use crate::config::toolset::BashSettings;
 use crate::usage::Limit;
 
@@ -122,23 +122,7 @@ const PROCESSES_PER_UID: u64 = 16_384;
 /// left one.
 pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
     let deadline = tokio::time::Instant::now() + job.timeout;
-    let mut bwrap = tokio::process::Command::new("bwrap");
-    bwrap
-        .args(sandbox::arguments(
-            job.settings,
-            job.etc,
-            job.command,
-            job.egress.is_some(),
-        ))
-        .env_clear()
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    if let Some((uid, gid)) = job.run_as.ids {
-        // Started as root, std drops the supplementary groups too.
-        bwrap.uid(uid).gid(gid);
-    }
+    let arguments = sandbox::arguments(job.settings, job.etc, job.command, job.egress.is_some());
     // Grouped, the processes are bounded in memory together; otherwise
     // each in the address space it may map.
     let limits = Limits {
@@ -151,6 +135,9 @@ pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
         file_bytes: job.settings.file_mb << 20,
         joins: job.groups.map(CallGroups::join_fds),
     };
+    let nothing = std::fs::File::open("/dev/null")?;
+    let (stdout, stdout_writer) = std::io::pipe()?;
+    let (stderr, stderr_writer) = std::io::pipe()?;
     let (started, started_writer) = std::io::pipe()?;
     // The filter and the shell's starting state are far smaller than a
     // pipe holds: written whole now.
@@ -162,6 +149,11 @@ pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
         None => None,
     };
     let fds = Fds {
+        stdio: [
+            nothing.as_raw_fd(),
+            stdout_writer.as_raw_fd(),
+            stderr_writer.as_raw_fd(),
+        ],
         workspace: job.workspace.as_raw_fd(),
         started: started_writer.as_raw_fd(),
         seccomp: seccomp.as_raw_fd(),
@@ -171,16 +163,23 @@ pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
             .as_ref()
             .map(|((_, info), (block, _))| (info.as_raw_fd(), block.as_raw_fd())),
     };
-    // SAFETY: between fork and exec only async-signal-safe calls are made
-    // (write, fcntl, dup2, setrlimit, prctl), on values computed before the
-    // fork.
-    unsafe {
-        bwrap.pre_exec(move || limits.apply(fds));
-    }
-    let mut child = bwrap.spawn()?;
+    let mut child = spawn::start(
+        &spawn::find("bwrap")?,
+        &arguments,
+        job.run_as.ids,
+        move || limits.apply(fds),
+    )?;
     let pid = child.id();
     // Only the sandbox holds these now.
-    drop((started_writer, seccomp, environment, state_writer));
+    drop((
+        nothing,
+        stdout_writer,
+        stderr_writer,
+        started_writer,
+        seccomp,
+        environment,
+        state_writer,
+    ));
     let refusals = Arc::new(Refusals::default());
     let _proxy = match (doors, job.egress) {
         (Some(((info, info_writer), (block, block_writer))), Some(egress)) => {
@@ -189,13 +188,13 @@ pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
         }
         _ => None,
     };
-    let stdout = child.stdout.take();
-    let stderr = child.stderr.take();
-    let state = tokio::net::unix::pipe::Receiver::from_owned_fd(state.into())?;
+    let receiver =
+        |pipe: std::io::PipeReader| tokio::net::unix::pipe::Receiver::from_owned_fd(pipe.into());
+    let (stdout, stderr, state) = (receiver(stdout)?, receiver(stderr)?, receiver(state)?);
     let waiting = async {
         let ((stdout, out_total), (stderr, err_total), (state, state_total)) = tokio::join!(
-            read_capped(stdout, job.cap),
-            read_capped(stderr, job.cap),
+            read_capped(Some(stdout), job.cap),
+            read_capped(Some(stderr), job.cap),
             read_capped(Some(state), sandbox::STATE_BYTES),
         );
         let status = child.wait().await;
@@ -221,7 +220,7 @@ pub(super) async fn run(job: Job<'_>) -> std::io::Result<Ran> {
         Ok(ended) => {
             // Killing bubblewrap takes the sandbox's PID namespace down with
             // it, and every process in it; what they wrote is still read.
-            if let Some(pid) = pid.and_then(|pid| libc::pid_t::try_from(pid).ok()) {
+            if let Ok(pid) = libc::pid_t::try_from(pid) {
                 // SAFETY: the child is not reaped yet (its wait has not
                 // returned), so the pid is still its own.
                 unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -413,6 +412,8 @@ const FIRST_FREE_FD: i32 = 16;
 /// The descriptors bubblewrap is handed, as the parent holds them.
 #[derive(Clone, Copy)]
 struct Fds {
+    /// Its standard input, output and error.
+    stdio: [i32; 3],
     workspace: i32,
     started: i32,
     seccomp: i32,
@@ -437,7 +438,8 @@ struct Limits {
 }
 
 impl Limits {
-    /// In the child, before exec: the workspace on [`WORKSPACE_FD`], the
+    /// In the child, before exec: its standard descriptors, the workspace
+    /// on [`WORKSPACE_FD`], the
     /// started pipe on [`STARTED_FD`], the filter on [`SECCOMP_FD`], the
     /// shell's environment on [`ENVIRONMENT_FD`] and its state's pipe on
     /// [`STATE_FD`], the bounds set, and no new privileges ever (no setuid
@@ -470,7 +472,11 @@ impl Limits {
                     Ok(high)
                 }
             };
+            let [input, output, error] = fds.stdio;
             let placed = [
+                (moved(input)?, 0),
+                (moved(output)?, 1),
+                (moved(error)?, 2),
                 (moved(fds.workspace)?, WORKSPACE_FD),
                 (moved(fds.started)?, STARTED_FD),
                 (moved(fds.seccomp)?, SECCOMP_FD),
@@ -485,14 +491,20 @@ impl Limits {
                 check(libc::dup2(source, target))?;
             }
             // Nothing else of the host's passes into the sandbox: every
-            // other descriptor this process holds is closed.
+            // other descriptor this process holds is closed as it execs
+            // (not before: where an exec fails is told on one of them).
             let last = if proxied.is_some() {
                 BLOCK_FD
             } else {
                 STATE_FD.max(ENVIRONMENT_FD)
             };
             let from = libc::c_uint::try_from(last + 1).unwrap_or(10);
-            check(libc::syscall(libc::SYS_close_range, from, libc::c_uint::MAX, 0) as libc::c_int)?;
+            check(libc::syscall(
+                libc::SYS_close_range,
+                from,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            ) as libc::c_int)?;
             if let Some(memory) = self.memory {
                 let limit = libc::rlimit {
                     rlim_cur: memory,
