@@ -46,9 +46,9 @@ pub(super) fn find(program: &str) -> std::io::Result<PathBuf> {
 /// Start `program` with `args` and an empty environment, the child first
 /// taking `ids` (uid, gid; no supplementary groups) and then running
 /// `prepare` (every signal at its default action), in which only
-/// async-signal-safe calls that set no other thread's state may be made (it runs on the host's memory while the
-/// calling thread waits). An error `prepare` returns, or `exec`'s, is the
-/// result.
+/// async-signal-safe calls that set no other thread's state may be made
+/// (it runs on the host's memory while the calling thread waits). An error
+/// `prepare` returns, or `exec`'s, is the result.
 pub(super) fn start<F>(
     program: &Path,
     args: &[OsString],
@@ -186,8 +186,7 @@ where
             // The host's handlers are its memory's, which this process
             // shares: none may run here. And what the host ignores (Rust
             // ignores SIGPIPE) the sandbox does not: every signal back to
-            // its default.
-            // The kernel's call, not libc's (which keeps libc's own two
+            // its default, by the kernel's call (libc's keeps its own two
             // real-time signals from being set).
             let default = KernelSigaction::default();
             for signal in 1..=64 {
@@ -253,20 +252,19 @@ impl Started {
         }
     }
 
-    /// End it (and, with bubblewrap, its sandbox's every process).
+    /// End it (and, with bubblewrap, its sandbox's every process); only
+    /// while it is not reaped.
     fn kill(&self) {
-        if !self.reaped {
-            // SAFETY: a signal sent through the descriptor reaches this
-            // process only, even once its pid is reused.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_pidfd_send_signal,
-                    self.pidfd.as_fd().as_raw_fd(),
-                    libc::SIGKILL,
-                    std::ptr::null::<libc::siginfo_t>(),
-                    0,
-                );
-            }
+        // SAFETY: a signal sent through the descriptor reaches this process
+        // only, even once its pid is reused.
+        unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                self.pidfd.as_fd().as_raw_fd(),
+                libc::SIGKILL,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            );
         }
     }
 
